@@ -1,0 +1,350 @@
+//! [`Config`]: where Redis is, and the lock settings that Redisson also has.
+//!
+//! Defaults equal Redisson's: a 30 s watchdog timeout renewed every 10 s in batches of at
+//! most 100 locks, a 3 s response timeout, a 7.5 s subscription timeout, and the publish
+//! command chosen the way Redisson chooses it.
+
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+
+/// Redisson's `lockWatchdogTimeout`: the lease of a lock taken without one.
+pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
+/// Redisson's `lockWatchdogBatchSize`: locks renewed by one script.
+pub const DEFAULT_RENEWAL_BATCH_SIZE: usize = 100;
+/// Redisson's `timeout`: how long one command may take.
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Redisson's `subscriptionTimeout`: how long a blocking `lock()` waits for its
+/// subscription to be confirmed.
+pub const DEFAULT_SUBSCRIPTION_TIMEOUT: Duration = Duration::from_millis(7_500);
+/// How long an unlock's latch lives, and so the window in which a lost unlock reply may be
+/// retried (Redisson's 3.24 default, `(3000 + 1500) × 3`).
+pub const DEFAULT_UNLOCK_LATCH_TTL: Duration = Duration::from_millis(13_500);
+
+/// The largest lease Redis accepts without overflowing its expiry clock, with room to
+/// spare: about 146,000 years.
+pub const MAX_LEASE: Duration = Duration::from_millis(1 << 52);
+
+/// How unlock notifications are published and subscribed to.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::{Config, PublishMode};
+/// let config = Config::builder()
+///     .url("redis://127.0.0.1:6379")
+///     .publish_mode(PublishMode::Publish)
+///     .build()
+///     .unwrap();
+/// assert_eq!(config.publish_mode(), PublishMode::Publish);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum PublishMode {
+    /// As Java Redisson does: sharded pub/sub (`SPUBLISH`/`SSUBSCRIBE`) on a Redis Cluster
+    /// that answers `PUBSUB SHARDNUMSUB` (Redis 7+), classic pub/sub everywhere else.
+    #[default]
+    Auto,
+    /// Always `PUBLISH` / `SUBSCRIBE`.
+    Publish,
+    /// Always `SPUBLISH` / `SSUBSCRIBE` (Redis 7+).
+    Sharded,
+}
+
+/// Everything [`Client::connect`](crate::Client::connect) needs.
+///
+/// Build it from a URL with [`Config::from_url`], or with [`Config::builder`] to change the
+/// lock settings or to pass a full [`fred::prelude::Config`] (cluster, sentinel, TLS).
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use redisson_lock::Config;
+///
+/// let simple = Config::from_url("redis://127.0.0.1:6379").unwrap();
+/// assert_eq!(simple.watchdog_timeout(), Duration::from_secs(30));
+///
+/// let tuned = Config::builder()
+///     .url("redis://127.0.0.1:6379")
+///     .watchdog_timeout(Duration::from_secs(9))
+///     .renewal_batch_size(50)
+///     .build()
+///     .unwrap();
+/// assert_eq!(tuned.renewal_batch_size(), 50);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub(crate) redis: fred::prelude::Config,
+    pub(crate) reconnect: fred::prelude::ReconnectPolicy,
+    pub(crate) watchdog_timeout: Duration,
+    pub(crate) renewal_batch_size: usize,
+    pub(crate) publish_mode: PublishMode,
+    pub(crate) response_timeout: Duration,
+    pub(crate) subscription_timeout: Duration,
+    pub(crate) unlock_latch_ttl: Duration,
+    pub(crate) client_id: Option<Uuid>,
+}
+
+impl Config {
+    /// A configuration for the Redis at `url` with Redisson's defaults.
+    ///
+    /// Accepts every URL fred accepts: `redis://`, `rediss://`, `redis-cluster://`,
+    /// `redis-sentinel://`, `redis+unix://` and their `valkey` twins.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when fred cannot parse the URL.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1:6379/0").unwrap();
+    /// assert!(redisson_lock::Config::from_url("not a url").is_err());
+    /// ```
+    pub fn from_url(url: &str) -> Result<Config> {
+        Config::builder().url(url).build()
+    }
+
+    /// A builder that starts from Redisson's defaults.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder().url("redis://127.0.0.1").build().unwrap();
+    /// ```
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder::default()
+    }
+
+    /// The watchdog timeout: the lease of locks taken without one, renewed every third of it.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.watchdog_timeout(), redisson_lock::DEFAULT_WATCHDOG_TIMEOUT);
+    /// ```
+    pub fn watchdog_timeout(&self) -> Duration {
+        self.watchdog_timeout
+    }
+
+    /// The most locks one renewal script re-arms.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.renewal_batch_size(), 100);
+    /// ```
+    pub fn renewal_batch_size(&self) -> usize {
+        self.renewal_batch_size
+    }
+
+    /// How unlock notifications travel.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.publish_mode(), redisson_lock::PublishMode::Auto);
+    /// ```
+    pub fn publish_mode(&self) -> PublishMode {
+        self.publish_mode
+    }
+
+    /// The fred configuration the client connects with.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis-cluster://127.0.0.1:7000").unwrap();
+    /// assert!(config.redis().server.is_clustered());
+    /// ```
+    pub fn redis(&self) -> &fred::prelude::Config {
+        &self.redis
+    }
+}
+
+/// Builds a [`Config`]; see [`Config::builder`].
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// let config = redisson_lock::Config::builder()
+///     .url("redis://127.0.0.1:6379")
+///     .response_timeout(Duration::from_secs(1))
+///     .build()
+///     .unwrap();
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build()`"]
+pub struct ConfigBuilder {
+    url: Option<String>,
+    redis: Option<fred::prelude::Config>,
+    reconnect: fred::prelude::ReconnectPolicy,
+    watchdog_timeout: Duration,
+    renewal_batch_size: usize,
+    publish_mode: PublishMode,
+    response_timeout: Duration,
+    subscription_timeout: Duration,
+    unlock_latch_ttl: Duration,
+    client_id: Option<Uuid>,
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        ConfigBuilder {
+            url: None,
+            redis: None,
+            // Reconnect forever, quickly at first: a lock client that gives up reconnecting
+            // turns every later call into an error until restart.
+            reconnect: fred::prelude::ReconnectPolicy::new_exponential(0, 50, 2_000, 2),
+            watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
+            renewal_batch_size: DEFAULT_RENEWAL_BATCH_SIZE,
+            publish_mode: PublishMode::Auto,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            subscription_timeout: DEFAULT_SUBSCRIPTION_TIMEOUT,
+            unlock_latch_ttl: DEFAULT_UNLOCK_LATCH_TTL,
+            client_id: None,
+        }
+    }
+}
+
+impl ConfigBuilder {
+    /// The Redis to connect to, as a URL (see [`Config::from_url`]).
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self.redis = None;
+        self
+    }
+
+    /// A full fred configuration, for what a URL cannot say.
+    pub fn redis_config(mut self, config: fred::prelude::Config) -> Self {
+        self.redis = Some(config);
+        self.url = None;
+        self
+    }
+
+    /// fred's reconnect policy. Default: forever, backing off from 50 ms to 2 s.
+    pub fn reconnect_policy(mut self, policy: fred::prelude::ReconnectPolicy) -> Self {
+        self.reconnect = policy;
+        self
+    }
+
+    /// Redisson's `lockWatchdogTimeout` (default 30 s). Must match the Java apps that
+    /// share the locks if you want the same expiry after a crash. At least 3 ms.
+    pub fn watchdog_timeout(mut self, timeout: Duration) -> Self {
+        self.watchdog_timeout = timeout;
+        self
+    }
+
+    /// Redisson's `lockWatchdogBatchSize` (default 100): locks per renewal script.
+    pub fn renewal_batch_size(mut self, size: usize) -> Self {
+        self.renewal_batch_size = size;
+        self
+    }
+
+    /// How unlock notifications travel (default [`PublishMode::Auto`]).
+    pub fn publish_mode(mut self, mode: PublishMode) -> Self {
+        self.publish_mode = mode;
+        self
+    }
+
+    /// How long one command may take before it fails (default 3 s).
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// How long a blocking `lock()` waits for its subscription (default 7.5 s).
+    pub fn subscription_timeout(mut self, timeout: Duration) -> Self {
+        self.subscription_timeout = timeout;
+        self
+    }
+
+    /// How long an unlock latch lives (default 13.5 s); see `docs/protocol.md`.
+    pub fn unlock_latch_ttl(mut self, ttl: Duration) -> Self {
+        self.unlock_latch_ttl = ttl;
+        self
+    }
+
+    /// Use this client id instead of a fresh random one. Two live clients must never share
+    /// an id; this exists for tests and for restarting a process that must release the
+    /// locks its previous incarnation held.
+    pub fn client_id(mut self, id: Uuid) -> Self {
+        self.client_id = Some(id);
+        self
+    }
+
+    /// Checks the settings and returns the [`Config`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when no URL or fred config was given, the URL does not
+    /// parse, or a setting is out of range (a watchdog timeout under 3 ms or above
+    /// [`MAX_LEASE`], a batch size of 0, a zero response or subscription timeout, a latch
+    /// TTL under 1 ms).
+    pub fn build(self) -> Result<Config> {
+        let redis = match (self.redis, self.url) {
+            (Some(config), _) => config,
+            (None, Some(url)) => fred::prelude::Config::from_url(&url)
+                .map_err(|e| Error::invalid(format!("cannot parse Redis URL `{url}`: {e}")))?,
+            (None, None) => return Err(Error::invalid("no Redis URL or fred config was given")),
+        };
+        if self.watchdog_timeout < Duration::from_millis(3) || self.watchdog_timeout > MAX_LEASE
+        {
+            return Err(Error::invalid(format!(
+                "watchdog timeout {:?} is outside 3 ms ..= {MAX_LEASE:?}",
+                self.watchdog_timeout
+            )));
+        }
+        if self.renewal_batch_size == 0 {
+            return Err(Error::invalid("renewal batch size must be at least 1"));
+        }
+        if self.response_timeout.is_zero() || self.subscription_timeout.is_zero() {
+            return Err(Error::invalid("response and subscription timeouts must be > 0"));
+        }
+        if self.unlock_latch_ttl < Duration::from_millis(1) || self.unlock_latch_ttl > MAX_LEASE {
+            return Err(Error::invalid("unlock latch TTL must be between 1 ms and MAX_LEASE"));
+        }
+        Ok(Config {
+            redis,
+            reconnect: self.reconnect,
+            watchdog_timeout: self.watchdog_timeout,
+            renewal_batch_size: self.renewal_batch_size,
+            publish_mode: self.publish_mode,
+            response_timeout: self.response_timeout,
+            subscription_timeout: self.subscription_timeout,
+            unlock_latch_ttl: self.unlock_latch_ttl,
+            client_id: self.client_id,
+        })
+    }
+}
+
+/// A lease as the whole milliseconds Redis takes.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a lease under 1 ms or above [`MAX_LEASE`].
+pub(crate) fn lease_millis(lease: Duration) -> Result<u64> {
+    if lease < Duration::from_millis(1) {
+        return Err(Error::invalid(format!("lease {lease:?} is below 1 ms")));
+    }
+    if lease > MAX_LEASE {
+        return Err(Error::invalid(format!(
+            "lease {lease:?} is above the largest Redis accepts ({MAX_LEASE:?})"
+        )));
+    }
+    // Bounded by MAX_LEASE above, so the cast cannot truncate.
+    Ok(lease.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_settings_before_io() {
+        assert!(matches!(Config::builder().build(), Err(Error::InvalidArgument(_))));
+        let bad = Config::builder().url("redis://x").renewal_batch_size(0).build();
+        assert!(matches!(bad, Err(Error::InvalidArgument(_))));
+        let bad = Config::builder().url("redis://x").watchdog_timeout(Duration::ZERO).build();
+        assert!(matches!(bad, Err(Error::InvalidArgument(_))));
+        assert!(lease_millis(Duration::ZERO).is_err());
+        assert!(lease_millis(Duration::from_micros(999)).is_err());
+        assert!(lease_millis(Duration::MAX).is_err());
+        assert_eq!(lease_millis(Duration::from_secs(10)).unwrap(), 10_000);
+    }
+}

@@ -1,0 +1,109 @@
+//! [`FinishOnDrop`]: a future that, when dropped before it completes, is finished in the
+//! background instead of being lost half-way.
+//!
+//! This is what makes acquire and unlock cancel safe: once an acquire script may have
+//! been sent, dropping the caller's future must not leave a lock that nobody will release.
+//! The inner future keeps running on the runtime, and its outcome goes to an `abandoned`
+//! handler (which, for an acquire that succeeded, releases the lock again).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+type Abandoned<T> = Box<dyn FnOnce(T) -> BoxFuture<()> + Send + 'static>;
+
+/// See the module docs.
+pub(crate) struct FinishOnDrop<T: Send + 'static> {
+    work: Option<BoxFuture<T>>,
+    abandoned: Option<Abandoned<T>>,
+}
+
+impl<T: Send + 'static> FinishOnDrop<T> {
+    /// Runs `work`; if this future is dropped before `work` completes, `work` is finished
+    /// on the current runtime and its output handed to `abandoned`.
+    pub(crate) fn new<W, A, AF>(work: W, abandoned: A) -> Self
+    where
+        W: Future<Output = T> + Send + 'static,
+        A: FnOnce(T) -> AF + Send + 'static,
+        AF: Future<Output = ()> + Send + 'static,
+    {
+        FinishOnDrop {
+            work: Some(Box::pin(work)),
+            abandoned: Some(Box::new(move |output| Box::pin(abandoned(output)))),
+        }
+    }
+}
+
+impl<T: Send + 'static> Future for FinishOnDrop<T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let Some(work) = self.work.as_mut() else {
+            // Polled again after completion: stay pending rather than panic.
+            return Poll::Pending;
+        };
+        match work.as_mut().poll(cx) {
+            Poll::Ready(output) => {
+                self.work = None;
+                self.abandoned = None;
+                Poll::Ready(output)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for FinishOnDrop<T> {
+    fn drop(&mut self) {
+        if let (Some(work), Some(abandoned)) = (self.work.take(), self.abandoned.take()) {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(async move { abandoned(work.await).await });
+                }
+                Err(_) => tracing::warn!(
+                    "a lock operation was dropped outside a tokio runtime; it cannot be finished"
+                ),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn dropped_work_is_finished_and_handed_over() {
+        let seen = Arc::new(AtomicU32::new(0));
+        let seen2 = seen.clone();
+        let fut = FinishOnDrop::new(
+            async {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                7u32
+            },
+            move |v| async move {
+                seen2.store(v, Ordering::SeqCst);
+            },
+        );
+        assert!(tokio::time::timeout(Duration::from_millis(1), fut).await.is_err());
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert_eq!(seen.load(Ordering::SeqCst), 7);
+    }
+
+    #[tokio::test]
+    async fn completed_work_is_not_handed_over() {
+        let seen = Arc::new(AtomicU32::new(0));
+        let seen2 = seen.clone();
+        let v = FinishOnDrop::new(async { 3u32 }, move |v| async move {
+            seen2.store(v, Ordering::SeqCst);
+        })
+        .await;
+        assert_eq!(v, 3);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(seen.load(Ordering::SeqCst), 0);
+    }
+}

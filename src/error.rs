@@ -1,0 +1,92 @@
+//! The crate's one error type.
+//!
+//! Every fallible call returns [`Result<T>`](crate::Result), whose error is [`Error`]. Each
+//! variant says what happened; match on variants, never on the text (the text of
+//! [`Error::NotOwner`] is Redisson's, for operators who grep logs of both worlds).
+
+use std::time::Duration;
+
+use crate::owner::LockOwner;
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong with a lock operation.
+///
+/// `Error` is `Clone`, so one failure (a lost connection, a shutdown) can be handed to
+/// several waiters.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(lock: redisson_lock::RLock) {
+/// use redisson_lock::Error;
+/// match lock.unlock().await {
+///     Ok(()) => {}
+///     Err(Error::NotOwner { .. }) => eprintln!("the lock had expired or was never ours"),
+///     Err(other) => eprintln!("unlock failed: {other}"),
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The caller tried to unlock a lock it does not hold: it was never taken, it expired,
+    /// it was force-unlocked, or another owner holds it. The text is exactly Redisson's
+    /// `IllegalMonitorStateException` message.
+    #[error(
+        "attempt to unlock lock, not locked by current thread by node id: {client_id} thread-id: {owner}"
+    )]
+    NotOwner {
+        /// The client id (UUID) of the caller.
+        client_id: String,
+        /// The owner id the caller used.
+        owner: LockOwner,
+    },
+
+    /// A wait that has no way to return `false` ran out of time, for example the
+    /// subscription a blocking [`lock`](crate::RLock::lock) needs was not confirmed within
+    /// [`ConfigBuilder::subscription_timeout`](crate::ConfigBuilder::subscription_timeout).
+    #[error("{what} did not complete within {after:?}")]
+    Timeout {
+        /// What timed out.
+        what: &'static str,
+        /// How long it was given.
+        after: Duration,
+    },
+
+    /// The lock's key exists but is not a hash (Redis answered `WRONGTYPE`): something
+    /// other than a lock is stored under that name.
+    #[error("key `{key}` holds a value that is not a lock hash (Redis answered WRONGTYPE)")]
+    WrongType {
+        /// The key that holds the foreign value.
+        key: String,
+    },
+
+    /// An argument was rejected before any I/O: an empty lock name, a zero or too large
+    /// lease, a malformed configuration.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The client was shut down (or dropped) before or during the call.
+    #[error("the redisson-lock client is shut down")]
+    Shutdown,
+
+    /// Redis answered with something this crate does not expect from its own scripts.
+    #[error("unexpected reply to {operation}: {reply}")]
+    UnexpectedReply {
+        /// The operation that got the reply.
+        operation: &'static str,
+        /// The reply, as text.
+        reply: String,
+    },
+
+    /// Redis or the connection failed. The source is fred's error.
+    #[error("Redis error: {0}")]
+    Redis(#[from] fred::error::Error),
+}
+
+impl Error {
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Error::InvalidArgument(message.into())
+    }
+}

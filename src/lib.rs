@@ -1,0 +1,132 @@
+//! Distributed reentrant locks on Redis, wire-compatible with Java Redisson's `RLock`.
+//!
+//! A Rust service using this crate and a Java service using Redisson can contend for the
+//! same lock name on the same Redis and see one lock: the same hash key and field
+//! (`<client-uuid>:<owner-id>`), the same Lua semantics, the same pub/sub channel and
+//! message, the same watchdog timing.
+//!
+//! * [`Client`]: a connection, like a `RedissonClient`; hands out locks.
+//! * [`RLock`]: the reentrant lock (`lock`, `try_lock_with_lease`, `unlock`, ...).
+//! * [`LockGuard`]: a hold that unlocks on drop and tells you when the lock is lost.
+//! * [`LockOwner`]: who holds a lock: the current task, thread, or an explicit id.
+//! * [`Config`]: where Redis is, and Redisson's lock settings.
+//! * [`Error`]: everything that can go wrong.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use redisson_lock::{Client, Config};
+//!
+//! # async fn demo() -> redisson_lock::Result<()> {
+//! let client = Client::connect(Config::from_url("redis://127.0.0.1:6379")?).await?;
+//! let lock = client.get_lock("stock:product_101");
+//!
+//! lock.lock().await?;                       // held until unlock; the watchdog renews it
+//! lock.lock().await?;                       // same task: re-entry, hold count 2
+//! lock.unlock().await?;
+//! lock.unlock().await?;                     // released; one waiter is woken
+//!
+//! // Redisson's tryLock(100, 10, SECONDS): wait up to 100 s, then hold for 10 s at most.
+//! if lock.try_lock_with_lease(Duration::from_secs(100), Duration::from_secs(10)).await? {
+//!     lock.unlock().await?;
+//! }
+//! client.shutdown().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! ## Relationship with Redisson
+//!
+//! What goes over the wire is Redisson's (see `docs/protocol.md` in the repository): the
+//! scripts differ in text but not in keys, arguments, replies or effects. What differs is
+//! the owner: Redisson uses the Java thread id, this crate the tokio task (see
+//! [`LockOwner`]), because a task, not a thread, is what runs your code from one `.await`
+//! to the next. Re-entry follows the task; [`RLock::with_owner`] sets an owner explicitly.
+//!
+//! ## Which method should you use?
+//!
+//! * Work that must be finished under the lock, of unknown length: [`RLock::acquire`]
+//!   (watchdog mode) and race the work against [`LockGuard::lost`].
+//! * Work with a known bound, where expiry after a crash must be quick:
+//!   [`RLock::try_lock_with_lease`] / [`RLock::acquire_with_lease`].
+//! * Code written against Redisson's API: `lock` / `unlock` as in Java.
+//!
+//! A Redis lock is not a fence: a holder paused longer than its lease (GC, swap, a
+//! debugger) can wake up after another holder took the lock. Make writes idempotent or
+//! fenced where that matters.
+#![forbid(unsafe_code)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    unreachable_pub,
+    rust_2018_idioms
+)]
+#![deny(rustdoc::broken_intra_doc_links)]
+
+mod client;
+mod config;
+mod detach;
+mod error;
+mod guard;
+mod lock;
+mod names;
+mod owner;
+mod pubsub;
+mod renewal;
+mod scripts;
+
+pub use client::Client;
+pub use config::{
+    Config, ConfigBuilder, PublishMode, DEFAULT_RENEWAL_BATCH_SIZE, DEFAULT_RESPONSE_TIMEOUT,
+    DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL, DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
+};
+pub use error::{Error, Result};
+pub use guard::LockGuard;
+pub use lock::RLock;
+pub use owner::LockOwner;
+
+/// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
+/// [`Client::redis`].
+pub use fred;
+
+/// The Lua scripts this crate sends, as text, for tools and tests that want to run or
+/// inspect them (for example to check them against a Java client's behaviour).
+pub mod lua {
+    /// `lua/lock_acquire.lua`.
+    pub const LOCK_ACQUIRE: &str = crate::scripts::LOCK_ACQUIRE;
+    /// `lua/lock_release.lua`.
+    pub const LOCK_RELEASE: &str = crate::scripts::LOCK_RELEASE;
+    /// `lua/lock_force_release.lua`.
+    pub const LOCK_FORCE_RELEASE: &str = crate::scripts::LOCK_FORCE_RELEASE;
+    /// `lua/lock_renew.lua`.
+    pub const LOCK_RENEW: &str = crate::scripts::LOCK_RENEW;
+}
+
+#[cfg(test)]
+mod bounds {
+    //! Every public type and every public future is `Send`, and handles are `Sync`.
+    use super::*;
+
+    fn send<T: Send>(_: &T) {}
+    fn sync<T: Sync>() {}
+
+    #[allow(dead_code, clippy::let_underscore_future)]
+    fn futures_are_send(client: Client, lock: RLock, guard: LockGuard) {
+        sync::<Client>();
+        sync::<RLock>();
+        sync::<LockGuard>();
+        sync::<Error>();
+        send(&Client::connect(Config::from_url("redis://x").unwrap()));
+        send(&client.shutdown());
+        send(&lock.lock());
+        send(&lock.lock_with_lease(std::time::Duration::from_secs(1)));
+        send(&lock.try_lock());
+        send(&lock.try_lock_for(std::time::Duration::from_secs(1)));
+        send(&lock.try_lock_with_lease(std::time::Duration::from_secs(1), std::time::Duration::from_secs(1)));
+        send(&lock.unlock());
+        send(&lock.force_unlock());
+        send(&lock.is_locked());
+        send(&lock.hold_count());
+        send(&lock.acquire());
+        send(&guard.lost());
+        send(&guard.unlock());
+    }
+}

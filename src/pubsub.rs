@@ -1,0 +1,303 @@
+//! Unlock notifications: one Redis subscription per lock channel, shared by every local
+//! waiter of that lock.
+//!
+//! Invariants:
+//! * A channel is subscribed while at least one [`Subscription`] for it lives, and
+//!   unsubscribed (in the background) when the last one is dropped, whatever await point
+//!   its owner was dropped at. Subscribing and unsubscribing one channel are serialised.
+//! * A `0` message wakes one local waiter, a `1` wakes them all; any other payload is
+//!   ignored, as Redisson's decoder does.
+//! * A wake-up is never lost between "the acquire failed" and "the waiter sleeps". The
+//!   waiter follows this order, the same as tokio's `Notify::enable` pattern:
+//!   1. subscribe (the subscription is confirmed by Redis before this returns);
+//!   2. create a [`Notified`] and `enable()` it: from now on a wake-up is recorded;
+//!   3. run the acquire script;
+//!   4. if it failed, sleep on the `Notified` (bounded by the holder's TTL).
+//!
+//!   An unlock that the acquire in step 3 did not see happened after it ran, so its
+//!   message arrives after step 2 and is recorded. A `0` that arrives while nobody waits
+//!   is kept as one stored permit, so the next waiter retries at once.
+//! * When the message stream lagged (fred's broadcast buffer overflowed) or the
+//!   subscriber reconnected, every waiter of every channel is woken to retry, and after a
+//!   reconnect the registry subscribes its live channels again itself, never sending an
+//!   empty `SUBSCRIBE`.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use fred::prelude::{EventInterface, PubsubInterface};
+use tokio::sync::futures::Notified;
+use tokio::sync::{broadcast::error::RecvError, watch, Mutex, Notify};
+
+/// Subscribe/unsubscribe of one channel are serialised by one of these, chosen by hash.
+const STRIPES: usize = 64;
+
+/// The per-client registry of lock channels.
+#[derive(Debug)]
+pub(crate) struct PubSub {
+    subscriber: fred::prelude::Client,
+    sharded: bool,
+    channels: DashMap<String, Arc<Channel>>,
+    stripes: Box<[Mutex<()>]>,
+    runtime: tokio::runtime::Handle,
+    closed: AtomicBool,
+}
+
+/// Local state of one subscribed channel.
+#[derive(Debug, Default)]
+pub(crate) struct Channel {
+    notify: Notify,
+    /// Live [`Subscription`]s. Incremented under the channel's stripe lock.
+    refs: AtomicUsize,
+    /// Whether Redis may have us subscribed. Changed only under the stripe lock.
+    subscribed: AtomicBool,
+}
+
+/// One waiter's share of a channel subscription; dropping it gives the share back.
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    registry: Arc<PubSub>,
+    name: String,
+    channel: Arc<Channel>,
+}
+
+impl Subscription {
+    /// A future that completes at the next wake-up of this channel. `enable()` it before
+    /// the acquire attempt (see the module docs).
+    pub(crate) fn notified(&self) -> Notified<'_> {
+        self.channel.notify.notified()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if self.channel.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let registry = self.registry.clone();
+            let name = std::mem::take(&mut self.name);
+            let channel = self.channel.clone();
+            self.registry
+                .runtime
+                .spawn(async move { registry.release_channel(name, channel).await });
+        }
+    }
+}
+
+impl PubSub {
+    /// Starts the registry on a connected subscriber client, with its receive loop and
+    /// its reconnect loop; both end when `shutdown` changes or its sender is dropped.
+    pub(crate) fn start(
+        subscriber: fred::prelude::Client,
+        sharded: bool,
+        shutdown: watch::Receiver<bool>,
+    ) -> Arc<PubSub> {
+        let registry = Arc::new(PubSub {
+            subscriber,
+            sharded,
+            channels: DashMap::new(),
+            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            runtime: tokio::runtime::Handle::current(),
+            closed: AtomicBool::new(false),
+        });
+        let messages = registry.subscriber.message_rx();
+        let reconnects = registry.subscriber.reconnect_rx();
+        let changes = registry.subscriber.cluster_change_rx();
+        tokio::spawn(receive_loop(
+            Arc::downgrade(&registry),
+            messages,
+            shutdown.clone(),
+        ));
+        tokio::spawn(reconnect_loop(
+            Arc::downgrade(&registry),
+            reconnects,
+            changes,
+            shutdown,
+        ));
+        registry
+    }
+
+    /// Whether the registry was closed by a client shutdown.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Takes a share of `name`'s subscription, subscribing in Redis when it is the first.
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives the share back; the channel is unsubscribed in the
+    /// background if nobody else uses it.
+    pub(crate) async fn subscribe(
+        self: &Arc<Self>,
+        name: &str,
+    ) -> Result<Subscription, fred::error::Error> {
+        let _serial = self.stripe(name).lock().await;
+        let channel = self
+            .channels
+            .entry(name.to_owned())
+            .or_default()
+            .value()
+            .clone();
+        channel.refs.fetch_add(1, Ordering::AcqRel);
+        let share = Subscription {
+            registry: self.clone(),
+            name: name.to_owned(),
+            channel: channel.clone(),
+        };
+        if !channel.subscribed.load(Ordering::Acquire) {
+            // Set before the command: if this future is dropped while SUBSCRIBE is in
+            // flight, the release of `share` still sends UNSUBSCRIBE.
+            channel.subscribed.store(true, Ordering::Release);
+            let sent = if self.sharded {
+                self.subscriber.ssubscribe(name).await
+            } else {
+                self.subscriber.subscribe(name).await
+            };
+            if let Err(error) = sent {
+                channel.subscribed.store(false, Ordering::Release);
+                return Err(error);
+            }
+            tracing::debug!(channel = name, "subscribed");
+        }
+        Ok(share)
+    }
+
+    /// Called when the last share of a channel is gone.
+    async fn release_channel(&self, name: String, channel: Arc<Channel>) {
+        let _serial = self.stripe(&name).lock().await;
+        if channel.refs.load(Ordering::Acquire) != 0 {
+            return; // somebody subscribed again meanwhile
+        }
+        if channel.subscribed.swap(false, Ordering::AcqRel) && !self.is_closed() {
+            let sent = if self.sharded {
+                self.subscriber.sunsubscribe(name.as_str()).await
+            } else {
+                self.subscriber.unsubscribe(name.as_str()).await
+            };
+            match sent {
+                Ok(()) => tracing::debug!(channel = %name, "unsubscribed"),
+                Err(error) => tracing::warn!(channel = %name, %error, "unsubscribe failed"),
+            }
+        }
+        self.channels.remove_if(&name, |_, current| {
+            Arc::ptr_eq(current, &channel) && current.refs.load(Ordering::Acquire) == 0
+        });
+    }
+
+    /// Wakes every waiter of every channel, so that each retries its acquire.
+    pub(crate) fn wake_all(&self) {
+        for entry in self.channels.iter() {
+            entry.notify.notify_waiters();
+        }
+    }
+
+    /// Marks the registry closed and wakes every waiter (who then sees the shutdown).
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.wake_all();
+    }
+
+    /// The number of channels with live local waiters (for tests and metrics).
+    pub(crate) fn channel_count(&self) -> usize {
+        self.channels.len()
+    }
+
+    fn deliver(&self, channel: &str, payload: Option<&[u8]>) {
+        let Some(entry) = self.channels.get(channel) else {
+            return;
+        };
+        match payload {
+            Some(b"0") => entry.notify.notify_one(),
+            Some(b"1") => {
+                entry.notify.notify_waiters();
+                // Also leave a permit for a waiter that is between two attempts.
+                entry.notify.notify_one();
+            }
+            _ => tracing::debug!(channel, "ignoring a message that is neither 0 nor 1"),
+        }
+    }
+
+    /// Subscribes again, after a reconnect, every channel that has local waiters.
+    async fn resubscribe(&self) {
+        let live: Vec<String> = self
+            .channels
+            .iter()
+            .filter(|e| e.value().subscribed.load(Ordering::Acquire))
+            .map(|e| e.key().clone())
+            .collect();
+        if live.is_empty() {
+            return;
+        }
+        tracing::info!(channels = live.len(), "resubscribing lock channels");
+        if self.sharded {
+            // One SSUBSCRIBE per hash slot: a sharded subscription cannot span slots.
+            let mut by_slot: std::collections::BTreeMap<u16, Vec<String>> = Default::default();
+            for name in live {
+                by_slot
+                    .entry(fred::util::redis_keyslot(name.as_bytes()))
+                    .or_default()
+                    .push(name);
+            }
+            for (_, names) in by_slot {
+                if let Err(error) = self.subscriber.ssubscribe(names).await {
+                    tracing::warn!(%error, "resubscribe failed");
+                }
+            }
+        } else if let Err(error) = self.subscriber.subscribe(live).await {
+            tracing::warn!(%error, "resubscribe failed");
+        }
+    }
+
+    fn stripe(&self, name: &str) -> &Mutex<()> {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(name);
+        &self.stripes[(hash % STRIPES as u64) as usize]
+    }
+}
+
+async fn receive_loop(
+    registry: std::sync::Weak<PubSub>,
+    mut messages: tokio::sync::broadcast::Receiver<fred::types::Message>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let received = tokio::select! {
+            received = messages.recv() => received,
+            _ = shutdown.changed() => return,
+        };
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        match received {
+            Ok(message) => registry.deliver(&message.channel, message.value.as_bytes()),
+            Err(RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "pub/sub stream lagged: waking every waiter");
+                registry.wake_all();
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+async fn reconnect_loop(
+    registry: std::sync::Weak<PubSub>,
+    mut reconnects: tokio::sync::broadcast::Receiver<fred::types::config::Server>,
+    mut changes: tokio::sync::broadcast::Receiver<Vec<fred::types::ClusterStateChange>>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let event = tokio::select! {
+            r = reconnects.recv() => r.map(|_| ()),
+            c = changes.recv() => c.map(|_| ()),
+            _ = shutdown.changed() => return,
+        };
+        if let Err(RecvError::Closed) = event {
+            return;
+        }
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        registry.resubscribe().await;
+        // Unlocks published while we were away are lost: everybody retries.
+        registry.wake_all();
+    }
+}

@@ -1,0 +1,253 @@
+//! The watchdog: one renewal registry and one timer per client.
+//!
+//! Invariants:
+//! * Every lock this client holds in watchdog mode (taken without a lease) is registered
+//!   here with its hold count; each watchdog acquisition adds a hold, each unlock removes
+//!   one, and the lock leaves the registry with its last hold, with `force_unlock`, or
+//!   when it is found lost. Nothing is renewed after that.
+//! * One task renews every registered lock every `watchdog_timeout / 3`, with one script
+//!   per batch of at most `renewal_batch_size` locks; on a cluster a batch never mixes
+//!   hash slots. The script re-arms a lock only while its owner field still exists.
+//! * A lock whose field is gone at a renewal is lost: it leaves the registry and its
+//!   [`LostSignal`] fires, which is how a [`LockGuard`](crate::LockGuard) learns it.
+//! * Errors (a dropped connection, a timeout) are logged and the next tick tries again,
+//!   as Redisson 3.44+ does; only a missing field counts as lost.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use fred::prelude::Value;
+use tokio::sync::{watch, Notify};
+
+use crate::owner::LockOwner;
+use crate::scripts::{Resend, Scripts};
+
+/// Tells the holders of one lock that it was lost. Fires once, for good.
+#[derive(Debug, Default)]
+pub(crate) struct LostSignal {
+    lost: AtomicBool,
+    notify: Notify,
+}
+
+impl LostSignal {
+    pub(crate) fn fire(&self) {
+        if !self.lost.swap(true, Ordering::AcqRel) {
+            self.notify.notify_waiters();
+        }
+    }
+
+    pub(crate) fn is_fired(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Completes when the signal fires (at once if it already has). Cancel safe.
+    pub(crate) async fn fired(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_fired() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Held {
+    field: String,
+    holds: u32,
+    lost: Arc<LostSignal>,
+}
+
+type HoldKey = (Arc<str>, LockOwner);
+
+/// What the renewal task needs besides the registry.
+#[derive(Debug, Clone)]
+pub(crate) struct RenewalSettings {
+    pub(crate) period: Duration,
+    pub(crate) lease_ms: u64,
+    pub(crate) batch_size: usize,
+    pub(crate) clustered: bool,
+    pub(crate) response_timeout: Duration,
+}
+
+/// The per-client registry of watchdog-held locks.
+#[derive(Debug, Default)]
+pub(crate) struct Renewal {
+    held: Mutex<HashMap<HoldKey, Held>>,
+    /// Woken when the registry goes from empty to non-empty.
+    first_hold: Notify,
+}
+
+impl Renewal {
+    fn held(&self) -> MutexGuard<'_, HashMap<HoldKey, Held>> {
+        // A panic while holding this lock cannot leave the map inconsistent (every
+        // critical section is a single map operation), so a poisoned lock is still usable.
+        self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Registers one watchdog hold; returns the lock's loss signal.
+    pub(crate) fn add_hold(&self, name: &Arc<str>, owner: LockOwner, field: String) -> Arc<LostSignal> {
+        let mut held = self.held();
+        let was_empty = held.is_empty();
+        let entry = held.entry((name.clone(), owner)).or_insert_with(|| Held {
+            field,
+            holds: 0,
+            lost: Arc::default(),
+        });
+        entry.holds += 1;
+        let lost = entry.lost.clone();
+        drop(held);
+        if was_empty {
+            self.first_hold.notify_one();
+        }
+        lost
+    }
+
+    /// The loss signal of a registered hold, if any.
+    pub(crate) fn signal(&self, name: &Arc<str>, owner: LockOwner) -> Option<Arc<LostSignal>> {
+        self.held().get(&(name.clone(), owner)).map(|h| h.lost.clone())
+    }
+
+    /// Removes one hold; the lock stops being renewed with its owner's last one.
+    pub(crate) fn remove_hold(&self, name: &Arc<str>, owner: LockOwner) {
+        let mut held = self.held();
+        let key = (name.clone(), owner);
+        if let Some(entry) = held.get_mut(&key) {
+            entry.holds = entry.holds.saturating_sub(1);
+            if entry.holds == 0 {
+                held.remove(&key);
+            }
+        }
+    }
+
+    /// Stops renewing `name` for every owner (force unlock).
+    pub(crate) fn remove_lock(&self, name: &str) {
+        self.held().retain(|(n, _), _| &**n != name);
+    }
+
+    /// Stops renewing everything and fires every loss signal (client shutdown).
+    pub(crate) fn clear(&self) {
+        let drained: Vec<Held> = self.held().drain().map(|(_, h)| h).collect();
+        for held in drained {
+            held.lost.fire();
+        }
+    }
+
+    /// How many locks are registered.
+    pub(crate) fn len(&self) -> usize {
+        self.held().len()
+    }
+
+    fn lost(&self, key: &HoldKey, signal: &Arc<LostSignal>) {
+        let mut held = self.held();
+        // Only if the entry is the one that was renewed: an unlock and a new acquisition
+        // between the snapshot and the reply make a new entry with a new signal.
+        if held.get(key).is_some_and(|h| Arc::ptr_eq(&h.lost, signal)) {
+            held.remove(key);
+            drop(held);
+            tracing::warn!(lock = %key.0, owner = %key.1, "lock lost: its owner field is gone");
+            signal.fire();
+        }
+    }
+
+    fn snapshot(&self) -> Vec<(HoldKey, String, Arc<LostSignal>)> {
+        self.held()
+            .iter()
+            .map(|(k, h)| (k.clone(), h.field.clone(), h.lost.clone()))
+            .collect()
+    }
+
+    /// The renewal task: runs until `shutdown` changes or its sender is dropped.
+    pub(crate) async fn run(
+        self: Arc<Self>,
+        redis: fred::prelude::Client,
+        scripts: Arc<Scripts>,
+        settings: RenewalSettings,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
+        loop {
+            // Idle while nothing is held.
+            loop {
+                let first = self.first_hold.notified();
+                tokio::pin!(first);
+                first.as_mut().enable();
+                if self.len() > 0 {
+                    break;
+                }
+                tokio::select! {
+                    _ = first => {}
+                    _ = shutdown.changed() => return,
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(settings.period) => {}
+                _ = shutdown.changed() => return,
+            }
+            tokio::select! {
+                _ = self.renew_once(&redis, &scripts, &settings) => {}
+                _ = shutdown.changed() => return,
+            }
+        }
+    }
+
+    /// One renewal round: every registered lock, in batches.
+    async fn renew_once(
+        &self,
+        redis: &fred::prelude::Client,
+        scripts: &Scripts,
+        settings: &RenewalSettings,
+    ) {
+        let snapshot = self.snapshot();
+        if snapshot.is_empty() {
+            return;
+        }
+        let mut groups: BTreeMap<u16, Vec<(HoldKey, String, Arc<LostSignal>)>> = BTreeMap::new();
+        for item in snapshot {
+            let slot = if settings.clustered {
+                fred::util::redis_keyslot(item.0 .0.as_bytes())
+            } else {
+                0
+            };
+            groups.entry(slot).or_default().push(item);
+        }
+        let lease = Value::from(settings.lease_ms as i64);
+        let batches = groups
+            .values()
+            .flat_map(|group| group.chunks(settings.batch_size.max(1)))
+            .map(|batch| {
+                let lease = lease.clone();
+                async move {
+                    let keys: Vec<&str> = batch.iter().map(|(k, _, _)| &*k.0).collect();
+                    let mut args = Vec::with_capacity(batch.len() + 1);
+                    args.push(lease);
+                    args.extend(batch.iter().map(|(_, field, _)| Value::from(field.as_str())));
+                    let reply = scripts
+                        .renew
+                        .run(redis, &keys, args, Resend::Allowed, settings.response_timeout)
+                        .await;
+                    (batch, reply)
+                }
+            });
+        for (batch, reply) in futures::future::join_all(batches).await {
+            match reply {
+                Ok(Value::Array(flags)) if flags.len() == batch.len() => {
+                    for ((key, _, signal), flag) in batch.iter().zip(flags) {
+                        if flag.as_i64() == Some(0) {
+                            self.lost(key, signal);
+                        }
+                    }
+                }
+                Ok(other) => tracing::warn!(reply = ?other, "unexpected renewal reply"),
+                Err(error) => {
+                    let names: Vec<&str> = batch.iter().map(|(k, _, _)| &*k.0).collect();
+                    tracing::warn!(%error, locks = ?names, "can't update locks expiration; will retry");
+                }
+            }
+        }
+    }
+}

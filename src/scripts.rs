@@ -1,0 +1,149 @@
+//! The Lua scripts of `lua/`, their SHA-1s, and how they are sent.
+//!
+//! Invariants: a script goes as `EVALSHA`; a `NOSCRIPT` answer (after a restart, a
+//! failover or `SCRIPT FLUSH`) is answered by sending the same call once as `EVAL`, which
+//! also puts the script back in the server's cache. Scripts that change a hold count
+//! (acquire, unlock) are sent with [`Resend::Never`]: fred writes them at most once, so a
+//! reconnect can never apply one twice; the caller gets an error instead.
+
+use std::time::Duration;
+
+use fred::prelude::{ClientLike, Options, Value};
+use fred::types::{ClusterHash, CustomCommand};
+
+/// `lua/lock_acquire.lua`: take or re-enter a lock.
+pub(crate) const LOCK_ACQUIRE: &str = include_str!("../lua/lock_acquire.lua");
+/// `lua/lock_release.lua`: give back one hold, with the unlock latch.
+pub(crate) const LOCK_RELEASE: &str = include_str!("../lua/lock_release.lua");
+/// `lua/lock_force_release.lua`: delete a lock whoever holds it.
+pub(crate) const LOCK_FORCE_RELEASE: &str = include_str!("../lua/lock_force_release.lua");
+/// `lua/lock_renew.lua`: the watchdog's batched renewal.
+pub(crate) const LOCK_RENEW: &str = include_str!("../lua/lock_renew.lua");
+
+/// Whether fred may write a script again after a reconnect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// Written at most once; a lost connection is an error for the caller.
+    Never,
+    /// fred's own retry policy applies (for idempotent scripts).
+    Allowed,
+}
+
+/// One Lua script and its SHA-1.
+#[derive(Debug)]
+pub(crate) struct Script {
+    body: &'static str,
+    sha: String,
+}
+
+impl Script {
+    fn new(body: &'static str) -> Self {
+        Script {
+            body,
+            sha: fred::util::sha1_hash(body),
+        }
+    }
+
+    /// The script's SHA-1, as `EVALSHA` takes it.
+    #[cfg(test)]
+    pub(crate) fn sha(&self) -> &str {
+        &self.sha
+    }
+
+    /// Runs the script: `EVALSHA`, and `EVAL` once if the server answers `NOSCRIPT`.
+    ///
+    /// `keys` must be non-empty and, on a cluster, in one hash slot: the call is routed by
+    /// the slot of the first key.
+    pub(crate) async fn run(
+        &self,
+        client: &fred::prelude::Client,
+        keys: &[&str],
+        args: Vec<Value>,
+        resend: Resend,
+        timeout: Duration,
+    ) -> Result<Value, fred::error::Error> {
+        let slot = keys
+            .first()
+            .map(|key| fred::util::redis_keyslot(key.as_bytes()))
+            .unwrap_or(0);
+        let options = Options {
+            max_attempts: (resend == Resend::Never).then_some(1),
+            timeout: Some(timeout),
+            ..Options::default()
+        };
+        let mut call = Vec::with_capacity(2 + keys.len() + args.len());
+        call.push(Value::from(self.sha.as_str()));
+        call.push(Value::from(keys.len() as i64));
+        call.extend(keys.iter().map(|k| Value::from(*k)));
+        call.extend(args);
+
+        let evalsha = CustomCommand::new_static("EVALSHA", ClusterHash::Custom(slot), false);
+        let client = client.with_options(&options);
+        match client.custom::<Value, Value>(evalsha, call.clone()).await {
+            Err(e) if is_noscript(&e) => {
+                tracing::debug!(sha = %self.sha, "NOSCRIPT: sending the script with EVAL");
+                call[0] = Value::from(self.body);
+                let eval = CustomCommand::new_static("EVAL", ClusterHash::Custom(slot), false);
+                client.custom::<Value, Value>(eval, call).await
+            }
+            other => other,
+        }
+    }
+}
+
+/// The four lock scripts, hashed once per client.
+#[derive(Debug)]
+pub(crate) struct Scripts {
+    pub(crate) acquire: Script,
+    pub(crate) release: Script,
+    pub(crate) force_release: Script,
+    pub(crate) renew: Script,
+}
+
+impl Scripts {
+    pub(crate) fn new() -> Self {
+        Scripts {
+            acquire: Script::new(LOCK_ACQUIRE),
+            release: Script::new(LOCK_RELEASE),
+            force_release: Script::new(LOCK_FORCE_RELEASE),
+            renew: Script::new(LOCK_RENEW),
+        }
+    }
+}
+
+/// The one place that reads `NOSCRIPT` out of an error's text.
+fn is_noscript(error: &fred::error::Error) -> bool {
+    error.details().starts_with("NOSCRIPT")
+}
+
+/// Whether Redis answered `WRONGTYPE` (directly or from inside a script).
+pub(crate) fn is_wrong_type(error: &fred::error::Error) -> bool {
+    error.details().contains("WRONGTYPE")
+}
+
+/// Whether a failed call may or may not have run on the server: the connection dropped or
+/// the reply did not come in time, after the command may have been written.
+pub(crate) fn outcome_unknown(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled
+    ) || error.details().contains("write attempts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_have_distinct_shas() {
+        let s = Scripts::new();
+        let shas = [s.acquire.sha(), s.release.sha(), s.force_release.sha(), s.renew.sha()];
+        for (i, a) in shas.iter().enumerate() {
+            assert_eq!(a.len(), 40);
+            for b in &shas[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+}

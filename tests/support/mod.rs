@@ -1,0 +1,201 @@
+//! Test bed: real `redis-server` processes on free loopback ports, stopped on drop (also
+//! when a test panics), plus helpers to read raw Redis state the way a user would.
+//!
+//! Tests never use a shared Redis (not even `REDIS_URL`): many of them kill connections,
+//! flush scripts or read `INFO commandstats`, which needs a server of their own.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use redisson_lock::fred::prelude::*;
+use redisson_lock::{Client, Config, ConfigBuilder};
+
+/// One `redis-server` on a free loopback port; killed when dropped.
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+fn redis_server_bin() -> PathBuf {
+    if let Ok(bin) = std::env::var("REDIS_SERVER_BIN") {
+        return PathBuf::from(bin);
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&paths) {
+            let candidate = dir.join("redis-server");
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    panic!(
+        "redis-server was not found on PATH and REDIS_SERVER_BIN is not set.\n\
+         The tests start their own Redis servers. Install one with\n\
+         \x20   sudo apt-get update && sudo apt-get install -y redis-server   (Debian/Ubuntu)\n\
+         \x20   brew install redis                                            (macOS)\n\
+         or point REDIS_SERVER_BIN at a redis-server binary."
+    )
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free loopback port")
+}
+
+impl RedisServer {
+    /// Starts a server with persistence off.
+    pub fn start() -> RedisServer {
+        Self::start_with(&[])
+    }
+
+    /// Starts a server with extra `--option value` arguments.
+    pub fn start_with(extra: &[&str]) -> RedisServer {
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let bin = redis_server_bin();
+        for _ in 0..5 {
+            let port = free_port();
+            let dir = std::env::temp_dir().join(format!(
+                "redisson-lock-test-{}-{}",
+                std::process::id(),
+                SEQ.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            let mut cmd = Command::new(&bin);
+            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args(["--dir", dir.to_str().expect("utf-8 temp dir")])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            let child = cmd
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+            let mut server = RedisServer { child, port, dir };
+            if server.wait_ready(Duration::from_secs(10)) {
+                return server;
+            }
+            // Probably lost the port race: try another one.
+        }
+        panic!("redis-server did not start on a free port after 5 tries");
+    }
+
+    fn wait_ready(&mut self, limit: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+                let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+                let mut buf = [0u8; 16];
+                if s.write_all(b"PING\r\n").is_ok() {
+                    if let Ok(n) = s.read(&mut buf) {
+                        if buf[..n].starts_with(b"+PONG") {
+                            return true;
+                        }
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// A config builder for this server with a short response timeout.
+    pub fn config(&self) -> ConfigBuilder {
+        Config::builder().url(self.url())
+    }
+
+    /// A connected lock client with default settings.
+    pub async fn client(&self) -> Client {
+        self.client_with(self.config()).await
+    }
+
+    pub async fn client_with(&self, config: ConfigBuilder) -> Client {
+        Client::connect(config.build().expect("config"))
+            .await
+            .expect("connect to the test redis-server")
+    }
+
+    /// A plain fred client, to read and write raw state the way another program would.
+    pub async fn raw(&self) -> fred::prelude::Client {
+        let client = Builder::from_config(fred::prelude::Config::from_url(&self.url()).unwrap())
+            .build()
+            .unwrap();
+        client.init().await.expect("raw client connects");
+        client
+    }
+
+    /// Kills the server abruptly (like a crash).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A unique key for one test.
+pub fn key(what: &str) -> String {
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    format!("test:{what}:{}", SEQ.fetch_add(1, Ordering::Relaxed))
+}
+
+/// `HGETALL` as sorted (field, value) pairs.
+pub async fn hgetall(raw: &fred::prelude::Client, key: &str) -> Vec<(String, String)> {
+    let map: std::collections::HashMap<String, String> = raw.hgetall(key).await.unwrap();
+    let mut pairs: Vec<_> = map.into_iter().collect();
+    pairs.sort();
+    pairs
+}
+
+pub async fn pttl(raw: &fred::prelude::Client, key: &str) -> i64 {
+    raw.pttl(key).await.unwrap()
+}
+
+/// `calls` of one command from `INFO commandstats` (0 if it never ran).
+pub async fn command_calls(raw: &fred::prelude::Client, command: &str) -> u64 {
+    let info: String = raw.info(Some(fred::types::InfoKind::CommandStats)).await.unwrap();
+    let wanted = format!("cmdstat_{}:", command.to_lowercase());
+    info.lines()
+        .find_map(|line| line.strip_prefix(&wanted))
+        .and_then(|rest| rest.split(',').find_map(|kv| kv.strip_prefix("calls=")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Script calls (EVAL + EVALSHA) since the last `CONFIG RESETSTAT`.
+pub async fn script_calls(raw: &fred::prelude::Client) -> u64 {
+    command_calls(raw, "evalsha").await + command_calls(raw, "eval").await
+}
+
+pub async fn reset_stats(raw: &fred::prelude::Client) {
+    let _: () = raw
+        .custom(fred::cmd!("CONFIG"), vec!["RESETSTAT"])
+        .await
+        .unwrap();
+}
+
+/// Installs a `tracing` subscriber once, driven by `RUST_LOG`.
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+}
