@@ -40,7 +40,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // The guard knows; unlocking now reports that we were no longer the owner.
-    println!("unlock: {:?}", guard.unlock().await.err().map(|e| e.to_string()));
+    println!(
+        "unlock: {:?}",
+        guard.unlock().await.err().map(|e| e.to_string())
+    );
     client.shutdown().await?;
     Ok(())
 }

@@ -18,7 +18,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Held until unlocked; the watchdog renews it every 10 s.
     lock.lock().await?;
     lock.lock().await?; // same task: re-entry
-    println!("hold count after two lock() calls: {}", lock.hold_count().await?);
+    println!(
+        "hold count after two lock() calls: {}",
+        lock.hold_count().await?
+    );
     let raw: std::collections::HashMap<String, String> = {
         use redisson_lock::fred::prelude::HashesInterface;
         client.redis().hgetall(lock.name()).await?
@@ -48,7 +51,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Guards: released on drop, and they know when the lock is lost.
     let guard = lock.acquire().await?;
-    println!("guard holds the lock as owner {}; lost: {}", guard.owner(), guard.is_lost());
+    println!(
+        "guard holds the lock as owner {}; lost: {}",
+        guard.owner(),
+        guard.is_lost()
+    );
     guard.unlock().await?;
     println!("locked now: {}", lock.is_locked().await?);
 

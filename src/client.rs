@@ -97,14 +97,13 @@ impl Client {
     /// ).await?;
     /// # Ok(()) }
     /// ```
+    #[tracing::instrument(name = "redisson_lock.connect", skip_all)]
     pub async fn connect(config: Config) -> Result<Client> {
         let id = config
             .client_id
             .unwrap_or_else(Uuid::new_v4)
             .hyphenated()
             .to_string();
-        let span = tracing::info_span!("redisson_lock.connect", client_id = %id);
-        let _entered = span.enter();
         let build = |broadcast_capacity: usize| -> Result<fred::prelude::Client> {
             let mut builder = Builder::from_config(config.redis.clone());
             builder
@@ -115,7 +114,6 @@ impl Client {
                 });
             Ok(builder.build()?)
         };
-        drop(_entered);
         let redis = build(32)?;
         redis.init().await?;
         // A large broadcast buffer: a slow receive loop lags less often.
@@ -352,9 +350,11 @@ async fn chore_loop(client: Weak<ClientInner>, mut chores: mpsc::UnboundedReceiv
         let mut latches: Vec<String> = Vec::new();
         for chore in buffer.drain(..) {
             match chore {
-                Chore::Release(lock) => {
+                Chore::Release(lock) if !client.is_closed() => {
                     tokio::spawn(async move { lock.release_dropped().await });
                 }
+                // After shutdown the connections are closed: the lease ends the lock.
+                Chore::Release(_) => {}
                 Chore::DeleteLatch(key) => latches.push(key),
             }
         }

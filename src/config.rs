@@ -284,8 +284,7 @@ impl ConfigBuilder {
                 .map_err(|e| Error::invalid(format!("cannot parse Redis URL `{url}`: {e}")))?,
             (None, None) => return Err(Error::invalid("no Redis URL or fred config was given")),
         };
-        if self.watchdog_timeout < Duration::from_millis(3) || self.watchdog_timeout > MAX_LEASE
-        {
+        if self.watchdog_timeout < Duration::from_millis(3) || self.watchdog_timeout > MAX_LEASE {
             return Err(Error::invalid(format!(
                 "watchdog timeout {:?} is outside 3 ms ..= {MAX_LEASE:?}",
                 self.watchdog_timeout
@@ -295,10 +294,14 @@ impl ConfigBuilder {
             return Err(Error::invalid("renewal batch size must be at least 1"));
         }
         if self.response_timeout.is_zero() || self.subscription_timeout.is_zero() {
-            return Err(Error::invalid("response and subscription timeouts must be > 0"));
+            return Err(Error::invalid(
+                "response and subscription timeouts must be > 0",
+            ));
         }
         if self.unlock_latch_ttl < Duration::from_millis(1) || self.unlock_latch_ttl > MAX_LEASE {
-            return Err(Error::invalid("unlock latch TTL must be between 1 ms and MAX_LEASE"));
+            return Err(Error::invalid(
+                "unlock latch TTL must be between 1 ms and MAX_LEASE",
+            ));
         }
         Ok(Config {
             redis,
@@ -337,10 +340,19 @@ mod tests {
 
     #[test]
     fn rejects_bad_settings_before_io() {
-        assert!(matches!(Config::builder().build(), Err(Error::InvalidArgument(_))));
-        let bad = Config::builder().url("redis://x").renewal_batch_size(0).build();
+        assert!(matches!(
+            Config::builder().build(),
+            Err(Error::InvalidArgument(_))
+        ));
+        let bad = Config::builder()
+            .url("redis://x")
+            .renewal_batch_size(0)
+            .build();
         assert!(matches!(bad, Err(Error::InvalidArgument(_))));
-        let bad = Config::builder().url("redis://x").watchdog_timeout(Duration::ZERO).build();
+        let bad = Config::builder()
+            .url("redis://x")
+            .watchdog_timeout(Duration::ZERO)
+            .build();
         assert!(matches!(bad, Err(Error::InvalidArgument(_))));
         assert!(lease_millis(Duration::ZERO).is_err());
         assert!(lease_millis(Duration::from_micros(999)).is_err());

@@ -89,7 +89,9 @@ mod tests {
                 seen2.store(v, Ordering::SeqCst);
             },
         );
-        assert!(tokio::time::timeout(Duration::from_millis(1), fut).await.is_err());
+        assert!(tokio::time::timeout(Duration::from_millis(1), fut)
+            .await
+            .is_err());
         tokio::time::sleep(Duration::from_millis(60)).await;
         assert_eq!(seen.load(Ordering::SeqCst), 7);
     }

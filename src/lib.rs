@@ -120,7 +120,10 @@ mod bounds {
         send(&lock.lock_with_lease(std::time::Duration::from_secs(1)));
         send(&lock.try_lock());
         send(&lock.try_lock_for(std::time::Duration::from_secs(1)));
-        send(&lock.try_lock_with_lease(std::time::Duration::from_secs(1), std::time::Duration::from_secs(1)));
+        send(&lock.try_lock_with_lease(
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(1),
+        ));
         send(&lock.unlock());
         send(&lock.force_unlock());
         send(&lock.is_locked());

@@ -107,7 +107,7 @@ enum Attempt {
 
 /// What the unlock script answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Released {
+pub(crate) enum UnlockReply {
     NotOwner,
     StillHeld,
     Released,
@@ -423,7 +423,9 @@ impl RLock {
         lease: Duration,
     ) -> Result<Option<LockGuard>> {
         let owner = self.owner();
-        let acquired = self.acquire_as(owner, Some(lease), Wait::up_to(wait)).await?;
+        let acquired = self
+            .acquire_as(owner, Some(lease), Wait::up_to(wait))
+            .await?;
         Ok(acquired.map(|a| LockGuard::new(self.with_owner(owner), a)))
     }
 
@@ -457,11 +459,11 @@ impl RLock {
     pub async fn unlock(&self) -> Result<()> {
         let owner = self.owner();
         match self.unlock_as(owner).await? {
-            Released::NotOwner => Err(Error::NotOwner {
+            UnlockReply::NotOwner => Err(Error::NotOwner {
                 client_id: self.client.id.clone(),
                 owner,
             }),
-            Released::StillHeld | Released::Released => Ok(()),
+            UnlockReply::StillHeld | UnlockReply::Released => Ok(()),
         }
     }
 
@@ -818,14 +820,14 @@ impl RLock {
     }
 
     /// An unlock as `owner`, finished even if dropped, with its renewal bookkeeping.
-    pub(crate) async fn unlock_as(&self, owner: LockOwner) -> Result<Released> {
+    pub(crate) async fn unlock_as(&self, owner: LockOwner) -> Result<UnlockReply> {
         self.check()?;
         let lock = self.clone();
         let work = async move {
             let lease = lock.internal_lease_ms.load(Ordering::Relaxed);
             let released = lock.release_script(owner, lease).await;
             lock.client.renewal.remove_hold(&lock.name, owner);
-            if matches!(released, Ok(Released::Released | Released::NotOwner)) {
+            if matches!(released, Ok(UnlockReply::Released | UnlockReply::NotOwner)) {
                 lock.internal_lease_ms
                     .store(lock.client.watchdog_ms, Ordering::Relaxed);
             }
@@ -840,7 +842,7 @@ impl RLock {
         let owner = self.owner();
         let lease = self.internal_lease_ms.load(Ordering::Relaxed);
         match self.release_script(owner, lease).await {
-            Ok(Released::NotOwner) => {
+            Ok(UnlockReply::NotOwner) => {
                 tracing::debug!(lock = %self.name, %owner, "dropped guard: lock was already gone")
             }
             Ok(_) => tracing::debug!(lock = %self.name, %owner, "dropped guard: released"),
@@ -851,7 +853,11 @@ impl RLock {
     }
 
     /// `lua/lock_release.lua`, retried with the same latch while its outcome is unknown.
-    pub(crate) async fn release_script(&self, owner: LockOwner, lease_ms: u64) -> Result<Released> {
+    pub(crate) async fn release_script(
+        &self,
+        owner: LockOwner,
+        lease_ms: u64,
+    ) -> Result<UnlockReply> {
         let client = &self.client;
         let request_id = uuid::Uuid::new_v4().simple().to_string();
         let latch = unlock_latch(&self.name, &request_id);
@@ -882,9 +888,9 @@ impl RLock {
                 Ok(reply) => {
                     client.chore(Chore::DeleteLatch(latch));
                     return match reply {
-                        Value::Null => Ok(Released::NotOwner),
-                        Value::Integer(0) => Ok(Released::StillHeld),
-                        Value::Integer(1) => Ok(Released::Released),
+                        Value::Null => Ok(UnlockReply::NotOwner),
+                        Value::Integer(0) => Ok(UnlockReply::StillHeld),
+                        Value::Integer(1) => Ok(UnlockReply::Released),
                         other => Err(unexpected("unlock", other)),
                     };
                 }

@@ -38,7 +38,10 @@ mod tests {
         assert_eq!(lock_channel("a{b}c"), "redisson_lock__channel:a{b}c");
         assert_eq!(unlock_latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
         assert_eq!(
-            owner_field("6e3d30b7-83b1-433a-9335-5e8b9916d3ac", crate::LockOwner::from_raw(731)),
+            owner_field(
+                "6e3d30b7-83b1-433a-9335-5e8b9916d3ac",
+                crate::LockOwner::from_raw(731)
+            ),
             "6e3d30b7-83b1-433a-9335-5e8b9916d3ac:731"
         );
     }

@@ -174,8 +174,14 @@ mod tests {
     fn thread_owner_is_stable_and_distinct() {
         let here = LockOwner::current_thread();
         assert_eq!(here, LockOwner::current_thread());
-        assert_eq!(LockOwner::current(), here, "outside a task the thread is the owner");
-        let there = std::thread::spawn(LockOwner::current_thread).join().unwrap();
+        assert_eq!(
+            LockOwner::current(),
+            here,
+            "outside a task the thread is the owner"
+        );
+        let there = std::thread::spawn(LockOwner::current_thread)
+            .join()
+            .unwrap();
         assert_ne!(here, there);
         assert!(here.as_raw() >= THREAD_OWNER_BASE && here.as_raw() < TASK_OWNER_BASE);
     }
@@ -186,6 +192,9 @@ mod tests {
         let b = tokio::spawn(async { (LockOwner::current(), tokio::task::id()) });
         let (a, b) = (a.await.unwrap(), b.await.unwrap());
         assert_ne!(a.0, b.0);
-        assert_eq!(a.0.to_string(), (TASK_OWNER_BASE + a.1.to_string().parse::<u64>().unwrap()).to_string());
+        assert_eq!(
+            a.0.to_string(),
+            (TASK_OWNER_BASE + a.1.to_string().parse::<u64>().unwrap()).to_string()
+        );
     }
 }

@@ -87,11 +87,18 @@ impl Renewal {
     fn held(&self) -> MutexGuard<'_, HashMap<HoldKey, Held>> {
         // A panic while holding this lock cannot leave the map inconsistent (every
         // critical section is a single map operation), so a poisoned lock is still usable.
-        self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.held
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Registers one watchdog hold; returns the lock's loss signal.
-    pub(crate) fn add_hold(&self, name: &Arc<str>, owner: LockOwner, field: String) -> Arc<LostSignal> {
+    pub(crate) fn add_hold(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        field: String,
+    ) -> Arc<LostSignal> {
         let mut held = self.held();
         let was_empty = held.is_empty();
         let entry = held.entry((name.clone(), owner)).or_insert_with(|| Held {
@@ -110,7 +117,9 @@ impl Renewal {
 
     /// The loss signal of a registered hold, if any.
     pub(crate) fn signal(&self, name: &Arc<str>, owner: LockOwner) -> Option<Arc<LostSignal>> {
-        self.held().get(&(name.clone(), owner)).map(|h| h.lost.clone())
+        self.held()
+            .get(&(name.clone(), owner))
+            .map(|h| h.lost.clone())
     }
 
     /// Removes one hold; the lock stops being renewed with its owner's last one.
@@ -225,10 +234,20 @@ impl Renewal {
                     let keys: Vec<&str> = batch.iter().map(|(k, _, _)| &*k.0).collect();
                     let mut args = Vec::with_capacity(batch.len() + 1);
                     args.push(lease);
-                    args.extend(batch.iter().map(|(_, field, _)| Value::from(field.as_str())));
+                    args.extend(
+                        batch
+                            .iter()
+                            .map(|(_, field, _)| Value::from(field.as_str())),
+                    );
                     let reply = scripts
                         .renew
-                        .run(redis, &keys, args, Resend::Allowed, settings.response_timeout)
+                        .run(
+                            redis,
+                            &keys,
+                            args,
+                            Resend::Allowed,
+                            settings.response_timeout,
+                        )
                         .await;
                     (batch, reply)
                 }

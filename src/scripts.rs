@@ -138,7 +138,12 @@ mod tests {
     #[test]
     fn scripts_have_distinct_shas() {
         let s = Scripts::new();
-        let shas = [s.acquire.sha(), s.release.sha(), s.force_release.sha(), s.renew.sha()];
+        let shas = [
+            s.acquire.sha(),
+            s.release.sha(),
+            s.force_release.sha(),
+            s.renew.sha(),
+        ];
         for (i, a) in shas.iter().enumerate() {
             assert_eq!(a.len(), 40);
             for b in &shas[i + 1..] {
