@@ -89,6 +89,9 @@ async fn client_through(eater: &ReplyEater) -> redisson_lock::Client {
     let warm = client.get_lock(key("warm-up"));
     warm.lock().await.unwrap();
     warm.unlock().await.unwrap();
+    // Let the background UNLINK of the warm-up's unlock latch pass the proxy first, so
+    // the reply the proxy eats is the script's.
+    tokio::time::sleep(Duration::from_millis(150)).await;
     client
 }
 
