@@ -131,6 +131,14 @@ pub(crate) fn outcome_unknown(error: &fred::error::Error) -> bool {
     ) || error.details().contains("write attempts")
 }
 
+/// Whether fred failed a call before writing it: it found no connection to route it to
+/// (the connection had just dropped and the reconnect had not started yet). The script
+/// surely did not run, so sending it again is safe.
+pub(crate) fn not_sent(error: &fred::error::Error) -> bool {
+    error.kind() == &fred::error::ErrorKind::Routing
+        || error.details().starts_with("Failed to route command")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,6 @@ use support::*;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use redisson_lock::fred::prelude::*;
 use redisson_lock::{Client, Config};
 
 /// One `redis-server --sentinel` with its own config file (sentinels rewrite it).

@@ -1,0 +1,170 @@
+//! Reconnects: waiters survive a killed subscriber connection (the registry resubscribes
+//! and wakes everyone), and an unlock works after the command connection was killed.
+
+mod support;
+use support::*;
+
+use std::time::Duration;
+
+use redisson_lock::fred::prelude::*;
+use tokio::time::Instant;
+
+fn channel(name: &str) -> String {
+    format!("redisson_lock__channel:{{{name}}}")
+}
+
+/// `PUBSUB NUMSUB channel`: how many connections are subscribed to it.
+async fn numsub(raw: &fred::prelude::Client, channel: &str) -> i64 {
+    let reply: Vec<Value> = raw
+        .custom(fred::cmd!("PUBSUB"), vec!["NUMSUB", channel])
+        .await
+        .unwrap();
+    reply[1].as_i64().unwrap()
+}
+
+/// `CLIENT KILL TYPE <kind>`: the number of connections killed (never the caller's own).
+async fn kill_clients(raw: &fred::prelude::Client, kind: &str) -> i64 {
+    raw.custom(fred::cmd!("CLIENT"), vec!["KILL", "TYPE", kind])
+        .await
+        .unwrap()
+}
+
+/// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.
+async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    loop {
+        if check().await {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_survive_a_killed_subscriber_connection() {
+    const WAITERS: usize = 8;
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("pubsub-kill");
+    let lock = client.get_lock(&name);
+    lock.lock().await.unwrap();
+    assert!(
+        pttl(&raw, &name).await > 29_000,
+        "held with the 30 s watchdog lease"
+    );
+
+    reset_stats(&raw).await;
+    let (acquired_tx, mut acquired_rx) = tokio::sync::mpsc::unbounded_channel();
+    let waiters: Vec<_> = (0..WAITERS)
+        .map(|i| {
+            let lock = lock.clone();
+            let acquired_tx = acquired_tx.clone();
+            tokio::spawn(async move {
+                lock.lock().await.unwrap();
+                acquired_tx.send((i, Instant::now())).unwrap();
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                lock.unlock().await.unwrap();
+            })
+        })
+        .collect();
+    drop(acquired_tx);
+    // Every waiter made its first attempt and its retry after subscribing: all asleep.
+    let channel = channel(&name);
+    let asleep = eventually(Duration::from_secs(5), || async {
+        script_calls(&raw).await >= 2 * WAITERS as u64 && numsub(&raw, &channel).await == 1
+    })
+    .await;
+    assert!(asleep, "the waiters did not all start waiting");
+    assert_eq!(client.subscribed_channels(), 1);
+
+    // Cut the subscriber connection, and unlock right away: the unlock message may well be
+    // published while nobody is subscribed. The registry must resubscribe after the
+    // reconnect and wake every waiter to retry.
+    assert_eq!(kill_clients(&raw, "pubsub").await, 1);
+    let unlocked_at = Instant::now();
+    lock.unlock().await.unwrap();
+
+    let mut seen = Vec::new();
+    while let Ok(Some((i, at))) =
+        tokio::time::timeout(Duration::from_secs(10), acquired_rx.recv()).await
+    {
+        println!(
+            "waiter {i} acquired {:?} after the unlock",
+            at - unlocked_at
+        );
+        seen.push(i);
+    }
+    let elapsed = unlocked_at.elapsed();
+    seen.sort();
+    assert_eq!(
+        seen,
+        (0..WAITERS).collect::<Vec<_>>(),
+        "not every waiter acquired"
+    );
+    for waiter in waiters {
+        waiter.await.unwrap();
+    }
+    println!("{WAITERS} waiters acquired in turn within {elapsed:?} of the unlock");
+    assert!(
+        elapsed < Duration::from_secs(10),
+        "took {elapsed:?}: waiting for the 30 s TTL?"
+    );
+    // The hand-offs after the first went through the resubscribed channel, and it was
+    // given back at the end.
+    let clean = eventually(Duration::from_secs(2), || async {
+        numsub(&raw, &channel).await == 0 && client.subscribed_channels() == 0
+    })
+    .await;
+    assert!(clean, "still subscribed after every waiter left");
+    assert!(!lock.is_locked().await.unwrap());
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unlock_works_after_the_command_connection_was_killed() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("normal-kill");
+    let lock = client.get_lock(&name);
+    // Ten rounds: the kill lands at a different point of fred's reconnect each time; the
+    // unlock right after it either finds the connection gone (fred refuses to route it,
+    // so it is sent again) or is written to the dying socket (outcome unknown, asked
+    // again with the same latch). Either way it must succeed exactly once.
+    for _ in 0..10 {
+        lock.lock().await.unwrap();
+        lock.lock().await.unwrap();
+        // Kills this client's command connection (and its idle subscriber connection),
+        // not the raw client's own.
+        assert!(kill_clients(&raw, "normal").await >= 1);
+        lock.unlock().await.unwrap();
+        assert_eq!(lock.hold_count().await.unwrap(), 1);
+        lock.unlock().await.unwrap();
+        let exists: i64 = raw.exists(&name).await.unwrap();
+        assert_eq!(exists, 0);
+    }
+    assert_eq!(client.renewed_locks(), 0);
+
+    // And the lock is as usable as before, waiting included.
+    lock.lock().await.unwrap();
+    let other = lock.clone();
+    let waiter = tokio::spawn(async move {
+        other.lock().await.unwrap();
+        other.unlock().await.unwrap();
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    lock.unlock().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the waiter was not woken after the reconnect")
+        .unwrap();
+    client.shutdown().await.unwrap();
+}

@@ -1,0 +1,448 @@
+//! Waiting without polling: waiters sleep on the lock's channel and are woken by the
+//! unlock message (ours or a foreign client's), or by the holder's TTL running out.
+
+mod support;
+use support::*;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use redisson_lock::fred::prelude::*;
+use redisson_lock::Client;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+fn channel(name: &str) -> String {
+    format!("redisson_lock__channel:{{{name}}}")
+}
+
+/// `PUBSUB NUMSUB channel`: how many connections are subscribed to it.
+async fn numsub(raw: &fred::prelude::Client, channel: &str) -> i64 {
+    let reply: Vec<Value> = raw
+        .custom(fred::cmd!("PUBSUB"), vec!["NUMSUB", channel])
+        .await
+        .unwrap();
+    reply[1].as_i64().unwrap()
+}
+
+/// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.
+async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    loop {
+        if check().await {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits until Redis has run at least `n` scripts since the last `reset_stats`. A waiter
+/// runs two before it sleeps (the first attempt, and the retry after subscribing).
+async fn wait_scripts(raw: &fred::prelude::Client, n: u64) {
+    let ran = eventually(Duration::from_secs(5), || async {
+        script_calls(raw).await >= n
+    })
+    .await;
+    assert!(ran, "expected {n} script calls within 5 s");
+}
+
+/// Lock and unlock once so that the scripts are cached: later `INFO commandstats` counts
+/// then show no `NOSCRIPT` round trips.
+async fn warm_up(client: &Client) {
+    let lock = client.get_lock(key("warm-up"));
+    lock.lock().await.unwrap();
+    lock.unlock().await.unwrap();
+}
+
+/// Writes a lock hash the way another Redisson node would.
+async fn hold_foreign(raw: &fred::prelude::Client, name: &str) {
+    let field = format!("{}:1", uuid_like());
+    let _: () = raw.hset(name, (field.as_str(), 1)).await.unwrap();
+    let _: () = raw.pexpire(name, 30_000, None).await.unwrap();
+}
+
+fn uuid_like() -> String {
+    // Any id that is not ours; Java writes a v4 UUID.
+    "5f0c3a4e-9d2b-4c41-8e0a-0123456789ab".to_string()
+}
+
+fn percentile(sorted: &[Duration], p: usize) -> Duration {
+    let index = (sorted.len() * p / 100).min(sorted.len() - 1);
+    sorted[index]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hand_off_is_woken_by_the_unlock_message() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    warm_up(&client).await;
+    let name = key("hand-off");
+    let lock = client.get_lock(&name);
+
+    let mut latencies = Vec::with_capacity(50);
+    for round in 0..50 {
+        let (locked_tx, locked_rx) = oneshot::channel();
+        let (go_tx, go_rx) = oneshot::channel::<()>();
+        let holder_lock = lock.clone();
+        let holder = tokio::spawn(async move {
+            holder_lock.lock().await.unwrap();
+            locked_tx.send(()).unwrap();
+            go_rx.await.unwrap();
+            holder_lock.unlock().await.unwrap();
+            Instant::now()
+        });
+        locked_rx.await.unwrap();
+        if round == 0 {
+            // A watchdog lease: only a message can explain a fast hand-off.
+            assert!(pttl(&raw, &name).await > 29_000);
+        }
+        reset_stats(&raw).await;
+        let waiter_lock = lock.clone();
+        let waiter = tokio::spawn(async move {
+            waiter_lock.lock().await.unwrap();
+            let acquired_at = Instant::now();
+            waiter_lock.unlock().await.unwrap();
+            acquired_at
+        });
+        // Both attempts of the waiter ran: it is subscribed and about to sleep.
+        wait_scripts(&raw, 2).await;
+        go_tx.send(()).unwrap();
+        let unlocked_at = holder.await.unwrap();
+        let acquired_at = tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("the waiter was not woken within 10 s")
+            .unwrap();
+        latencies.push(acquired_at.saturating_duration_since(unlocked_at));
+    }
+
+    latencies.sort();
+    let median = percentile(&latencies, 50);
+    let p90 = percentile(&latencies, 90);
+    let max = *latencies.last().unwrap();
+    println!("hand-off over 50 rounds: median {median:?}, p90 {p90:?}, max {max:?}");
+    assert!(
+        median < Duration::from_millis(100),
+        "median hand-off {median:?}"
+    );
+    assert!(max < Duration::from_secs(1), "slowest hand-off {max:?}");
+    assert!(
+        eventually(Duration::from_secs(2), || async {
+            client.subscribed_channels() == 0
+        })
+        .await
+    );
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanished_holder_is_outwaited_by_its_ttl() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    warm_up(&client).await;
+    let name = key("vanished");
+    let lock = client.get_lock(&name);
+
+    let holder = lock.clone();
+    let held_at = tokio::spawn(async move {
+        // Never unlocked: the holder "crashes" while holding a 1 s lease.
+        holder
+            .lock_with_lease(Duration::from_secs(1))
+            .await
+            .unwrap();
+        Instant::now()
+    })
+    .await
+    .unwrap();
+    reset_stats(&raw).await;
+
+    tokio::time::timeout(Duration::from_secs(5), lock.lock())
+        .await
+        .expect("the waiter must retry when the holder's TTL runs out")
+        .unwrap();
+    let waited = held_at.elapsed();
+    println!("acquired {waited:?} after a 1 s lease was taken");
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_millis(2_500),
+        "acquired after {waited:?}"
+    );
+    // Nobody unlocked, so nothing was published: the TTL-bounded sleep did it.
+    assert_eq!(command_calls(&raw, "publish").await, 0);
+    // Slept through the TTL instead of polling: a handful of attempts, not hundreds.
+    let scripts = script_calls(&raw).await;
+    assert!(scripts <= 5, "{scripts} acquire attempts while waiting 1 s");
+    lock.unlock().await.unwrap();
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_lock_with_a_wait_budget() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let name = key("budget");
+    let lock = client.get_lock(&name);
+
+    // Held for the whole budget: false after about the budget.
+    let (locked_tx, locked_rx) = oneshot::channel();
+    let (release_tx, release_rx) = oneshot::channel::<()>();
+    let holder_lock = lock.clone();
+    let holder = tokio::spawn(async move {
+        holder_lock.lock().await.unwrap();
+        locked_tx.send(()).unwrap();
+        release_rx.await.unwrap();
+        holder_lock.unlock().await.unwrap();
+    });
+    locked_rx.await.unwrap();
+    let start = Instant::now();
+    let taken = lock
+        .try_lock_with_lease(Duration::from_millis(300), Duration::from_secs(10))
+        .await
+        .unwrap();
+    let took = start.elapsed();
+    println!("try_lock(300 ms) on a held lock gave up after {took:?}");
+    assert!(!taken);
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_millis(1_500),
+        "gave up after {took:?}"
+    );
+    release_tx.send(()).unwrap();
+    holder.await.unwrap();
+
+    // The holder unlocks after 100 ms: taken well within the budget.
+    let (locked_tx, locked_rx) = oneshot::channel();
+    let holder_lock = lock.clone();
+    let holder = tokio::spawn(async move {
+        holder_lock.lock().await.unwrap();
+        locked_tx.send(()).unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        holder_lock.unlock().await.unwrap();
+    });
+    locked_rx.await.unwrap();
+    let start = Instant::now();
+    let taken = lock
+        .try_lock_with_lease(Duration::from_millis(300), Duration::from_secs(10))
+        .await
+        .unwrap();
+    let took = start.elapsed();
+    println!("try_lock(300 ms) with a holder leaving after 100 ms took {took:?}");
+    assert!(taken);
+    assert!(took < Duration::from_millis(300), "took {took:?}");
+    holder.await.unwrap();
+    lock.unlock().await.unwrap();
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_wait_is_exactly_one_attempt() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    warm_up(&client).await;
+    let name = key("zero-wait");
+    let lock = client.get_lock(&name);
+    let holder = lock.clone();
+    tokio::spawn(async move { holder.lock().await.unwrap() })
+        .await
+        .unwrap();
+
+    reset_stats(&raw).await;
+    let taken = lock
+        .try_lock_with_lease(Duration::ZERO, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(!taken);
+    assert_eq!(script_calls(&raw).await, 1);
+    assert_eq!(command_calls(&raw, "subscribe").await, 0);
+
+    reset_stats(&raw).await;
+    assert!(!lock.try_lock_for(Duration::ZERO).await.unwrap());
+    assert!(!lock.try_lock().await.unwrap());
+    assert_eq!(script_calls(&raw).await, 2);
+    assert_eq!(command_calls(&raw, "subscribe").await, 0);
+    assert_eq!(client.subscribed_channels(), 0);
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contention_does_not_poll() {
+    const TASKS: usize = 16;
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    warm_up(&client).await;
+    let name = key("contention");
+    let lock = client.get_lock(&name);
+
+    reset_stats(&raw).await;
+    let acquisitions = Arc::new(AtomicU64::new(0));
+    let stop_at = Instant::now() + Duration::from_secs(3);
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|_| {
+            let lock = lock.clone();
+            let acquisitions = acquisitions.clone();
+            tokio::spawn(async move {
+                while Instant::now() < stop_at {
+                    lock.lock().await.unwrap();
+                    acquisitions.fetch_add(1, Ordering::Relaxed);
+                    tokio::task::yield_now().await;
+                    lock.unlock().await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let acquired = acquisitions.load(Ordering::Relaxed);
+    let scripts = script_calls(&raw).await;
+    // Every acquisition was unlocked exactly once by an unlock script, and nothing else
+    // runs scripts here (the watchdog renews every 10 s; this test takes 3 s). So the
+    // acquire scripts are the total minus one unlock per acquisition. A polling waiter
+    // would run an acquire every few ms per task: thousands per second. Waking on
+    // messages costs about two per acquisition (the first try, and the retry after
+    // subscribing or after being woken, which may lose to a task that barges in).
+    let acquire_scripts = scripts - acquired;
+    let per_acquisition = acquire_scripts as f64 / acquired as f64;
+    println!(
+        "{TASKS} tasks, 3 s: {acquired} acquisitions, {scripts} scripts \
+         ({acquire_scripts} acquires, {per_acquisition:.2} per acquisition)"
+    );
+    assert!(acquired >= TASKS as u64, "only {acquired} acquisitions");
+    assert!(
+        scripts < 5 * acquired,
+        "{scripts} scripts for {acquired} acquisitions"
+    );
+    assert!(
+        acquire_scripts < 4 * acquired,
+        "{acquire_scripts} acquire scripts for {acquired} acquisitions"
+    );
+
+    let channel = channel(&name);
+    assert!(
+        eventually(Duration::from_secs(2), || async {
+            numsub(&raw, &channel).await == 0 && client.subscribed_channels() == 0
+        })
+        .await,
+        "still subscribed: NUMSUB {}, local channels {}",
+        numsub(&raw, &channel).await,
+        client.subscribed_channels()
+    );
+    assert!(!lock.is_locked().await.unwrap());
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_unlock_message_wakes_the_waiter() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    warm_up(&client).await;
+    let name = key("foreign");
+    hold_foreign(&raw, &name).await;
+
+    reset_stats(&raw).await;
+    let lock = client.get_lock(&name);
+    let waiter = tokio::spawn(async move {
+        lock.lock().await.unwrap();
+        let acquired_at = Instant::now();
+        lock.unlock().await.unwrap();
+        acquired_at
+    });
+    wait_scripts(&raw, 2).await;
+    assert_eq!(numsub(&raw, &channel(&name)).await, 1);
+
+    // What a Java client's unlock does: delete the hash, publish 0.
+    let _: i64 = raw.del(&name).await.unwrap();
+    let _: i64 = raw.publish(channel(&name), "0").await.unwrap();
+    let published_at = Instant::now();
+    let acquired_at = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("not woken by the foreign message")
+        .unwrap();
+    let latency = acquired_at.saturating_duration_since(published_at);
+    println!("woken by a foreign unlock after {latency:?}");
+    assert!(
+        latency < Duration::from_millis(300),
+        "woken after {latency:?}"
+    );
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_one_wakes_every_local_waiter() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    warm_up(&client).await;
+    let name = key("wake-all");
+    hold_foreign(&raw, &name).await;
+
+    reset_stats(&raw).await;
+    let (acquired_tx, mut acquired_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut releases = Vec::new();
+    let mut waiters = Vec::new();
+    for i in 0..3 {
+        let lock = client.get_lock(&name);
+        let acquired_tx = acquired_tx.clone();
+        let (release_tx, release_rx) = oneshot::channel::<()>();
+        releases.push(Some(release_tx));
+        waiters.push(tokio::spawn(async move {
+            lock.lock().await.unwrap();
+            acquired_tx.send((i, Instant::now())).unwrap();
+            release_rx.await.unwrap();
+            lock.unlock().await.unwrap();
+        }));
+    }
+    // All three ran both attempts and sleep on the channel.
+    wait_scripts(&raw, 6).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+
+    reset_stats(&raw).await;
+    let _: i64 = raw.del(&name).await.unwrap();
+    let _: i64 = raw.publish(channel(&name), "1").await.unwrap();
+    let published_at = Instant::now();
+    let (first, at) = tokio::time::timeout(Duration::from_secs(5), acquired_rx.recv())
+        .await
+        .expect("nobody woke up")
+        .unwrap();
+    println!(
+        "first waiter acquired {:?} after the `1`",
+        at.saturating_duration_since(published_at)
+    );
+    // While the first one still holds the lock, the other two retried too: a `0` would
+    // have woken one waiter only (1 script), a `1` wakes them all (at least 3).
+    wait_scripts(&raw, 3).await;
+
+    let mut order = vec![first];
+    let mut next = first;
+    for _ in 0..2 {
+        releases[next].take().unwrap().send(()).unwrap();
+        let (i, at) = tokio::time::timeout(Duration::from_secs(5), acquired_rx.recv())
+            .await
+            .expect("the next waiter was not handed the lock")
+            .unwrap();
+        order.push(i);
+        next = i;
+        assert!(at.saturating_duration_since(published_at) < Duration::from_secs(5));
+    }
+    releases[next].take().unwrap().send(()).unwrap();
+    for waiter in waiters {
+        waiter.await.unwrap();
+    }
+    order.sort();
+    assert_eq!(order, vec![0, 1, 2]);
+    assert!(
+        published_at.elapsed() < Duration::from_secs(10),
+        "far below the 30 s TTL"
+    );
+    client.shutdown().await.unwrap();
+}
