@@ -16,6 +16,9 @@ async fn lock_unlock_roundtrip() {
     lock.unlock().await.unwrap();
     lock.unlock().await.unwrap();
     assert!(!lock.is_locked().await.unwrap());
-    assert!(matches!(lock.unlock().await, Err(redisson_lock::Error::NotOwner { .. })));
+    assert!(matches!(
+        lock.unlock().await,
+        Err(redisson_lock::Error::NotOwner { .. })
+    ));
     client.shutdown().await.unwrap();
 }

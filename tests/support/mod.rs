@@ -69,11 +69,20 @@ impl RedisServer {
             ));
             std::fs::create_dir_all(&dir).expect("temp dir");
             let mut cmd = Command::new(&bin);
-            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .args(["--dir", dir.to_str().expect("utf-8 temp dir")])
-                .args(extra)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
+            cmd.args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .args(["--dir", dir.to_str().expect("utf-8 temp dir")])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
             let child = cmd
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
@@ -171,7 +180,10 @@ pub async fn pttl(raw: &fred::prelude::Client, key: &str) -> i64 {
 
 /// `calls` of one command from `INFO commandstats` (0 if it never ran).
 pub async fn command_calls(raw: &fred::prelude::Client, command: &str) -> u64 {
-    let info: String = raw.info(Some(fred::types::InfoKind::CommandStats)).await.unwrap();
+    let info: String = raw
+        .info(Some(fred::types::InfoKind::CommandStats))
+        .await
+        .unwrap();
     let wanted = format!("cmdstat_{}:", command.to_lowercase());
     info.lines()
         .find_map(|line| line.strip_prefix(&wanted))
