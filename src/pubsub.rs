@@ -26,7 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
-use fred::prelude::{EventInterface, PubsubInterface};
+use fred::prelude::{ClientLike, EventInterface, PubsubInterface, Value};
+use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::futures::Notified;
 use tokio::sync::{broadcast::error::RecvError, watch, Mutex, Notify};
 
@@ -156,6 +157,11 @@ impl PubSub {
                 channel.subscribed.store(false, Ordering::Release);
                 return Err(error);
             }
+            if !self.sharded {
+                // On failure `subscribed` stays set: the SUBSCRIBE may have taken effect,
+                // so the release of `share` still sends UNSUBSCRIBE.
+                self.confirm_subscribed().await?;
+            }
             tracing::debug!(channel = name, "subscribed");
         }
         Ok(share)
@@ -242,9 +248,31 @@ impl PubSub {
                     tracing::warn!(%error, "resubscribe failed");
                 }
             }
-        } else if let Err(error) = self.subscriber.subscribe(live).await {
-            tracing::warn!(%error, "resubscribe failed");
+        } else {
+            let sent = match self.subscriber.subscribe(live).await {
+                Ok(()) => self.confirm_subscribed().await,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = sent {
+                tracing::warn!(%error, "resubscribe failed");
+            }
         }
+    }
+
+    /// Waits until Redis has processed the `SUBSCRIBE`s sent before it on the subscriber
+    /// connection. fred completes `SUBSCRIBE` as soon as it is handed to the connection,
+    /// not when Redis confirms it (unlike `SSUBSCRIBE`), so without this a waiter's retry
+    /// on the command connection could run before the subscription exists and miss the
+    /// holder's unlock message. A `PING` on the same connection (and, on a cluster, the
+    /// same node fred routes classic subscriptions to) is answered only after everything
+    /// written before it.
+    async fn confirm_subscribed(&self) -> Result<(), fred::error::Error> {
+        let slot = fred::util::redis_keyslot(self.subscriber.id().as_bytes());
+        let ping = CustomCommand::new_static("PING", ClusterHash::Custom(slot), false);
+        self.subscriber
+            .custom::<Value, Value>(ping, Vec::new())
+            .await
+            .map(drop)
     }
 
     fn stripe(&self, name: &str) -> &Mutex<()> {
