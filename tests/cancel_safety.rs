@@ -11,38 +11,6 @@ use std::time::Duration;
 use futures::FutureExt;
 use rand::Rng;
 use redisson_lock::fred::prelude::*;
-use tokio::time::Instant;
-
-fn channel(name: &str) -> String {
-    format!("redisson_lock__channel:{{{name}}}")
-}
-
-/// `PUBSUB NUMSUB channel`: how many connections are subscribed to it.
-async fn numsub(raw: &fred::prelude::Client, channel: &str) -> i64 {
-    let reply: Vec<Value> = raw
-        .custom(fred::cmd!("PUBSUB"), vec!["NUMSUB", channel])
-        .await
-        .unwrap();
-    reply[1].as_i64().unwrap()
-}
-
-/// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.
-async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = Instant::now();
-    loop {
-        if check().await {
-            return true;
-        }
-        if start.elapsed() >= limit {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
 
 async fn exists(raw: &fred::prelude::Client, name: &str) -> bool {
     let n: i64 = raw.exists(name).await.unwrap();

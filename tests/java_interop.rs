@@ -49,10 +49,6 @@ fn java_field(thread: u64) -> String {
     format!("{JAVA_UUID}:{thread}")
 }
 
-fn channel(name: &str) -> String {
-    format!("redisson_lock__channel:{{{name}}}")
-}
-
 async fn java_acquire(raw: &Client, name: &str, lease_ms: i64, thread: u64) -> Value {
     raw.eval(
         JAVA_ACQUIRE,

@@ -13,37 +13,6 @@ use redisson_lock::Client;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-fn channel(name: &str) -> String {
-    format!("redisson_lock__channel:{{{name}}}")
-}
-
-/// `PUBSUB NUMSUB channel`: how many connections are subscribed to it.
-async fn numsub(raw: &fred::prelude::Client, channel: &str) -> i64 {
-    let reply: Vec<Value> = raw
-        .custom(fred::cmd!("PUBSUB"), vec!["NUMSUB", channel])
-        .await
-        .unwrap();
-    reply[1].as_i64().unwrap()
-}
-
-/// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.
-async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = Instant::now();
-    loop {
-        if check().await {
-            return true;
-        }
-        if start.elapsed() >= limit {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 /// Waits until Redis has run at least `n` scripts since the last `reset_stats`. A waiter
 /// runs two before it sleeps (the first attempt, and the retry after subscribing).
 async fn wait_scripts(raw: &fred::prelude::Client, n: u64) {

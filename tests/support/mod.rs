@@ -211,3 +211,42 @@ pub fn init_tracing() {
         .with_test_writer()
         .try_init();
 }
+
+/// The unlock channel of lock `name` (a name without braces).
+pub fn channel(name: &str) -> String {
+    format!("redisson_lock__channel:{{{name}}}")
+}
+
+/// `PUBSUB NUMSUB channel`: how many connections are subscribed to it.
+pub async fn numsub(raw: &fred::prelude::Client, channel: &str) -> i64 {
+    let reply: Vec<Value> = raw
+        .custom(fred::cmd!("PUBSUB"), vec!["NUMSUB", channel])
+        .await
+        .unwrap();
+    reply[1].as_i64().unwrap()
+}
+
+/// `CLIENT KILL TYPE <kind>`: the number of connections killed (never the caller's own).
+pub async fn kill_clients(raw: &fred::prelude::Client, kind: &str) -> i64 {
+    raw.custom(fred::cmd!("CLIENT"), vec!["KILL", "TYPE", kind])
+        .await
+        .unwrap()
+}
+
+/// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.
+pub async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    loop {
+        if check().await {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
