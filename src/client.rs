@@ -7,6 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use fred::prelude::{Builder, ClientLike, KeysInterface, Value};
 use fred::types::{ClusterHash, CustomCommand};
@@ -54,8 +55,6 @@ pub struct Client {
 pub(crate) enum Chore {
     /// Release one hold of a lock whose guard was dropped.
     Release(RLock),
-    /// Delete an unlock latch whose unlock got its answer.
-    DeleteLatch(String),
 }
 
 #[derive(Debug)]
@@ -71,6 +70,8 @@ pub(crate) struct ClientInner {
     pub(crate) watchdog_ms: u64,
     pub(crate) config: Config,
     chores: mpsc::UnboundedSender<Chore>,
+    /// Answered unlock latches waiting for the next batched `UNLINK`.
+    latches: Arc<LatchQueue>,
     shutdown: watch::Sender<bool>,
     closed: AtomicBool,
 }
@@ -147,6 +148,7 @@ impl Client {
             shutdown_rx,
         ));
         let (chores, chores_rx) = mpsc::unbounded_channel();
+        let latches = Arc::new(LatchQueue::default());
         let inner = Arc::new(ClientInner {
             id,
             redis,
@@ -158,10 +160,11 @@ impl Client {
             watchdog_ms,
             config,
             chores,
+            latches: latches.clone(),
             shutdown,
             closed: AtomicBool::new(false),
         });
-        tokio::spawn(chore_loop(Arc::downgrade(&inner), chores_rx));
+        tokio::spawn(chore_loop(Arc::downgrade(&inner), latches, chores_rx));
         tracing::info!(client_id = %inner.id, sharded, "redisson-lock client connected");
         Ok(Client { inner })
     }
@@ -306,6 +309,12 @@ impl ClientInner {
         self.closed.load(Ordering::Acquire)
     }
 
+    /// Queues an answered unlock latch for deletion. Wakes the chore task only for the
+    /// first latch of a batch, so an unlock costs no task wake-up of its own.
+    pub(crate) fn delete_latch_later(&self, latch: String) {
+        self.latches.push(latch);
+    }
+
     pub(crate) fn chore(&self, chore: Chore) {
         // Fails only when the chore task is gone, i.e. the client is going away; the
         // lease then ends the lock, and a latch its TTL.
@@ -339,27 +348,91 @@ async fn supports_sharded_pubsub(redis: &fred::prelude::Client) -> bool {
         .is_ok()
 }
 
-/// Releases dropped guards' locks and deletes answered unlock latches, in batches.
-async fn chore_loop(client: Weak<ClientInner>, mut chores: mpsc::UnboundedReceiver<Chore>) {
-    const BATCH: usize = 512;
-    let mut buffer = Vec::with_capacity(BATCH);
-    while chores.recv_many(&mut buffer, BATCH).await > 0 {
-        let Some(client) = client.upgrade() else {
-            return;
+/// How long answered unlock latches wait to be deleted together: at most one `UNLINK`
+/// per this period, instead of a command and a task wake-up per unlock; the latch's own
+/// TTL is far longer.
+const LATCH_FLUSH_DELAY: Duration = Duration::from_millis(50);
+
+/// Answered unlock latches waiting to be deleted together.
+#[derive(Debug, Default)]
+pub(crate) struct LatchQueue {
+    pending: std::sync::Mutex<Vec<String>>,
+    /// Woken when `pending` goes from empty to non-empty.
+    first: tokio::sync::Notify,
+}
+
+impl LatchQueue {
+    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        // Each critical section is one Vec operation: a poisoned lock is still consistent.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a latch; wakes the chore task only for the first latch of a batch.
+    fn push(&self, latch: String) {
+        let first = {
+            let mut pending = self.pending();
+            pending.push(latch);
+            pending.len() == 1
         };
-        let mut latches: Vec<String> = Vec::new();
-        for chore in buffer.drain(..) {
-            match chore {
-                Chore::Release(lock) if !client.is_closed() => {
+        if first {
+            self.first.notify_one();
+        }
+    }
+
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.pending())
+    }
+
+    /// Completes once at least one latch is queued.
+    async fn wait_for_first(&self) {
+        let first = self.first.notified();
+        tokio::pin!(first);
+        first.as_mut().enable();
+        if self.pending().is_empty() {
+            first.await;
+        }
+    }
+}
+
+/// Releases dropped guards' locks at once, and deletes answered unlock latches in
+/// batches (see [`LATCH_FLUSH_DELAY`]). Ends when the client is dropped (every chore
+/// sender is gone) or shut down.
+async fn chore_loop(
+    client: Weak<ClientInner>,
+    latches: Arc<LatchQueue>,
+    mut chores: mpsc::UnboundedReceiver<Chore>,
+) {
+    // When the queued latches are due; `None` while the queue is (believed) empty.
+    let mut flush_at: Option<tokio::time::Instant> = None;
+    loop {
+        let latch_timer = async {
+            match flush_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => latches.wait_for_first().await,
+            }
+        };
+        tokio::select! {
+            chore = chores.recv() => {
+                let Some(Chore::Release(lock)) = chore else {
+                    return; // every sender is gone: the client was dropped
+                };
+                if client.upgrade().is_some_and(|c| !c.is_closed()) {
                     tokio::spawn(async move { lock.release_dropped().await });
                 }
-                // After shutdown the connections are closed: the lease ends the lock.
-                Chore::Release(_) => {}
-                Chore::DeleteLatch(key) => latches.push(key),
             }
-        }
-        if !latches.is_empty() && !client.is_closed() {
-            delete_latches(&client, latches).await;
+            () = latch_timer => {
+                if flush_at.is_none() {
+                    flush_at = Some(tokio::time::Instant::now() + LATCH_FLUSH_DELAY);
+                    continue;
+                }
+                flush_at = None;
+                let batch = latches.take();
+                match client.upgrade() {
+                    Some(client) if !client.is_closed() => delete_latches(&client, batch).await,
+                    Some(_) => {}
+                    None => return,
+                }
+            }
         }
     }
 }

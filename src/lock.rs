@@ -906,7 +906,7 @@ impl RLock {
                 .await;
             match reply {
                 Ok(reply) => {
-                    client.chore(Chore::DeleteLatch(latch));
+                    client.delete_latch_later(latch);
                     return match reply {
                         Value::Null => Ok(UnlockReply::NotOwner),
                         Value::Integer(0) => Ok(UnlockReply::StillHeld),
