@@ -58,8 +58,21 @@ impl LostSignal {
 
 #[derive(Debug)]
 struct Held {
-    field: String,
+    /// The lock name and the owner field as ready-made, reference-counted script
+    /// arguments, and the name's hash slot: a renewal round copies nothing per lock.
+    key: Value,
+    field: Value,
+    slot: u16,
     holds: u32,
+    lost: Arc<LostSignal>,
+}
+
+/// One lock of a renewal round.
+struct Renewing {
+    hold: HoldKey,
+    key: Value,
+    field: Value,
+    slot: u16,
     lost: Arc<LostSignal>,
 }
 
@@ -102,7 +115,9 @@ impl Renewal {
         let mut held = self.held();
         let was_empty = held.is_empty();
         let entry = held.entry((name.clone(), owner)).or_insert_with(|| Held {
-            field,
+            key: Value::from(&**name),
+            field: Value::from(field),
+            slot: fred::util::redis_keyslot(name.as_bytes()),
             holds: 0,
             lost: Arc::default(),
         });
@@ -164,10 +179,16 @@ impl Renewal {
         }
     }
 
-    fn snapshot(&self) -> Vec<(HoldKey, String, Arc<LostSignal>)> {
+    fn snapshot(&self) -> Vec<Renewing> {
         self.held()
             .iter()
-            .map(|(k, h)| (k.clone(), h.field.clone(), h.lost.clone()))
+            .map(|(k, h)| Renewing {
+                hold: k.clone(),
+                key: h.key.clone(),
+                field: h.field.clone(),
+                slot: h.slot,
+                lost: h.lost.clone(),
+            })
             .collect()
     }
 
@@ -215,38 +236,36 @@ impl Renewal {
         if snapshot.is_empty() {
             return;
         }
-        let mut groups: BTreeMap<u16, Vec<(HoldKey, String, Arc<LostSignal>)>> = BTreeMap::new();
+        let mut groups: BTreeMap<u16, Vec<Renewing>> = BTreeMap::new();
         for item in snapshot {
-            let slot = if settings.clustered {
-                fred::util::redis_keyslot(item.0 .0.as_bytes())
-            } else {
-                0
-            };
+            let slot = if settings.clustered { item.slot } else { 0 };
             groups.entry(slot).or_default().push(item);
         }
         let lease = Value::from(settings.lease_ms as i64);
         let batches = groups
-            .values()
-            .flat_map(|group| group.chunks(settings.batch_size.max(1)))
-            .map(|batch| {
+            .iter()
+            .flat_map(|(slot, group)| {
+                group
+                    .chunks(settings.batch_size.max(1))
+                    .map(move |batch| (*slot, batch))
+            })
+            .map(|(slot, batch)| {
                 let lease = lease.clone();
                 async move {
-                    let keys: Vec<&str> = batch.iter().map(|(k, _, _)| &*k.0).collect();
-                    let mut args = Vec::with_capacity(batch.len() + 1);
-                    args.push(lease);
-                    args.extend(
-                        batch
-                            .iter()
-                            .map(|(_, field, _)| Value::from(field.as_str())),
-                    );
                     let reply = scripts
                         .renew
-                        .run(
+                        .run_in_slot(
                             redis,
-                            &keys,
-                            args,
+                            slot,
                             Resend::Allowed,
                             settings.response_timeout,
+                            |call| {
+                                call.reserve(2 + 2 * batch.len());
+                                call.push(Value::from(batch.len() as i64));
+                                call.extend(batch.iter().map(|r| r.key.clone()));
+                                call.push(lease.clone());
+                                call.extend(batch.iter().map(|r| r.field.clone()));
+                            },
                         )
                         .await;
                     (batch, reply)
@@ -255,15 +274,15 @@ impl Renewal {
         for (batch, reply) in futures::future::join_all(batches).await {
             match reply {
                 Ok(Value::Array(flags)) if flags.len() == batch.len() => {
-                    for ((key, _, signal), flag) in batch.iter().zip(flags) {
+                    for (lock, flag) in batch.iter().zip(flags) {
                         if flag.as_i64() == Some(0) {
-                            self.lost(key, signal);
+                            self.lost(&lock.hold, &lock.lost);
                         }
                     }
                 }
                 Ok(other) => tracing::warn!(reply = ?other, "unexpected renewal reply"),
                 Err(error) => {
-                    let names: Vec<&str> = batch.iter().map(|(k, _, _)| &*k.0).collect();
+                    let names: Vec<&str> = batch.iter().map(|r| &*r.hold.0).collect();
                     tracing::warn!(%error, locks = ?names, "can't update locks expiration; will retry");
                 }
             }

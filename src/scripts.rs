@@ -32,15 +32,19 @@ pub(crate) enum Resend {
 /// One Lua script and its SHA-1.
 #[derive(Debug)]
 pub(crate) struct Script {
-    body: &'static str,
     sha: String,
+    /// The SHA-1 and the body as ready-made (reference-counted) arguments.
+    sha_arg: Value,
+    body_arg: Value,
 }
 
 impl Script {
     fn new(body: &'static str) -> Self {
+        let sha = fred::util::sha1_hash(body);
         Script {
-            body,
-            sha: fred::util::sha1_hash(body),
+            sha_arg: Value::from(sha.as_str()),
+            body_arg: Value::from(body),
+            sha,
         }
     }
 
@@ -66,25 +70,47 @@ impl Script {
             .first()
             .map(|key| fred::util::redis_keyslot(key.as_bytes()))
             .unwrap_or(0);
+        self.run_in_slot(client, slot, resend, timeout, |call| {
+            call.push(Value::from(keys.len() as i64));
+            call.extend(keys.iter().map(|k| Value::from(*k)));
+            call.extend(args.iter().cloned());
+        })
+        .await
+    }
+
+    /// Runs the script in hash slot `slot`. `push_call` appends what follows the SHA-1 (or
+    /// the body): the number of keys, the keys, the arguments. It runs once per attempt,
+    /// so the common case builds the arguments once and copies nothing.
+    pub(crate) async fn run_in_slot(
+        &self,
+        client: &fred::prelude::Client,
+        slot: u16,
+        resend: Resend,
+        timeout: Duration,
+        push_call: impl Fn(&mut Vec<Value>),
+    ) -> Result<Value, fred::error::Error> {
         let options = Options {
             max_attempts: (resend == Resend::Never).then_some(1),
             timeout: Some(timeout),
             ..Options::default()
         };
-        let mut call = Vec::with_capacity(2 + keys.len() + args.len());
-        call.push(Value::from(self.sha.as_str()));
-        call.push(Value::from(keys.len() as i64));
-        call.extend(keys.iter().map(|k| Value::from(*k)));
-        call.extend(args);
-
+        let call = |script: &Value| {
+            let mut call = vec![script.clone()];
+            push_call(&mut call);
+            call
+        };
         let evalsha = CustomCommand::new_static("EVALSHA", ClusterHash::Custom(slot), false);
         let client = client.with_options(&options);
-        match client.custom::<Value, Value>(evalsha, call.clone()).await {
+        match client
+            .custom::<Value, Value>(evalsha, call(&self.sha_arg))
+            .await
+        {
             Err(e) if is_noscript(&e) => {
                 tracing::debug!(sha = %self.sha, "NOSCRIPT: sending the script with EVAL");
-                call[0] = Value::from(self.body);
                 let eval = CustomCommand::new_static("EVAL", ClusterHash::Custom(slot), false);
-                client.custom::<Value, Value>(eval, call).await
+                client
+                    .custom::<Value, Value>(eval, call(&self.body_arg))
+                    .await
             }
             other => other,
         }
