@@ -22,7 +22,7 @@ use crate::guard::LockGuard;
 use crate::names::{lock_channel, owner_field, unlock_latch};
 use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
-use crate::scripts::{is_wrong_type, not_sent, outcome_unknown, Resend};
+use crate::scripts::{is_wrong_type, outcome_unknown, Resend};
 
 /// A distributed reentrant lock, wire-compatible with Redisson's `RLock`.
 ///
@@ -794,44 +794,25 @@ impl RLock {
         }
     }
 
-    /// `lua/lock_acquire.lua`: `None` when taken, else the holder's PTTL.
-    ///
-    /// Written at most once; only a call that fred failed *before* writing it (no
-    /// connection right after a drop) is sent again, since that one surely did not run.
+    /// `lua/lock_acquire.lua`: `None` when taken, else the holder's PTTL. Written at most
+    /// once (see [`Resend::Never`]).
     async fn acquire_script(&self, owner: LockOwner, lease_ms: u64) -> Result<Option<i64>> {
         let client = &self.client;
-        let args = vec![
-            Value::from(lease_ms as i64),
-            Value::from(owner_field(&client.id, owner)),
-        ];
-        let started = Instant::now();
-        let mut retries = 0u32;
-        let reply = loop {
-            let reply = client
-                .scripts
-                .acquire
-                .run(
-                    &client.redis,
-                    &[&self.name],
-                    args.clone(),
-                    Resend::Never,
-                    client.config.response_timeout,
-                )
-                .await;
-            match reply {
-                Err(error)
-                    if not_sent(&error)
-                        && retries < 5
-                        && !client.is_closed()
-                        && started.elapsed() < client.config.response_timeout =>
-                {
-                    retries += 1;
-                    tracing::debug!(lock = %self.name, %error, retries, "acquire not sent; sending again");
-                    tokio::time::sleep(Duration::from_millis(20 * u64::from(retries))).await;
-                }
-                other => break other.map_err(|e| self.redis_error(e))?,
-            }
-        };
+        let reply = client
+            .scripts
+            .acquire
+            .run(
+                &client.redis,
+                &[&self.name],
+                vec![
+                    Value::from(lease_ms as i64),
+                    Value::from(owner_field(&client.id, owner)),
+                ],
+                Resend::Never,
+                client.config.response_timeout,
+            )
+            .await
+            .map_err(|e| self.redis_error(e))?;
         match reply {
             Value::Null => Ok(None),
             Value::Integer(ttl) => Ok(Some(ttl)),
@@ -916,10 +897,10 @@ impl RLock {
                 }
                 // The first reply may have been lost after the script ran: ask again with
                 // the same latch, which answers what the first call did. Only while the
-                // latch surely still lives. A call fred never wrote (no connection right
-                // after a drop) is sent again the same way.
+                // latch surely still lives. (A call fred never wrote is re-sent by
+                // `Script::run` itself.)
                 Err(error)
-                    if (outcome_unknown(&error) || not_sent(&error))
+                    if outcome_unknown(&error)
                         && retries < 5
                         && !client.is_closed()
                         && started.elapsed() < latch_ttl / 2 =>

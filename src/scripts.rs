@@ -4,7 +4,8 @@
 //! failover or `SCRIPT FLUSH`) is answered by sending the same call once as `EVAL`, which
 //! also puts the script back in the server's cache. Scripts that change a hold count
 //! (acquire, unlock) are sent with [`Resend::Never`]: fred writes them at most once, so a
-//! reconnect can never apply one twice; the caller gets an error instead.
+//! reconnect can never apply one twice; the caller gets an error instead. Only a call that
+//! fred failed before writing it (no connection to route it to) is sent again.
 
 use std::time::Duration;
 
@@ -23,7 +24,8 @@ pub(crate) const LOCK_RENEW: &str = include_str!("../lua/lock_renew.lua");
 /// Whether fred may write a script again after a reconnect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Resend {
-    /// Written at most once; a lost connection is an error for the caller.
+    /// Written at most once: a connection lost after the write is an error for the
+    /// caller. (A call fred failed *before* writing it never ran, and is sent again.)
     Never,
     /// fred's own retry policy applies (for idempotent scripts).
     Allowed,
@@ -99,20 +101,34 @@ impl Script {
             push_call(&mut call);
             call
         };
-        let evalsha = CustomCommand::new_static("EVALSHA", ClusterHash::Custom(slot), false);
         let client = client.with_options(&options);
-        match client
-            .custom::<Value, Value>(evalsha, call(&self.sha_arg))
-            .await
-        {
-            Err(e) if is_noscript(&e) => {
-                tracing::debug!(sha = %self.sha, "NOSCRIPT: sending the script with EVAL");
-                let eval = CustomCommand::new_static("EVAL", ClusterHash::Custom(slot), false);
-                client
-                    .custom::<Value, Value>(eval, call(&self.body_arg))
-                    .await
+        let started = tokio::time::Instant::now();
+        let mut unsent = 0u32;
+        loop {
+            let evalsha = CustomCommand::new_static("EVALSHA", ClusterHash::Custom(slot), false);
+            let reply = match client
+                .custom::<Value, Value>(evalsha, call(&self.sha_arg))
+                .await
+            {
+                Err(e) if is_noscript(&e) => {
+                    tracing::debug!(sha = %self.sha, "NOSCRIPT: sending the script with EVAL");
+                    let eval = CustomCommand::new_static("EVAL", ClusterHash::Custom(slot), false);
+                    client
+                        .custom::<Value, Value>(eval, call(&self.body_arg))
+                        .await
+                }
+                other => other,
+            };
+            match reply {
+                // fred failed the call before writing it (no connection right after a
+                // drop): it surely did not run, so even a never-resend script goes again.
+                Err(error) if not_sent(&error) && unsent < 5 && started.elapsed() < timeout => {
+                    unsent += 1;
+                    tracing::debug!(%error, unsent, "script not sent; sending it again");
+                    tokio::time::sleep(Duration::from_millis(20 * u64::from(unsent))).await;
+                }
+                other => return other,
             }
-            other => other,
         }
     }
 }
