@@ -50,13 +50,6 @@ pub struct Client {
     inner: Arc<ClientInner>,
 }
 
-/// Work handed from synchronous code (a guard's `Drop`) to the client's chore task.
-#[derive(Debug)]
-pub(crate) enum Chore {
-    /// Release one hold of a lock whose guard was dropped.
-    Release(RLock),
-}
-
 #[derive(Debug)]
 pub(crate) struct ClientInner {
     pub(crate) id: String,
@@ -69,7 +62,8 @@ pub(crate) struct ClientInner {
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
     pub(crate) config: Config,
-    chores: mpsc::UnboundedSender<Chore>,
+    /// Dropped guards' locks (each acting as its owner), released by the chore task.
+    releases: mpsc::UnboundedSender<RLock>,
     /// Answered unlock latches waiting for the next batched `UNLINK`.
     latches: Arc<LatchQueue>,
     shutdown: watch::Sender<bool>,
@@ -147,7 +141,7 @@ impl Client {
             },
             shutdown_rx,
         ));
-        let (chores, chores_rx) = mpsc::unbounded_channel();
+        let (releases, releases_rx) = mpsc::unbounded_channel();
         let latches = Arc::new(LatchQueue::default());
         let inner = Arc::new(ClientInner {
             id,
@@ -159,12 +153,12 @@ impl Client {
             publish_command: if sharded { "SPUBLISH" } else { "PUBLISH" },
             watchdog_ms,
             config,
-            chores,
+            releases,
             latches: latches.clone(),
             shutdown,
             closed: AtomicBool::new(false),
         });
-        tokio::spawn(chore_loop(Arc::downgrade(&inner), latches, chores_rx));
+        tokio::spawn(chore_loop(Arc::downgrade(&inner), latches, releases_rx));
         tracing::info!(client_id = %inner.id, sharded, "redisson-lock client connected");
         Ok(Client { inner })
     }
@@ -315,10 +309,11 @@ impl ClientInner {
         self.latches.push(latch);
     }
 
-    pub(crate) fn chore(&self, chore: Chore) {
+    /// Queues the release of a dropped guard's hold (a synchronous hand-off).
+    pub(crate) fn release_later(&self, lock: RLock) {
         // Fails only when the chore task is gone, i.e. the client is going away; the
-        // lease then ends the lock, and a latch its TTL.
-        let _ = self.chores.send(chore);
+        // lease then ends the lock.
+        let _ = self.releases.send(lock);
     }
 }
 
@@ -400,7 +395,7 @@ impl LatchQueue {
 async fn chore_loop(
     client: Weak<ClientInner>,
     latches: Arc<LatchQueue>,
-    mut chores: mpsc::UnboundedReceiver<Chore>,
+    mut releases: mpsc::UnboundedReceiver<RLock>,
 ) {
     // When the queued latches are due; `None` while the queue is (believed) empty.
     let mut flush_at: Option<tokio::time::Instant> = None;
@@ -412,12 +407,12 @@ async fn chore_loop(
             }
         };
         tokio::select! {
-            chore = chores.recv() => {
-                let Some(Chore::Release(lock)) = chore else {
+            lock = releases.recv() => {
+                let Some(lock) = lock else {
                     return; // every sender is gone: the client was dropped
                 };
                 if client.upgrade().is_some_and(|c| !c.is_closed()) {
-                    tokio::spawn(async move { lock.release_dropped().await });
+                    tokio::spawn(lock.release_dropped());
                 }
             }
             () = latch_timer => {

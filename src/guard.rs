@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use crate::client::Chore;
 use crate::error::Result;
 use crate::lock::{Acquired, RLock};
 use crate::owner::LockOwner;
@@ -178,8 +177,7 @@ impl Drop for LockGuard {
         if !self.armed {
             return;
         }
-        let owner = self.lock.owner();
-        self.lock.stop_renewal(owner);
-        self.lock.client_chore(Chore::Release(self.lock.clone()));
+        self.lock.stop_renewal(self.lock.owner());
+        self.lock.release_in_background();
     }
 }

@@ -14,7 +14,7 @@ use fred::prelude::{HashesInterface, KeysInterface, Value};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::client::{Chore, ClientInner};
+use crate::client::ClientInner;
 use crate::config::lease_millis;
 use crate::detach::FinishOnDrop;
 use crate::error::{Error, Result};
@@ -496,7 +496,7 @@ impl RLock {
             .run(
                 &client.redis,
                 &[&self.name, &channel],
-                vec![Value::from("0"), Value::from(client.publish_command)],
+                &[Value::from("0"), Value::from(client.publish_command)],
                 Resend::Allowed,
                 client.config.response_timeout,
             )
@@ -804,7 +804,7 @@ impl RLock {
             .run(
                 &client.redis,
                 &[&self.name],
-                vec![
+                &[
                     Value::from(lease_ms as i64),
                     Value::from(owner_field(&client.id, owner)),
                 ],
@@ -820,29 +820,39 @@ impl RLock {
         }
     }
 
-    /// An unlock as `owner`, finished even if dropped, with its renewal bookkeeping.
+    /// An unlock as `owner`, finished even if dropped: one watchdog hold stops at once
+    /// (whatever Redis will answer, as in Redisson), then the release runs.
     pub(crate) async fn unlock_as(&self, owner: LockOwner) -> Result<UnlockReply> {
         self.check()?;
+        self.stop_renewal(owner);
         let lock = self.clone();
-        let work = async move {
-            let lease = lock.internal_lease_ms.load(Ordering::Relaxed);
-            let released = lock.release_script(owner, lease).await;
-            lock.client.renewal.remove_hold(&lock.name, owner);
-            if matches!(released, Ok(UnlockReply::Released | UnlockReply::NotOwner)) {
-                lock.internal_lease_ms
-                    .store(lock.client.watchdog_ms, Ordering::Relaxed);
-            }
-            released
-        };
         let span = tracing::debug_span!("redisson_lock.unlock", lock = %self.name, %owner);
-        FinishOnDrop::new(work.instrument(span), |_| async {}).await
+        let work = async move { lock.release_settled(owner).await }.instrument(span);
+        FinishOnDrop::new(work, |_| async {}).await
     }
 
-    /// The unlock of a dropped guard, whose renewal hold was already removed.
-    pub(crate) async fn release_dropped(&self) {
-        let owner = self.owner();
+    /// Removes one watchdog hold of `owner`: the first half of every unlock, done
+    /// synchronously (a dropped guard calls it from `Drop`).
+    pub(crate) fn stop_renewal(&self, owner: LockOwner) {
+        self.client.renewal.remove_hold(&self.name, owner);
+    }
+
+    /// The second half of every unlock: the release script, then the re-arm lease is
+    /// reset after a full release (Redisson 3.27.2+: not after a partial one).
+    pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
         let lease = self.internal_lease_ms.load(Ordering::Relaxed);
-        match self.release_script(owner, lease).await {
+        let released = self.release_script(owner, lease).await;
+        if matches!(released, Ok(UnlockReply::Released | UnlockReply::NotOwner)) {
+            self.internal_lease_ms
+                .store(self.client.watchdog_ms, Ordering::Relaxed);
+        }
+        released
+    }
+
+    /// The unlock of a dropped guard (whose renewal hold `Drop` already removed).
+    pub(crate) async fn release_dropped(self) {
+        let owner = self.owner();
+        match self.release_settled(owner).await {
             Ok(UnlockReply::NotOwner) => {
                 tracing::debug!(lock = %self.name, %owner, "dropped guard: lock was already gone")
             }
@@ -880,7 +890,7 @@ impl RLock {
                 .run(
                     &client.redis,
                     &[&self.name, &channel, &latch],
-                    args.clone(),
+                    &args,
                     Resend::Never,
                     client.config.response_timeout,
                 )
@@ -923,12 +933,9 @@ fn unexpected(operation: &'static str, reply: Value) -> Error {
 }
 
 impl RLock {
-    /// Removes one watchdog hold of `owner` (a guard being dropped).
-    pub(crate) fn stop_renewal(&self, owner: LockOwner) {
-        self.client.renewal.remove_hold(&self.name, owner);
-    }
-
-    pub(crate) fn client_chore(&self, chore: Chore) {
-        self.client.chore(chore);
+    /// Hands this handle (acting as a dropped guard's owner) to the client's background
+    /// task, which releases one hold.
+    pub(crate) fn release_in_background(&self) {
+        self.client.release_later(self.clone());
     }
 }

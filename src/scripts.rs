@@ -64,7 +64,7 @@ impl Script {
         &self,
         client: &fred::prelude::Client,
         keys: &[&str],
-        args: Vec<Value>,
+        args: &[Value],
         resend: Resend,
         timeout: Duration,
     ) -> Result<Value, fred::error::Error> {

@@ -268,3 +268,45 @@ async fn select_on_lost_stops_a_worker_loop() {
     assert!(matches!(guard.unlock().await, Err(Error::NotOwner { .. })));
     client.shutdown().await.unwrap();
 }
+
+/// A fully released lease-mode lock, released by dropping its guards, resets the lease a
+/// later partial unlock re-arms to the watchdog timeout, exactly as `unlock()` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_guards_reset_the_rearm_lease_like_unlock() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("guard-rearm");
+    let lock = client.get_lock(&name);
+
+    let first = lock
+        .acquire_with_lease(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let second = lock
+        .acquire_with_lease(Duration::from_secs(5))
+        .await
+        .unwrap();
+    drop(second);
+    drop(first);
+    assert!(
+        eventually(Duration::from_secs(3), || async {
+            raw.exists::<i64, _>(&name).await.unwrap() == 0
+        })
+        .await,
+        "the dropped guards released the lock"
+    );
+
+    // Watchdog mode, two holds, one partial unlock: re-armed to 30 s, not to the 5 s of
+    // the earlier lease-mode holds.
+    lock.lock().await.unwrap();
+    lock.lock().await.unwrap();
+    lock.unlock().await.unwrap();
+    let ttl = pttl(&raw, &name).await;
+    assert!(
+        ttl > 25_000,
+        "partial unlock re-armed {ttl} ms, not the watchdog timeout"
+    );
+    lock.unlock().await.unwrap();
+    client.shutdown().await.unwrap();
+}
