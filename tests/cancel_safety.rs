@@ -10,12 +10,6 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use rand::Rng;
-use redisson_lock::fred::prelude::*;
-
-async fn exists(raw: &fred::prelude::Client, name: &str) -> bool {
-    let n: i64 = raw.exists(name).await.unwrap();
-    n == 1
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_timeouts_leave_nothing_behind() {

@@ -22,25 +22,6 @@ async fn client(server: &RedisServer) -> Client {
         .await
 }
 
-async fn exists(raw: &fred::prelude::Client, key: &str) -> bool {
-    let n: i64 = raw.exists(key).await.unwrap();
-    n == 1
-}
-
-/// Polls until `key` is gone; false if it is still there after `limit`.
-async fn gone_within(raw: &fred::prelude::Client, key: &str, limit: Duration) -> bool {
-    let start = Instant::now();
-    loop {
-        if !exists(raw, key).await {
-            return true;
-        }
-        if start.elapsed() > limit {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_guard_releases_in_the_background() {
     let server = RedisServer::start();
@@ -71,7 +52,9 @@ async fn dropped_guard_releases_in_the_background() {
         .expect("the waiter did not get the lock after the guard was dropped")
         .unwrap();
     assert_eq!(hold_count, 1);
-    assert!(gone_within(&raw, &name, Duration::from_secs(2)).await);
+    assert!(gone_within(&raw, &name, Duration::from_secs(2))
+        .await
+        .is_some());
     assert_eq!(client.renewed_locks(), 0);
     client.shutdown().await.unwrap();
 }
@@ -89,7 +72,9 @@ async fn dropped_guard_without_waiters_deletes_the_key() {
     drop(guard);
     assert_eq!(client.renewed_locks(), 0);
     // Well before the lease could end it: the background release did.
-    assert!(gone_within(&raw, &name, Duration::from_millis(500)).await);
+    assert!(gone_within(&raw, &name, Duration::from_millis(500))
+        .await
+        .is_some());
     // Stays released: no renewal brings it back, and the lock is free.
     tokio::time::sleep(PERIOD * 2).await;
     assert!(!exists(&raw, &name).await);
@@ -188,7 +173,9 @@ async fn lease_guard_is_lost_when_the_lease_ends() {
     assert!(took >= lease, "lost() completed after {took:?}");
     assert!(guard.is_lost());
     // Redis expires the key at about the same time, never before lost() fired.
-    assert!(gone_within(&raw, &name, Duration::from_millis(500)).await);
+    assert!(gone_within(&raw, &name, Duration::from_millis(500))
+        .await
+        .is_some());
     assert!(matches!(guard.unlock().await, Err(Error::NotOwner { .. })));
     client.shutdown().await.unwrap();
 }

@@ -10,9 +10,7 @@ use support::*;
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::fred::types::Message;
 use redisson_lock::{Error, LockOwner};
-use tokio::sync::broadcast;
 
 /// A Java client's id (`UUID.randomUUID().toString()`), never this crate's.
 const JAVA_UUID: &str = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac";
@@ -78,27 +76,6 @@ async fn java_unlock(raw: &Client, name: &str, thread: u64) -> Value {
     )
     .await
     .unwrap()
-}
-
-async fn listen(server: &RedisServer, channel: &str) -> (Client, broadcast::Receiver<Message>) {
-    let subscriber = server.raw().await;
-    let rx = subscriber.message_rx();
-    subscriber.subscribe(channel).await.unwrap();
-    // fred completes SUBSCRIBE when it is written, not when Redis has processed it; the
-    // reply to a PING on the same connection proves it has.
-    let _: Value = subscriber.ping(None).await.unwrap();
-    (subscriber, rx)
-}
-
-async fn next_payload(
-    rx: &mut broadcast::Receiver<Message>,
-    limit: Duration,
-) -> Option<(String, Vec<u8>)> {
-    let message = tokio::time::timeout(limit, rx.recv()).await.ok()?.unwrap();
-    Some((
-        message.channel.to_string(),
-        message.value.as_bytes().expect("bulk string").to_vec(),
-    ))
 }
 
 /// Writes a Java-held lock the way Redisson does: one field, count 1, a lease.
@@ -183,7 +160,7 @@ async fn a_java_held_lock_blocks_us_and_is_not_ours_to_unlock() {
     let exists: i64 = raw.exists(&name).await.unwrap();
     assert_eq!(exists, 0);
     assert_eq!(
-        next_payload(&mut rx, Duration::from_secs(10)).await,
+        drain_first(&mut rx, Duration::from_secs(10)).await,
         Some((channel(&name), b"0".to_vec()))
     );
     assert!(!lock.force_unlock().await.unwrap());
@@ -295,7 +272,7 @@ async fn a_java_unlock_wakes_our_waiter_and_ours_reaches_java() {
     };
     lock.with_owner(owner).unlock().await.unwrap();
     assert_eq!(
-        next_payload(&mut rx, Duration::from_secs(10)).await,
+        drain_first(&mut rx, Duration::from_secs(10)).await,
         Some((channel(&name), b"0".to_vec()))
     );
     assert_eq!(java_acquire(&raw, &name, 30_000, 7).await, Value::Null);

@@ -8,47 +8,7 @@ use support::*;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::fred::types::Message;
 use redisson_lock::{Error, LockOwner};
-use tokio::sync::broadcast;
-
-/// A raw subscriber on `pattern`: the receiver is taken before `PSUBSCRIBE`, so nothing
-/// published after this returns is missed.
-async fn listen(server: &RedisServer, pattern: &str) -> (Client, broadcast::Receiver<Message>) {
-    let subscriber = server.raw().await;
-    let rx = subscriber.message_rx();
-    subscriber.psubscribe(pattern).await.unwrap();
-    // fred completes PSUBSCRIBE when it is written, not when Redis has processed it; the
-    // reply to a PING on the same connection proves it has.
-    let _: Value = subscriber.ping(None).await.unwrap();
-    (subscriber, rx)
-}
-
-/// Every message that arrives until none has come for `quiet`, as (channel, payload).
-async fn drain(rx: &mut broadcast::Receiver<Message>, quiet: Duration) -> Vec<(String, Vec<u8>)> {
-    let mut seen = Vec::new();
-    while let Ok(message) = tokio::time::timeout(quiet, rx.recv()).await {
-        let message = message.expect("subscriber stream");
-        let payload = message.value.as_bytes().expect("a bulk string").to_vec();
-        seen.push((message.channel.to_string(), payload));
-    }
-    seen
-}
-
-/// The first message within `limit`, then any others until 300 ms of quiet.
-async fn messages(
-    rx: &mut broadcast::Receiver<Message>,
-    limit: Duration,
-) -> Vec<(String, Vec<u8>)> {
-    let mut seen = Vec::new();
-    if let Ok(message) = tokio::time::timeout(limit, rx.recv()).await {
-        let message = message.expect("subscriber stream");
-        let payload = message.value.as_bytes().expect("a bulk string").to_vec();
-        seen.push((message.channel.to_string(), payload));
-        seen.extend(drain(rx, Duration::from_millis(300)).await);
-    }
-    seen
-}
 
 fn pair(field: &str, count: u32) -> Vec<(String, String)> {
     vec![(field.to_string(), count.to_string())]

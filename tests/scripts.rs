@@ -9,50 +9,7 @@ use support::*;
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::fred::types::Message;
 use redisson_lock::{Error, LockOwner, MAX_LEASE};
-use tokio::sync::broadcast;
-
-async fn listen(server: &RedisServer, pattern: &str) -> (Client, broadcast::Receiver<Message>) {
-    let subscriber = server.raw().await;
-    let rx = subscriber.message_rx();
-    subscriber.psubscribe(pattern).await.unwrap();
-    // fred completes PSUBSCRIBE when it is written, not when Redis has processed it; the
-    // reply to a PING on the same connection proves it has.
-    let _: Value = subscriber.ping(None).await.unwrap();
-    (subscriber, rx)
-}
-
-/// Every message that arrives until none has come for `quiet`, as (channel, payload).
-async fn drain(rx: &mut broadcast::Receiver<Message>, quiet: Duration) -> Vec<(String, String)> {
-    let mut seen = Vec::new();
-    while let Ok(message) = tokio::time::timeout(quiet, rx.recv()).await {
-        let message = message.expect("subscriber stream");
-        let payload = message
-            .value
-            .as_str()
-            .expect("a string payload")
-            .to_string();
-        seen.push((message.channel.to_string(), payload));
-    }
-    seen
-}
-
-/// The first message within `limit`, then any others until 500 ms of quiet.
-async fn messages(rx: &mut broadcast::Receiver<Message>, limit: Duration) -> Vec<(String, String)> {
-    let mut seen = Vec::new();
-    if let Ok(message) = tokio::time::timeout(limit, rx.recv()).await {
-        let message = message.expect("subscriber stream");
-        let payload = message
-            .value
-            .as_str()
-            .expect("a string payload")
-            .to_string();
-        seen.push((message.channel.to_string(), payload));
-        seen.extend(drain(rx, Duration::from_millis(500)).await);
-    }
-    seen
-}
 
 fn latch_key(name: &str) -> String {
     format!(
@@ -176,10 +133,7 @@ async fn a_release_repeated_with_the_same_latch_returns_the_first_answer() {
     let seen = messages(&mut rx, Duration::from_secs(10)).await;
     assert_eq!(
         seen,
-        vec![(
-            format!("redisson_lock__channel:{{{name}}}"),
-            "0".to_string()
-        )],
+        vec![(format!("redisson_lock__channel:{{{name}}}"), b"0".to_vec())],
         "exactly one unlock message"
     );
 

@@ -32,25 +32,6 @@ fn field(client: &Client, lock: &redisson_lock::RLock) -> String {
     format!("{}:{}", client.id(), lock.owner())
 }
 
-async fn exists(raw: &fred::prelude::Client, key: &str) -> bool {
-    let n: i64 = raw.exists(key).await.unwrap();
-    n == 1
-}
-
-/// Polls until `key` is gone; returns how long that took, or `None` after `limit`.
-async fn gone_within(raw: &fred::prelude::Client, key: &str, limit: Duration) -> Option<Duration> {
-    let start = Instant::now();
-    loop {
-        if !exists(raw, key).await {
-            return Some(start.elapsed());
-        }
-        if start.elapsed() > limit {
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// Resets `INFO commandstats` after a short pause (so that a renewal round that was
 /// already in flight when the caller's unlock returned is not counted), waits three
 /// renewal periods and more, and returns the script calls seen meanwhile.

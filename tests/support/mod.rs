@@ -250,3 +250,87 @@ where
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// `EXISTS key` as a bool.
+pub async fn exists(raw: &fred::prelude::Client, key: &str) -> bool {
+    let n: i64 = raw.exists(key).await.unwrap();
+    n == 1
+}
+
+/// Polls until `key` is gone; returns how long that took, or `None` after `limit`.
+pub async fn gone_within(
+    raw: &fred::prelude::Client,
+    key: &str,
+    limit: Duration,
+) -> Option<Duration> {
+    let start = Instant::now();
+    loop {
+        if !exists(raw, key).await {
+            return Some(start.elapsed());
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A raw subscriber, the way another program (a Java client) listens: `SUBSCRIBE` to a
+/// channel, or `PSUBSCRIBE` when `target` is a pattern (contains `*`). The receiver is
+/// taken before subscribing, and a `PING` on the same connection proves Redis processed
+/// the subscription (fred completes it when written), so nothing published after this
+/// returns is missed.
+pub async fn listen(
+    server: &RedisServer,
+    target: &str,
+) -> (
+    fred::prelude::Client,
+    tokio::sync::broadcast::Receiver<fred::types::Message>,
+) {
+    let subscriber = server.raw().await;
+    let rx = subscriber.message_rx();
+    if target.contains('*') {
+        subscriber.psubscribe(target).await.unwrap();
+    } else {
+        subscriber.subscribe(target).await.unwrap();
+    }
+    let _: Value = subscriber.ping(None).await.unwrap();
+    (subscriber, rx)
+}
+
+/// Every message that arrives until none has come for `quiet`, as (channel, payload).
+pub async fn drain(
+    rx: &mut tokio::sync::broadcast::Receiver<fred::types::Message>,
+    quiet: Duration,
+) -> Vec<(String, Vec<u8>)> {
+    let mut seen = Vec::new();
+    while let Ok(message) = tokio::time::timeout(quiet, rx.recv()).await {
+        let message = message.expect("subscriber stream");
+        let payload = message.value.as_bytes().expect("a bulk string").to_vec();
+        seen.push((message.channel.to_string(), payload));
+    }
+    seen
+}
+
+/// The first message within `limit`, then any others until 300 ms of quiet.
+pub async fn messages(
+    rx: &mut tokio::sync::broadcast::Receiver<fred::types::Message>,
+    limit: Duration,
+) -> Vec<(String, Vec<u8>)> {
+    let mut seen = drain_first(rx, limit).await.into_iter().collect::<Vec<_>>();
+    if !seen.is_empty() {
+        seen.extend(drain(rx, Duration::from_millis(300)).await);
+    }
+    seen
+}
+
+/// The next message within `limit`, if any, as (channel, payload).
+pub async fn drain_first(
+    rx: &mut tokio::sync::broadcast::Receiver<fred::types::Message>,
+    limit: Duration,
+) -> Option<(String, Vec<u8>)> {
+    let message = tokio::time::timeout(limit, rx.recv()).await.ok()?;
+    let message = message.expect("subscriber stream");
+    let payload = message.value.as_bytes().expect("a bulk string").to_vec();
+    Some((message.channel.to_string(), payload))
+}
