@@ -1,25 +1,25 @@
-//! [`Client`]: one connection to Redis for commands and one for subscriptions, the client
-//! id, the script cache, the subscription registry and the renewal registry.
+//! [`Client`]: connects to Redis, builds the [`LockContext`] its locks share, and hands
+//! out lock handles of every kind.
 //!
-//! Invariants: the client id is fixed for the client's life; background tasks (the
-//! pub/sub loops, the renewal timer, the chore task) end when the client is shut down or
-//! its last handle is dropped, so a dropped client renews nothing.
+//! The client knows the lock kinds (it makes their handles); the lock engine knows only the
+//! context, never the client.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::sync::Arc;
 
-use fred::prelude::{Builder, ClientLike, KeysInterface, Value};
+use fred::prelude::{Builder, ClientLike, Value};
 use fred::types::{ClusterHash, CustomCommand};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::config::{lease_millis, Config, PublishMode};
+use crate::context::{ContextParts, LockContext};
 use crate::error::Result;
-use crate::lock::RLock;
+use crate::lock::{
+    Backoff, Fair, FairLock, Fenced, FencedLock, Lock, NonReentrant, NonReentrantFair,
+    NonReentrantFairLock, NonReentrantLock, RLock, ReadWriteLock, Reentrant, Spin, SpinLock,
+};
 use crate::pubsub::PubSub;
 use crate::renewal::{Renewal, RenewalSettings};
-use crate::scripts::Scripts;
 
 /// A connection to Redis that hands out locks, like a `RedissonClient`.
 ///
@@ -47,27 +47,7 @@ use crate::scripts::Scripts;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Client {
-    inner: Arc<ClientInner>,
-}
-
-#[derive(Debug)]
-pub(crate) struct ClientInner {
-    pub(crate) id: String,
-    pub(crate) redis: fred::prelude::Client,
-    subscriber: fred::prelude::Client,
-    pub(crate) pubsub: Arc<PubSub>,
-    pub(crate) renewal: Arc<Renewal>,
-    pub(crate) scripts: Arc<Scripts>,
-    /// `"PUBLISH"` or `"SPUBLISH"`, passed into the scripts that notify waiters.
-    pub(crate) publish_command: &'static str,
-    pub(crate) watchdog_ms: u64,
-    pub(crate) config: Config,
-    /// Dropped guards' locks (each acting as its owner), released by the chore task.
-    releases: mpsc::UnboundedSender<RLock>,
-    /// Answered unlock latches waiting for the next batched `UNLINK`.
-    latches: Arc<LatchQueue>,
-    shutdown: watch::Sender<bool>,
-    closed: AtomicBool,
+    inner: Arc<LockContext>,
 }
 
 impl Client {
@@ -126,12 +106,10 @@ impl Client {
         };
         let (shutdown, shutdown_rx) = watch::channel(false);
         let pubsub = PubSub::start(subscriber.clone(), sharded, shutdown_rx.clone());
-        let scripts = Arc::new(Scripts::new());
         let renewal = Arc::new(Renewal::default());
         let watchdog_ms = lease_millis(config.watchdog_timeout)?;
         tokio::spawn(renewal.clone().run(
             redis.clone(),
-            scripts.clone(),
             RenewalSettings {
                 period: config.watchdog_timeout / 3,
                 lease_ms: watchdog_ms,
@@ -141,24 +119,17 @@ impl Client {
             },
             shutdown_rx,
         ));
-        let (releases, releases_rx) = mpsc::unbounded_channel();
-        let latches = Arc::new(LatchQueue::default());
-        let inner = Arc::new(ClientInner {
+        let inner = LockContext::start(ContextParts {
             id,
             redis,
             subscriber,
             pubsub,
             renewal,
-            scripts,
             publish_command: if sharded { "SPUBLISH" } else { "PUBLISH" },
             watchdog_ms,
             config,
-            releases,
-            latches: latches.clone(),
             shutdown,
-            closed: AtomicBool::new(false),
         });
-        tokio::spawn(chore_loop(Arc::downgrade(&inner), latches, releases_rx));
         tracing::info!(client_id = %inner.id, sharded, "redisson-lock client connected");
         Ok(Client { inner })
     }
@@ -196,7 +167,134 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub fn get_lock(&self, name: impl Into<String>) -> RLock {
-        RLock::new(self.inner.clone(), name.into())
+        Lock::new(self.inner.clone(), name.into(), Reentrant)
+    }
+
+    /// A handle to the fair lock `name`: waiters get it in the order they asked, across
+    /// processes and Java clients. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getFairLock(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_fair_lock("tickets");
+    /// lock.lock().await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_fair_lock(&self, name: impl Into<String>) -> FairLock {
+        Lock::new(self.inner.clone(), name.into(), Fair)
+    }
+
+    /// A handle to the read-write lock `name`; take its halves with
+    /// [`ReadWriteLock::read_lock`] and [`ReadWriteLock::write_lock`]. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getReadWriteLock(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let rw = client.get_read_write_lock("catalog");
+    /// rw.read_lock().lock().await?;
+    /// rw.read_lock().unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_read_write_lock(&self, name: impl Into<String>) -> ReadWriteLock {
+        ReadWriteLock::new(self.inner.clone(), name.into())
+    }
+
+    /// A handle to the fenced lock `name`: every acquisition draws a fencing token. No
+    /// I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getFencedLock(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_fenced_lock("ledger");
+    /// let token = lock.lock_and_get_token().await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_fenced_lock(&self, name: impl Into<String>) -> FencedLock {
+        Lock::new(self.inner.clone(), name.into(), Fenced)
+    }
+
+    /// A handle to the spin lock `name`, polling with Redisson's default exponential
+    /// back-off (1 ms doubling up to 128 ms). No pub/sub. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getSpinLock(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_spin_lock("jobs");
+    /// lock.lock().await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_spin_lock(&self, name: impl Into<String>) -> SpinLock {
+        self.get_spin_lock_with(name, Backoff::default())
+    }
+
+    /// A handle to the spin lock `name` with a back-off of your choice.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getSpinLock(String name, LockOptions.BackOff backOff)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// use redisson_lock::Backoff;
+    /// let lock = client.get_spin_lock_with("jobs", Backoff::constant(Backoff::DEFAULT_CONSTANT)?);
+    /// lock.lock().await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_spin_lock_with(&self, name: impl Into<String>, backoff: Backoff) -> SpinLock {
+        Lock::new(self.inner.clone(), name.into(), Spin::new(backoff))
+    }
+
+    /// A handle to the non-reentrant lock `name` (Redisson 4.4+): the holder asking again
+    /// gets [`Error::NonReentrant`](crate::Error::NonReentrant) from `lock()` and `false`
+    /// from `try_lock*`. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getNonReentrantLock(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_non_reentrant_lock("batch");
+    /// lock.lock().await?;
+    /// assert!(!lock.try_lock().await?);
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_non_reentrant_lock(&self, name: impl Into<String>) -> NonReentrantLock {
+        Lock::new(self.inner.clone(), name.into(), NonReentrant)
+    }
+
+    /// A handle to the non-reentrant fair lock `name` (Redisson 4.4+). No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getNonReentrantFairLock(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_non_reentrant_fair_lock("tickets");
+    /// lock.lock().await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_non_reentrant_fair_lock(&self, name: impl Into<String>) -> NonReentrantFairLock {
+        Lock::new(self.inner.clone(), name.into(), NonReentrantFair)
     }
 
     /// The configuration this client was connected with.
@@ -246,7 +344,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn shutdown(&self) -> Result<()> {
-        if self.inner.closed.swap(true, Ordering::AcqRel) {
+        if self.inner.close() {
             return Ok(());
         }
         tracing::info!(client_id = %self.inner.id, "shutting down");
@@ -298,42 +396,6 @@ impl Client {
     }
 }
 
-impl ClientInner {
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-
-    /// Queues an answered unlock latch for deletion. Wakes the chore task only for the
-    /// first latch of a batch, so an unlock costs no task wake-up of its own.
-    pub(crate) fn delete_latch_later(&self, latch: String) {
-        self.latches.push(latch);
-    }
-
-    /// Queues the release of a dropped guard's hold (a synchronous hand-off).
-    pub(crate) fn release_later(&self, lock: RLock) {
-        // Fails only when the chore task is gone, i.e. the client is going away; the
-        // lease then ends the lock.
-        let _ = self.releases.send(lock);
-    }
-}
-
-impl Drop for ClientInner {
-    fn drop(&mut self) {
-        let _ = self.shutdown.send(true);
-        if self.closed.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let redis = self.redis.clone();
-            let subscriber = self.subscriber.clone();
-            runtime.spawn(async move {
-                let _ = redis.quit().await;
-                let _ = subscriber.quit().await;
-            });
-        }
-    }
-}
-
 /// Java Redisson's probe: a server that answers `PUBSUB SHARDNUMSUB` has sharded pub/sub.
 async fn supports_sharded_pubsub(redis: &fred::prelude::Client) -> bool {
     let probe = CustomCommand::new_static("PUBSUB", ClusterHash::Random, false);
@@ -341,117 +403,4 @@ async fn supports_sharded_pubsub(redis: &fred::prelude::Client) -> bool {
         .custom::<Value, _>(probe, vec!["SHARDNUMSUB", "0"])
         .await
         .is_ok()
-}
-
-/// How long answered unlock latches wait to be deleted together: at most one `UNLINK`
-/// per this period, instead of a command and a task wake-up per unlock; the latch's own
-/// TTL is far longer.
-const LATCH_FLUSH_DELAY: Duration = Duration::from_millis(50);
-
-/// Answered unlock latches waiting to be deleted together.
-#[derive(Debug, Default)]
-pub(crate) struct LatchQueue {
-    pending: std::sync::Mutex<Vec<String>>,
-    /// Woken when `pending` goes from empty to non-empty.
-    first: tokio::sync::Notify,
-}
-
-impl LatchQueue {
-    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
-        // Each critical section is one Vec operation: a poisoned lock is still consistent.
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Queues a latch; wakes the chore task only for the first latch of a batch.
-    fn push(&self, latch: String) {
-        let first = {
-            let mut pending = self.pending();
-            pending.push(latch);
-            pending.len() == 1
-        };
-        if first {
-            self.first.notify_one();
-        }
-    }
-
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.pending())
-    }
-
-    /// Completes once at least one latch is queued.
-    async fn wait_for_first(&self) {
-        let first = self.first.notified();
-        tokio::pin!(first);
-        first.as_mut().enable();
-        if self.pending().is_empty() {
-            first.await;
-        }
-    }
-}
-
-/// Releases dropped guards' locks at once, and deletes answered unlock latches in
-/// batches (see [`LATCH_FLUSH_DELAY`]). Ends when the client is dropped (every chore
-/// sender is gone) or shut down.
-async fn chore_loop(
-    client: Weak<ClientInner>,
-    latches: Arc<LatchQueue>,
-    mut releases: mpsc::UnboundedReceiver<RLock>,
-) {
-    // When the queued latches are due; `None` while the queue is (believed) empty.
-    let mut flush_at: Option<tokio::time::Instant> = None;
-    loop {
-        let latch_timer = async {
-            match flush_at {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => latches.wait_for_first().await,
-            }
-        };
-        tokio::select! {
-            lock = releases.recv() => {
-                let Some(lock) = lock else {
-                    return; // every sender is gone: the client was dropped
-                };
-                if client.upgrade().is_some_and(|c| !c.is_closed()) {
-                    tokio::spawn(lock.release_dropped());
-                }
-            }
-            () = latch_timer => {
-                if flush_at.is_none() {
-                    flush_at = Some(tokio::time::Instant::now() + LATCH_FLUSH_DELAY);
-                    continue;
-                }
-                flush_at = None;
-                let batch = latches.take();
-                match client.upgrade() {
-                    Some(client) if !client.is_closed() => delete_latches(&client, batch).await,
-                    Some(_) => {}
-                    None => return,
-                }
-            }
-        }
-    }
-}
-
-/// `UNLINK`s latches, one command per hash slot on a cluster.
-async fn delete_latches(client: &ClientInner, latches: Vec<String>) {
-    let groups: Vec<Vec<String>> = if client.config.redis.server.is_clustered() {
-        let mut by_slot: std::collections::BTreeMap<u16, Vec<String>> = Default::default();
-        for key in latches {
-            by_slot
-                .entry(fred::util::redis_keyslot(key.as_bytes()))
-                .or_default()
-                .push(key);
-        }
-        by_slot.into_values().collect()
-    } else {
-        vec![latches]
-    };
-    let deletes = groups
-        .into_iter()
-        .map(|keys| async move { client.redis.unlink::<i64, _>(keys).await });
-    for result in futures::future::join_all(deletes).await {
-        if let Err(error) = result {
-            tracing::debug!(%error, "could not delete unlock latches; they expire on their own");
-        }
-    }
 }

@@ -23,6 +23,10 @@ pub const DEFAULT_SUBSCRIPTION_TIMEOUT: Duration = Duration::from_millis(7_500);
 /// retried (Redisson's 3.24 default, `(3000 + 1500) × 3`).
 pub const DEFAULT_UNLOCK_LATCH_TTL: Duration = Duration::from_millis(13_500);
 
+/// Redisson's `fairLockWaitTimeout`: how long a queued fair-lock waiter's slot is
+/// reserved beyond its predecessor's when the caller waits without a bound.
+pub const DEFAULT_FAIR_LOCK_WAIT_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The largest lease Redis accepts without overflowing its expiry clock, with room to
 /// spare: about 146,000 years.
 pub const MAX_LEASE: Duration = Duration::from_millis(1 << 52);
@@ -83,6 +87,7 @@ pub struct Config {
     pub(crate) response_timeout: Duration,
     pub(crate) subscription_timeout: Duration,
     pub(crate) unlock_latch_ttl: Duration,
+    pub(crate) fair_lock_wait_timeout: Duration,
     pub(crate) client_id: Option<Uuid>,
 }
 
@@ -147,6 +152,19 @@ impl Config {
         self.publish_mode
     }
 
+    /// How long a queued fair-lock waiter's slot is reserved when the caller waits
+    /// without a bound (Redisson's `fairLockWaitTimeout`, default 5 min). A waiter with a
+    /// wait budget reserves its budget instead.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.fair_lock_wait_timeout(), redisson_lock::DEFAULT_FAIR_LOCK_WAIT_TIMEOUT);
+    /// ```
+    pub fn fair_lock_wait_timeout(&self) -> Duration {
+        self.fair_lock_wait_timeout
+    }
+
     /// The fred configuration the client connects with.
     ///
     /// # Examples
@@ -182,6 +200,7 @@ pub struct ConfigBuilder {
     response_timeout: Duration,
     subscription_timeout: Duration,
     unlock_latch_ttl: Duration,
+    fair_lock_wait_timeout: Duration,
     client_id: Option<Uuid>,
 }
 
@@ -199,6 +218,7 @@ impl Default for ConfigBuilder {
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             subscription_timeout: DEFAULT_SUBSCRIPTION_TIMEOUT,
             unlock_latch_ttl: DEFAULT_UNLOCK_LATCH_TTL,
+            fair_lock_wait_timeout: DEFAULT_FAIR_LOCK_WAIT_TIMEOUT,
             client_id: None,
         }
     }
@@ -262,6 +282,14 @@ impl ConfigBuilder {
         self
     }
 
+    /// How long a queued fair-lock waiter's slot is reserved when the caller waits
+    /// without a bound (Redisson's `fairLockWaitTimeout`, default 5 min): a waiter whose
+    /// process died leaves the queue after this. Set it to what your Java apps use.
+    pub fn fair_lock_wait_timeout(mut self, timeout: Duration) -> Self {
+        self.fair_lock_wait_timeout = timeout;
+        self
+    }
+
     /// Use this client id instead of a fresh random one. Two live clients must never share
     /// an id; this exists for tests and for restarting a process that must release the
     /// locks its previous incarnation held.
@@ -276,7 +304,7 @@ impl ConfigBuilder {
     /// [`Error::InvalidArgument`] when no URL or fred config was given, the URL does not
     /// parse, or a setting is out of range (a watchdog timeout under 3 ms or above
     /// [`MAX_LEASE`], a batch size of 0, a zero response or subscription timeout, a latch
-    /// TTL under 1 ms).
+    /// TTL or fair-lock wait timeout under 1 ms).
     pub fn build(self) -> Result<Config> {
         let redis = match (self.redis, self.url) {
             (Some(config), _) => config,
@@ -303,6 +331,13 @@ impl ConfigBuilder {
                 "unlock latch TTL must be between 1 ms and MAX_LEASE",
             ));
         }
+        if self.fair_lock_wait_timeout < Duration::from_millis(1)
+            || self.fair_lock_wait_timeout > MAX_LEASE
+        {
+            return Err(Error::invalid(
+                "fair lock wait timeout must be between 1 ms and MAX_LEASE",
+            ));
+        }
         Ok(Config {
             redis,
             reconnect: self.reconnect,
@@ -312,6 +347,7 @@ impl ConfigBuilder {
             response_timeout: self.response_timeout,
             subscription_timeout: self.subscription_timeout,
             unlock_latch_ttl: self.unlock_latch_ttl,
+            fair_lock_wait_timeout: self.fair_lock_wait_timeout,
             client_id: self.client_id,
         })
     }

@@ -43,6 +43,24 @@ pub enum Error {
         owner: LockOwner,
     },
 
+    /// The caller already holds this non-reentrant lock and asked for it again (Redisson
+    /// 4.4's non-reentrant locks). The text is Redisson's.
+    #[error("Lock '{name}' is non-reentrant and is already held by thread {owner}")]
+    NonReentrant {
+        /// The lock's name.
+        name: String,
+        /// The owner that holds it and asked again.
+        owner: LockOwner,
+    },
+
+    /// A fenced lock's token key (`redisson_lock_token:{N}`) holds something other than
+    /// an integer; nothing was written.
+    #[error("fencing token key `{key}` does not hold an integer")]
+    BadToken {
+        /// The token key.
+        key: String,
+    },
+
     /// A wait that has no way to return `false` ran out of time, for example the
     /// subscription a blocking [`lock`](crate::RLock::lock) needs was not confirmed within
     /// [`ConfigBuilder::subscription_timeout`](crate::ConfigBuilder::subscription_timeout).

@@ -63,9 +63,9 @@
 
 mod client;
 mod config;
+mod context;
 mod detach;
 mod error;
-mod guard;
 mod lock;
 mod names;
 mod owner;
@@ -75,12 +75,16 @@ mod scripts;
 
 pub use client::Client;
 pub use config::{
-    Config, ConfigBuilder, PublishMode, DEFAULT_RENEWAL_BATCH_SIZE, DEFAULT_RESPONSE_TIMEOUT,
-    DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL, DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
+    Config, ConfigBuilder, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RENEWAL_BATCH_SIZE,
+    DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
+    DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
 };
 pub use error::{Error, Result};
-pub use guard::LockGuard;
-pub use lock::RLock;
+pub use lock::{
+    Backoff, Fair, FairLock, Fenced, FencedLock, Lock, LockGuard, LockKind, NonReentrant,
+    NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, Read, ReadLock, ReadWriteLock,
+    Reentrant, Spin, SpinLock, Write, WriteLock,
+};
 pub use owner::LockOwner;
 
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
@@ -91,13 +95,72 @@ pub use fred;
 /// inspect them (for example to check them against a Java client's behaviour).
 pub mod lua {
     /// `lua/lock_acquire.lua`.
-    pub const LOCK_ACQUIRE: &str = crate::scripts::LOCK_ACQUIRE;
+    pub const LOCK_ACQUIRE: &str = crate::lock::reentrant::LOCK_ACQUIRE;
     /// `lua/lock_release.lua`.
-    pub const LOCK_RELEASE: &str = crate::scripts::LOCK_RELEASE;
+    pub const LOCK_RELEASE: &str = crate::lock::reentrant::LOCK_RELEASE;
     /// `lua/lock_force_release.lua`.
-    pub const LOCK_FORCE_RELEASE: &str = crate::scripts::LOCK_FORCE_RELEASE;
+    pub const LOCK_FORCE_RELEASE: &str = crate::lock::reentrant::LOCK_FORCE_RELEASE;
     /// `lua/lock_renew.lua`.
-    pub const LOCK_RENEW: &str = crate::scripts::LOCK_RENEW;
+    pub const LOCK_RENEW: &str = crate::renewal::LOCK_RENEW;
+    /// `lua/rw_read_renew.lua`.
+    pub const RW_READ_RENEW: &str = crate::renewal::RW_READ_RENEW;
+    /// `lua/fair_acquire.lua`.
+    pub const FAIR_ACQUIRE: &str = crate::lock::fair::FAIR_ACQUIRE;
+    /// `lua/fair_try_acquire.lua`.
+    pub const FAIR_TRY_ACQUIRE: &str = crate::lock::fair::FAIR_TRY_ACQUIRE;
+    /// `lua/fair_release.lua`.
+    pub const FAIR_RELEASE: &str = crate::lock::fair::FAIR_RELEASE;
+    /// `lua/fair_force_release.lua`.
+    pub const FAIR_FORCE_RELEASE: &str = crate::lock::fair::FAIR_FORCE_RELEASE;
+    /// `lua/fair_acquire_failed.lua`.
+    pub const FAIR_ACQUIRE_FAILED: &str = crate::lock::fair::FAIR_ACQUIRE_FAILED;
+    /// `lua/rw_read_acquire.lua`.
+    pub const RW_READ_ACQUIRE: &str = crate::lock::read_write::RW_READ_ACQUIRE;
+    /// `lua/rw_read_release.lua`.
+    pub const RW_READ_RELEASE: &str = crate::lock::read_write::RW_READ_RELEASE;
+    /// `lua/rw_read_force_release.lua`.
+    pub const RW_READ_FORCE_RELEASE: &str = crate::lock::read_write::RW_READ_FORCE_RELEASE;
+    /// `lua/rw_read_is_locked.lua`.
+    pub const RW_READ_IS_LOCKED: &str = crate::lock::read_write::RW_READ_IS_LOCKED;
+    /// `lua/rw_write_acquire.lua`.
+    pub const RW_WRITE_ACQUIRE: &str = crate::lock::read_write::RW_WRITE_ACQUIRE;
+    /// `lua/rw_write_release.lua`.
+    pub const RW_WRITE_RELEASE: &str = crate::lock::read_write::RW_WRITE_RELEASE;
+    /// `lua/rw_write_force_release.lua`.
+    pub const RW_WRITE_FORCE_RELEASE: &str = crate::lock::read_write::RW_WRITE_FORCE_RELEASE;
+    /// `lua/fenced_acquire.lua`.
+    pub const FENCED_ACQUIRE: &str = crate::lock::fenced::FENCED_ACQUIRE;
+    /// `lua/nonreentrant_acquire.lua`.
+    pub const NONREENTRANT_ACQUIRE: &str = crate::lock::non_reentrant::NONREENTRANT_ACQUIRE;
+    /// `lua/spin_release.lua`.
+    pub const SPIN_RELEASE: &str = crate::lock::spin::SPIN_RELEASE;
+    /// `lua/spin_force_release.lua`.
+    pub const SPIN_FORCE_RELEASE: &str = crate::lock::spin::SPIN_FORCE_RELEASE;
+
+    /// Every script above.
+    pub const ALL: &[&str] = &[
+        LOCK_ACQUIRE,
+        LOCK_RELEASE,
+        LOCK_FORCE_RELEASE,
+        LOCK_RENEW,
+        RW_READ_RENEW,
+        FAIR_ACQUIRE,
+        FAIR_TRY_ACQUIRE,
+        FAIR_RELEASE,
+        FAIR_FORCE_RELEASE,
+        FAIR_ACQUIRE_FAILED,
+        RW_READ_ACQUIRE,
+        RW_READ_RELEASE,
+        RW_READ_FORCE_RELEASE,
+        RW_READ_IS_LOCKED,
+        RW_WRITE_ACQUIRE,
+        RW_WRITE_RELEASE,
+        RW_WRITE_FORCE_RELEASE,
+        FENCED_ACQUIRE,
+        NONREENTRANT_ACQUIRE,
+        SPIN_RELEASE,
+        SPIN_FORCE_RELEASE,
+    ];
 }
 
 #[cfg(test)]

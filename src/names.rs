@@ -18,6 +18,37 @@ pub(crate) fn lock_channel(name: &str) -> String {
     format!("redisson_lock__channel:{}", hash_tag(name))
 }
 
+/// The fair lock's wait queue: `redisson_lock_queue:{N}`.
+pub(crate) fn fair_queue(name: &str) -> String {
+    format!("redisson_lock_queue:{}", hash_tag(name))
+}
+
+/// The fair lock's waiter deadlines: `redisson_lock_timeout:{N}`.
+pub(crate) fn fair_timeouts(name: &str) -> String {
+    format!("redisson_lock_timeout:{}", hash_tag(name))
+}
+
+/// One fair-lock waiter's channel: `redisson_lock__channel:{N}:<client-uuid>:<owner>`.
+pub(crate) fn fair_waiter_channel(name: &str, field: &str) -> String {
+    format!("{}:{field}", lock_channel(name))
+}
+
+/// The read-write lock's channel: `redisson_rwlock:{N}`.
+pub(crate) fn rwlock_channel(name: &str) -> String {
+    format!("redisson_rwlock:{}", hash_tag(name))
+}
+
+/// The prefix of one read holder's per-hold timeout keys:
+/// `{N}:<client-uuid>:<owner>:rwlock_timeout` (hold `k` is this `:k`).
+pub(crate) fn read_timeout_prefix(name: &str, field: &str) -> String {
+    format!("{}:{field}:rwlock_timeout", hash_tag(name))
+}
+
+/// The fenced lock's token counter: `redisson_lock_token:{N}`.
+pub(crate) fn fencing_token(name: &str) -> String {
+    format!("redisson_lock_token:{}", hash_tag(name))
+}
+
 /// The unlock latch of one unlock call: `redisson_unlock_latch:{N}:<request-id>`.
 pub(crate) fn unlock_latch(name: &str, request_id: &str) -> String {
     format!("redisson_unlock_latch:{}:{request_id}", hash_tag(name))
@@ -37,6 +68,19 @@ mod tests {
         assert_eq!(lock_channel("orders"), "redisson_lock__channel:{orders}");
         assert_eq!(lock_channel("a{b}c"), "redisson_lock__channel:a{b}c");
         assert_eq!(unlock_latch("x", "ab"), "redisson_unlock_latch:{x}:ab");
+        assert_eq!(fair_queue("n"), "redisson_lock_queue:{n}");
+        assert_eq!(fair_timeouts("n"), "redisson_lock_timeout:{n}");
+        assert_eq!(
+            fair_waiter_channel("n", "u:1"),
+            "redisson_lock__channel:{n}:u:1"
+        );
+        assert_eq!(rwlock_channel("n"), "redisson_rwlock:{n}");
+        assert_eq!(read_timeout_prefix("n", "u:1"), "{n}:u:1:rwlock_timeout");
+        assert_eq!(
+            read_timeout_prefix("a{b}", "u:1"),
+            "a{b}:u:1:rwlock_timeout"
+        );
+        assert_eq!(fencing_token("n"), "redisson_lock_token:{n}");
         assert_eq!(
             owner_field(
                 "6e3d30b7-83b1-433a-9335-5e8b9916d3ac",

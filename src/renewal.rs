@@ -15,14 +15,39 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::Duration;
 
 use fred::prelude::Value;
 use tokio::sync::{watch, Notify};
 
-use crate::owner::LockOwner;
-use crate::scripts::{Resend, Scripts};
+use crate::scripts::{Resend, Script};
+
+/// `lua/lock_renew.lua`: the watchdog's batched renewal of owner fields.
+pub(crate) const LOCK_RENEW: &str = include_str!("../lua/lock_renew.lua");
+/// `lua/rw_read_renew.lua`: the watchdog's batched renewal of read holds.
+pub(crate) const RW_READ_RENEW: &str = include_str!("../lua/rw_read_renew.lua");
+
+static RENEW_FIELDS: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_RENEW));
+static RENEW_READ_HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(RW_READ_RENEW));
+
+/// What the watchdog renews for one (lock, owner).
+#[derive(Debug, Clone)]
+pub(crate) enum Renewable {
+    /// The lock's hash while `field` is in it (RLock, fair, fenced, spin, write locks).
+    Field { field: String },
+    /// A read lock's holds of `field`: each hold's timeout key under `key_prefix`, and
+    /// the hash (Redisson 4.4+'s read renewal, which renews only its own holds).
+    ReadHolds { field: String, key_prefix: String },
+}
+
+impl Renewable {
+    fn field(&self) -> &str {
+        match self {
+            Renewable::Field { field } | Renewable::ReadHolds { field, .. } => field,
+        }
+    }
+}
 
 /// Tells the holders of one lock that it was lost. Fires once, for good.
 #[derive(Debug, Default)]
@@ -59,9 +84,11 @@ impl LostSignal {
 #[derive(Debug)]
 struct Held {
     /// The lock name and the owner field as ready-made, reference-counted script
-    /// arguments, and the name's hash slot: a renewal round copies nothing per lock.
+    /// arguments (and a read lock's key prefix), and the name's hash slot: a renewal
+    /// round copies nothing per lock.
     key: Value,
     field: Value,
+    key_prefix: Option<Value>,
     slot: u16,
     holds: u32,
     lost: Arc<LostSignal>,
@@ -72,11 +99,13 @@ struct Renewing {
     hold: HoldKey,
     key: Value,
     field: Value,
+    key_prefix: Option<Value>,
     slot: u16,
     lost: Arc<LostSignal>,
 }
 
-type HoldKey = (Arc<str>, LockOwner);
+/// A lock name and the owner field that holds it.
+type HoldKey = (Arc<str>, Arc<str>);
 
 /// What the renewal task needs besides the registry.
 #[derive(Debug, Clone)]
@@ -106,20 +135,25 @@ impl Renewal {
     }
 
     /// Registers one watchdog hold; returns the lock's loss signal.
-    pub(crate) fn add_hold(
-        &self,
-        name: &Arc<str>,
-        owner: LockOwner,
-        field: String,
-    ) -> Arc<LostSignal> {
+    pub(crate) fn add_hold(&self, name: &Arc<str>, renewable: Renewable) -> Arc<LostSignal> {
         let mut held = self.held();
         let was_empty = held.is_empty();
-        let entry = held.entry((name.clone(), owner)).or_insert_with(|| Held {
-            key: Value::from(&**name),
-            field: Value::from(field),
-            slot: fred::util::redis_keyslot(name.as_bytes()),
-            holds: 0,
-            lost: Arc::default(),
+        let hold_key: HoldKey = (name.clone(), Arc::from(renewable.field()));
+        let entry = held.entry(hold_key).or_insert_with(|| {
+            let (field, key_prefix) = match renewable {
+                Renewable::Field { field } => (field, None),
+                Renewable::ReadHolds { field, key_prefix } => {
+                    (field, Some(Value::from(key_prefix)))
+                }
+            };
+            Held {
+                key: Value::from(&**name),
+                field: Value::from(field),
+                key_prefix,
+                slot: fred::util::redis_keyslot(name.as_bytes()),
+                holds: 0,
+                lost: Arc::default(),
+            }
         });
         entry.holds += 1;
         let lost = entry.lost.clone();
@@ -131,16 +165,16 @@ impl Renewal {
     }
 
     /// The loss signal of a registered hold, if any.
-    pub(crate) fn signal(&self, name: &Arc<str>, owner: LockOwner) -> Option<Arc<LostSignal>> {
+    pub(crate) fn signal(&self, name: &Arc<str>, field: &str) -> Option<Arc<LostSignal>> {
         self.held()
-            .get(&(name.clone(), owner))
+            .get(&(name.clone(), Arc::from(field)))
             .map(|h| h.lost.clone())
     }
 
     /// Removes one hold; the lock stops being renewed with its owner's last one.
-    pub(crate) fn remove_hold(&self, name: &Arc<str>, owner: LockOwner) {
+    pub(crate) fn remove_hold(&self, name: &Arc<str>, field: &str) {
         let mut held = self.held();
-        let key = (name.clone(), owner);
+        let key: HoldKey = (name.clone(), Arc::from(field));
         if let Some(entry) = held.get_mut(&key) {
             entry.holds = entry.holds.saturating_sub(1);
             if entry.holds == 0 {
@@ -186,6 +220,7 @@ impl Renewal {
                 hold: k.clone(),
                 key: h.key.clone(),
                 field: h.field.clone(),
+                key_prefix: h.key_prefix.clone(),
                 slot: h.slot,
                 lost: h.lost.clone(),
             })
@@ -196,7 +231,6 @@ impl Renewal {
     pub(crate) async fn run(
         self: Arc<Self>,
         redis: fred::prelude::Client,
-        scripts: Arc<Scripts>,
         settings: RenewalSettings,
         mut shutdown: watch::Receiver<bool>,
     ) {
@@ -219,27 +253,26 @@ impl Renewal {
                 _ = shutdown.changed() => return,
             }
             tokio::select! {
-                _ = self.renew_once(&redis, &scripts, &settings) => {}
+                _ = self.renew_once(&redis, &settings) => {}
                 _ = shutdown.changed() => return,
             }
         }
     }
 
     /// One renewal round: every registered lock, in batches.
-    async fn renew_once(
-        &self,
-        redis: &fred::prelude::Client,
-        scripts: &Scripts,
-        settings: &RenewalSettings,
-    ) {
+    async fn renew_once(&self, redis: &fred::prelude::Client, settings: &RenewalSettings) {
         let snapshot = self.snapshot();
         if snapshot.is_empty() {
             return;
         }
-        let mut groups: BTreeMap<u16, Vec<Renewing>> = BTreeMap::new();
+        // One group per (slot, script): read holds go to their own script.
+        let mut groups: BTreeMap<(u16, bool), Vec<Renewing>> = BTreeMap::new();
         for item in snapshot {
             let slot = if settings.clustered { item.slot } else { 0 };
-            groups.entry(slot).or_default().push(item);
+            groups
+                .entry((slot, item.key_prefix.is_some()))
+                .or_default()
+                .push(item);
         }
         let lease = Value::from(settings.lease_ms as i64);
         let batches = groups
@@ -249,20 +282,32 @@ impl Renewal {
                     .chunks(settings.batch_size.max(1))
                     .map(move |batch| (*slot, batch))
             })
-            .map(|(slot, batch)| {
+            .map(|((slot, read_holds), batch)| {
                 let lease = lease.clone();
                 async move {
-                    let reply = scripts
-                        .renew
+                    let script: &Script = if read_holds {
+                        &RENEW_READ_HOLDS
+                    } else {
+                        &RENEW_FIELDS
+                    };
+                    let reply = script
                         .run_in_slot(
                             redis,
                             slot,
                             Resend::Allowed,
                             settings.response_timeout,
                             |call| {
-                                call.reserve(2 + 2 * batch.len());
-                                call.push(Value::from(batch.len() as i64));
-                                call.extend(batch.iter().map(|r| r.key.clone()));
+                                call.reserve(2 + 3 * batch.len());
+                                if read_holds {
+                                    call.push(Value::from(2 * batch.len() as i64));
+                                    for r in batch {
+                                        call.push(r.key.clone());
+                                        call.push(r.key_prefix.clone().unwrap_or(Value::Null));
+                                    }
+                                } else {
+                                    call.push(Value::from(batch.len() as i64));
+                                    call.extend(batch.iter().map(|r| r.key.clone()));
+                                }
                                 call.push(lease.clone());
                                 call.extend(batch.iter().map(|r| r.field.clone()));
                             },

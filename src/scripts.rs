@@ -1,4 +1,4 @@
-//! The Lua scripts of `lua/`, their SHA-1s, and how they are sent.
+//! How the Lua scripts of `lua/` are sent (each kind keeps its own scripts).
 //!
 //! Invariants: a script goes as `EVALSHA`; a `NOSCRIPT` answer (after a restart, a
 //! failover or `SCRIPT FLUSH`) is answered by sending the same call once as `EVAL`, which
@@ -11,15 +11,6 @@ use std::time::Duration;
 
 use fred::prelude::{ClientLike, Options, Value};
 use fred::types::{ClusterHash, CustomCommand};
-
-/// `lua/lock_acquire.lua`: take or re-enter a lock.
-pub(crate) const LOCK_ACQUIRE: &str = include_str!("../lua/lock_acquire.lua");
-/// `lua/lock_release.lua`: give back one hold, with the unlock latch.
-pub(crate) const LOCK_RELEASE: &str = include_str!("../lua/lock_release.lua");
-/// `lua/lock_force_release.lua`: delete a lock whoever holds it.
-pub(crate) const LOCK_FORCE_RELEASE: &str = include_str!("../lua/lock_force_release.lua");
-/// `lua/lock_renew.lua`: the watchdog's batched renewal.
-pub(crate) const LOCK_RENEW: &str = include_str!("../lua/lock_renew.lua");
 
 /// Whether fred may write a script again after a reconnect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +32,7 @@ pub(crate) struct Script {
 }
 
 impl Script {
-    fn new(body: &'static str) -> Self {
+    pub(crate) fn new(body: &'static str) -> Self {
         let sha = fred::util::sha1_hash(body);
         Script {
             sha_arg: Value::from(sha.as_str()),
@@ -133,26 +124,6 @@ impl Script {
     }
 }
 
-/// The four lock scripts, hashed once per client.
-#[derive(Debug)]
-pub(crate) struct Scripts {
-    pub(crate) acquire: Script,
-    pub(crate) release: Script,
-    pub(crate) force_release: Script,
-    pub(crate) renew: Script,
-}
-
-impl Scripts {
-    pub(crate) fn new() -> Self {
-        Scripts {
-            acquire: Script::new(LOCK_ACQUIRE),
-            release: Script::new(LOCK_RELEASE),
-            force_release: Script::new(LOCK_FORCE_RELEASE),
-            renew: Script::new(LOCK_RENEW),
-        }
-    }
-}
-
 /// The one place that reads `NOSCRIPT` out of an error's text.
 fn is_noscript(error: &fred::error::Error) -> bool {
     error.details().starts_with("NOSCRIPT")
@@ -187,13 +158,11 @@ mod tests {
 
     #[test]
     fn scripts_have_distinct_shas() {
-        let s = Scripts::new();
-        let shas = [
-            s.acquire.sha(),
-            s.release.sha(),
-            s.force_release.sha(),
-            s.renew.sha(),
-        ];
+        let bodies = crate::lua::ALL;
+        let shas: Vec<String> = bodies
+            .iter()
+            .map(|b| Script::new(b).sha().to_owned())
+            .collect();
         for (i, a) in shas.iter().enumerate() {
             assert_eq!(a.len(), 40);
             for b in &shas[i + 1..] {

@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use super::{Acquired, Lock, LockKind, Reentrant};
 use crate::error::Result;
-use crate::lock::{Acquired, RLock};
 use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
 
-/// One hold of an [`RLock`], from [`RLock::acquire`] and its siblings.
+/// One hold of a [`Lock`] of any kind, from [`Lock::acquire`] and its siblings.
 ///
 /// The main way out is [`LockGuard::unlock`], which returns the result of the unlock.
 /// While held, [`LockGuard::lost`] completes if the lock stops protecting you:
@@ -49,29 +49,46 @@ use crate::renewal::LostSignal;
 /// keeps a lock alive forever.
 #[must_use = "dropping the guard releases the lock"]
 #[clippy::has_significant_drop]
-#[derive(Debug)]
-pub struct LockGuard {
-    lock: RLock,
+pub struct LockGuard<K: LockKind = Reentrant> {
+    lock: Lock<K>,
     lost: Arc<LostSignal>,
     lease_deadline: Option<Instant>,
+    token: Option<u64>,
     armed: bool,
 }
 
-impl LockGuard {
-    pub(crate) fn new(lock: RLock, acquired: Acquired) -> LockGuard {
+impl<K: LockKind> LockGuard<K> {
+    pub(crate) fn new(lock: Lock<K>, acquired: Acquired) -> LockGuard<K> {
         LockGuard {
             lock,
             lost: acquired.lost,
             lease_deadline: acquired.lease_deadline,
+            token: acquired.token,
             armed: true,
         }
     }
 
-    /// Gives back this hold (see [`RLock::unlock`]).
+    /// The fencing token of this acquisition: `Some` for a guard of a
+    /// [`FencedLock`](crate::FencedLock), `None` for other kinds. Pass it to the
+    /// protected resource with every write (see [`crate::fencing`]).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let guard = client.get_fenced_lock("ledger").acquire().await?;
+    /// println!("writing with token {:?}", guard.token());
+    /// guard.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn token(&self) -> Option<u64> {
+        self.token
+    }
+
+    /// Gives back this hold (see [`Lock::unlock`]).
     ///
     /// # Errors
     /// [`Error::NotOwner`](crate::Error::NotOwner) if the lock was lost meanwhile; the
-    /// other errors of [`RLock::unlock`].
+    /// other errors of [`Lock::unlock`].
     ///
     /// # Cancel safety
     /// Once started, the unlock is finished in the background if the future is dropped.
@@ -150,7 +167,7 @@ impl LockGuard {
     /// assert_eq!(held.hold_count().await?, 1);
     /// # Ok(()) }
     /// ```
-    pub fn lock(this: &Self) -> &RLock {
+    pub fn lock(this: &Self) -> &Lock<K> {
         &this.lock
     }
 
@@ -166,13 +183,23 @@ impl LockGuard {
     /// tokio::spawn(async move { handle.unlock().await }).await.unwrap()?;
     /// # Ok(()) }
     /// ```
-    pub fn into_lock(mut this: Self) -> RLock {
+    pub fn into_lock(mut this: Self) -> Lock<K> {
         this.armed = false;
         this.lock.clone()
     }
 }
 
-impl Drop for LockGuard {
+impl<K: LockKind> std::fmt::Debug for LockGuard<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockGuard")
+            .field("lock", &self.lock)
+            .field("lost", &self.is_lost())
+            .field("token", &self.token)
+            .finish()
+    }
+}
+
+impl<K: LockKind> Drop for LockGuard<K> {
     fn drop(&mut self) {
         if !self.armed {
             return;

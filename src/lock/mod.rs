@@ -1,10 +1,42 @@
-//! [`RLock`]: Redisson's reentrant lock, and its control flow (acquire, wait, unlock).
+//! The lock engine, and the lock kinds over it.
 //!
-//! Invariants: every lock operation is one script round trip when the lock is free; a
-//! waiter subscribes before it retries and sleeps until a message or the holder's TTL;
-//! acquire and unlock are written at most once and, once written, always finished (see
-//! [`FinishOnDrop`]); a watchdog acquisition registers with the renewal registry before
-//! the caller sees it, and every unlock removes one registration.
+//! [`Lock<K>`] is every kind's handle: one wait loop, one unlock path, one guard type.
+//! What a kind changes (its scripts, keys, channel, messages and renewal) lives in one
+//! file per kind and reaches the engine through [`kind::Kind`]:
+//!
+//! | kind | file | Redisson |
+//! |---|---|---|
+//! | [`Reentrant`] | `reentrant.rs` | `RLock` |
+//! | [`Fair`] | `fair.rs` | `RFairLock` |
+//! | [`Read`], [`Write`] | `read_write.rs` | `RReadWriteLock` |
+//! | [`Fenced`] | `fenced.rs` | `RFencedLock` |
+//! | [`Spin`] | `spin.rs` | `RSpinLock` |
+//! | [`NonReentrant`], [`NonReentrantFair`] | `non_reentrant.rs`, `fair.rs` | `RedissonNonReentrantLock`, `RedissonNonReentrantFairLock` |
+//!
+//! Invariants the engine keeps for every kind: every lock operation is one script round
+//! trip when the lock is free; a waiter subscribes before it retries and sleeps until a
+//! message or the holder's TTL; acquire and unlock are written at most once and, once
+//! written, always finished (see [`FinishOnDrop`]); a queued waiter that gives up (or is
+//! dropped) leaves the queue exactly once; a watchdog acquisition registers with the
+//! renewal registry before the caller sees it, and every unlock removes one registration.
+
+pub(crate) mod fair;
+pub(crate) mod fenced;
+mod guard;
+mod kind;
+pub(crate) mod non_reentrant;
+pub(crate) mod read_write;
+pub(crate) mod reentrant;
+pub(crate) mod spin;
+
+pub use fair::{Fair, NonReentrantFair};
+pub use fenced::Fenced;
+pub use guard::LockGuard;
+pub use kind::LockKind;
+pub use non_reentrant::NonReentrant;
+pub use read_write::{Read, ReadWriteLock, Write};
+pub use reentrant::Reentrant;
+pub use spin::{Backoff, Spin};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -14,24 +46,45 @@ use fred::prelude::{HashesInterface, KeysInterface, Value};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::client::ClientInner;
 use crate::config::lease_millis;
+use crate::context::LockContext;
 use crate::detach::FinishOnDrop;
 use crate::error::{Error, Result};
-use crate::guard::LockGuard;
-use crate::names::{lock_channel, owner_field, unlock_latch};
+use crate::names::unlock_latch;
 use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
 use crate::scripts::{is_wrong_type, outcome_unknown, Resend};
+use kind::{Acquire, AcquireMode, LockedProbe, ScriptCall, Target, Waiting};
 
-/// A distributed reentrant lock, wire-compatible with Redisson's `RLock`.
+/// Redisson's reentrant lock (`RLock`): `Lock` of the [`Reentrant`] kind.
+pub type RLock = Lock<Reentrant>;
+/// Redisson's fair lock (`RFairLock`): `Lock` of the [`Fair`] kind.
+pub type FairLock = Lock<Fair>;
+/// The read half of Redisson's `RReadWriteLock`: `Lock` of the [`Read`] kind.
+pub type ReadLock = Lock<Read>;
+/// The write half of Redisson's `RReadWriteLock`: `Lock` of the [`Write`] kind.
+pub type WriteLock = Lock<Write>;
+/// Redisson's fenced lock (`RFencedLock`): `Lock` of the [`Fenced`] kind.
+pub type FencedLock = Lock<Fenced>;
+/// Redisson's spin lock (`RSpinLock`): `Lock` of the [`Spin`] kind.
+pub type SpinLock = Lock<Spin>;
+/// Redisson 4.4's `RedissonNonReentrantLock`: `Lock` of the [`NonReentrant`] kind.
+pub type NonReentrantLock = Lock<NonReentrant>;
+/// Redisson 4.4's `RedissonNonReentrantFairLock`: `Lock` of the [`NonReentrantFair`] kind.
+pub type NonReentrantFairLock = Lock<NonReentrantFair>;
+
+/// A distributed lock of kind `K`, wire-compatible with the Redisson lock of that kind.
+///
+/// Every kind has the same methods, named as Redisson's `RLock` in Rust's casing; a kind
+/// changes what is written to Redis, not how you call it. [`RLock`] (`Lock<Reentrant>`)
+/// is the reentrant lock; the client hands out the other kinds.
 ///
 /// The lock is the Redis hash `name`: field `<client-id>:<owner>` counts the holds of one
 /// owner (see [`LockOwner`] for what an owner is), and the key's TTL is the lease. Taking
 /// it again as the same owner is a re-entry: the count goes up, and as many unlocks are
 /// needed to release it. Java Redisson clients on the same Redis see the same lock.
 ///
-/// `RLock` is a cheap `Clone` handle and does no I/O until used. Methods come in two
+/// `Lock` is a cheap `Clone` handle and does no I/O until used. Methods come in two
 /// styles: Redisson's (`lock` / `unlock`) and guards (`acquire` returns a
 /// [`LockGuard`] that unlocks on drop and tells you when the lock is lost).
 ///
@@ -52,10 +105,10 @@ use crate::scripts::{is_wrong_type, outcome_unknown, Resend};
 /// }
 /// # Ok(()) }
 /// ```
-#[derive(Clone)]
-pub struct RLock {
-    client: Arc<ClientInner>,
+pub struct Lock<K: LockKind = Reentrant> {
+    context: Arc<LockContext>,
     name: Arc<str>,
+    kind: K,
     owner: Option<LockOwner>,
     /// Redisson's `internalLockLeaseTime`: the lease a partial unlock re-arms. The lease of
     /// the last lease-mode acquisition through this handle (and its clones), reset to the
@@ -63,12 +116,25 @@ pub struct RLock {
     internal_lease_ms: Arc<AtomicU64>,
 }
 
-impl std::fmt::Debug for RLock {
+impl<K: LockKind> Clone for Lock<K> {
+    fn clone(&self) -> Self {
+        Lock {
+            context: self.context.clone(),
+            name: self.name.clone(),
+            kind: self.kind.clone(),
+            owner: self.owner,
+            internal_lease_ms: self.internal_lease_ms.clone(),
+        }
+    }
+}
+
+impl<K: LockKind> std::fmt::Debug for Lock<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RLock")
+        f.debug_struct("Lock")
+            .field("kind", &K::NAME)
             .field("name", &self.name)
             .field("owner", &self.owner)
-            .field("client_id", &self.client.id)
+            .field("client_id", &self.context.id)
             .finish()
     }
 }
@@ -77,7 +143,8 @@ impl std::fmt::Debug for RLock {
 #[derive(Clone, Copy, Debug)]
 enum Wait {
     Once,
-    Until(Instant),
+    /// Until the deadline; the whole budget (a fair lock reserves it per queue slot).
+    Until(Instant, Duration),
     Forever,
 }
 
@@ -87,7 +154,7 @@ impl Wait {
             return Wait::Once;
         }
         match Instant::now().checked_add(wait) {
-            Some(deadline) => Wait::Until(deadline),
+            Some(deadline) => Wait::Until(deadline, wait),
             None => Wait::Forever,
         }
     }
@@ -97,11 +164,12 @@ impl Wait {
 pub(crate) struct Acquired {
     pub(crate) lost: Arc<LostSignal>,
     pub(crate) lease_deadline: Option<Instant>,
+    pub(crate) token: Option<u64>,
 }
 
 enum Attempt {
     Acquired(Acquired),
-    /// Held by another owner; its PTTL in ms (negative: no expiry).
+    /// Held by another owner; the time worth waiting in ms (negative: no expiry).
     Held(i64),
 }
 
@@ -113,15 +181,30 @@ pub(crate) enum UnlockReply {
     Released,
 }
 
-impl RLock {
-    pub(crate) fn new(client: Arc<ClientInner>, name: String) -> RLock {
-        let watchdog_ms = client.watchdog_ms;
-        RLock {
-            client,
+impl<K: LockKind> Lock<K> {
+    /// A handle on lock `name` of kind `kind`; no I/O.
+    pub(crate) fn new(context: Arc<LockContext>, name: String, kind: K) -> Lock<K> {
+        let watchdog_ms = context.watchdog_ms;
+        Lock {
+            context,
             name: name.into(),
+            kind,
             owner: None,
             internal_lease_ms: Arc::new(AtomicU64::new(watchdog_ms)),
         }
+    }
+
+    /// The kind-specific part of this handle, such as a spin lock's back-off.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::Client) {
+    /// let lock = client.get_spin_lock("jobs");
+    /// println!("{:?}", lock.kind().backoff());
+    /// # }
+    /// ```
+    pub fn kind(&self) -> &K {
+        &self.kind
     }
 
     /// The lock's name: the Redis key of its hash.
@@ -156,14 +239,14 @@ impl RLock {
     /// tokio::spawn(async move { handle.unlock().await }).await.unwrap()?;
     /// # Ok(()) }
     /// ```
-    pub fn with_owner(&self, owner: LockOwner) -> RLock {
-        RLock {
+    pub fn with_owner(&self, owner: LockOwner) -> Lock<K> {
+        Lock {
             owner: Some(owner),
             ..self.clone()
         }
     }
 
-    /// The owner this handle acts as right now: the one set by [`RLock::with_owner`], or
+    /// The owner this handle acts as right now: the one set by [`Lock::with_owner`], or
     /// [`LockOwner::current`].
     ///
     /// # Examples
@@ -216,11 +299,11 @@ impl RLock {
     /// watchdog) or until unlocked.
     ///
     /// # Errors
-    /// As [`RLock::lock`], and [`Error::InvalidArgument`] for a lease under 1 ms or above
+    /// As [`Lock::lock`], and [`Error::InvalidArgument`] for a lease under 1 ms or above
     /// [`MAX_LEASE`](crate::MAX_LEASE).
     ///
     /// # Cancel safety
-    /// As [`RLock::lock`].
+    /// As [`Lock::lock`].
     ///
     /// # Redisson equivalent
     /// `RLock#lock(long leaseTime, TimeUnit unit)`
@@ -243,7 +326,7 @@ impl RLock {
     ///
     /// # Errors
     /// [`Error::Redis`], [`Error::WrongType`], [`Error::Shutdown`],
-    /// [`Error::InvalidArgument`] as for [`RLock::lock`].
+    /// [`Error::InvalidArgument`] as for [`Lock::lock`].
     ///
     /// # Cancel safety
     /// If the future is dropped after the script was sent and the lock was taken, it is
@@ -271,10 +354,10 @@ impl RLock {
     /// zero is a single attempt.
     ///
     /// # Errors
-    /// As [`RLock::try_lock`]. Running out of time is `Ok(false)`, not an error.
+    /// As [`Lock::try_lock`]. Running out of time is `Ok(false)`, not an error.
     ///
     /// # Cancel safety
-    /// As [`RLock::lock`].
+    /// As [`Lock::lock`].
     ///
     /// # Redisson equivalent
     /// `RLock#tryLock(long time, TimeUnit unit)`
@@ -299,7 +382,7 @@ impl RLock {
     /// ran out. A `wait` of zero is a single attempt.
     ///
     /// # Errors
-    /// As [`RLock::lock_with_lease`]. Running out of time is `Ok(false)`.
+    /// As [`Lock::lock_with_lease`]. Running out of time is `Ok(false)`.
     ///
     /// # Cancel safety
     /// Dropping the future leaves no subscription behind; if the acquire script may have
@@ -324,14 +407,14 @@ impl RLock {
             .is_some())
     }
 
-    /// Takes the lock like [`RLock::lock`] and returns a guard that unlocks it when
+    /// Takes the lock like [`Lock::lock`] and returns a guard that unlocks it when
     /// dropped and can tell when the lock was lost.
     ///
     /// # Errors
-    /// As [`RLock::lock`].
+    /// As [`Lock::lock`].
     ///
     /// # Cancel safety
-    /// As [`RLock::lock`].
+    /// As [`Lock::lock`].
     ///
     /// # Examples
     /// ```no_run
@@ -344,7 +427,7 @@ impl RLock {
     /// guard.unlock().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn acquire(&self) -> Result<LockGuard> {
+    pub async fn acquire(&self) -> Result<LockGuard<K>> {
         let owner = self.owner();
         match self.acquire_as(owner, None, Wait::Forever).await? {
             Some(acquired) => Ok(LockGuard::new(self.with_owner(owner), acquired)),
@@ -352,14 +435,14 @@ impl RLock {
         }
     }
 
-    /// Takes the lock like [`RLock::lock_with_lease`] and returns a guard; the guard's
+    /// Takes the lock like [`Lock::lock_with_lease`] and returns a guard; the guard's
     /// [`lost`](LockGuard::lost) fires when the lease runs out.
     ///
     /// # Errors
-    /// As [`RLock::lock_with_lease`].
+    /// As [`Lock::lock_with_lease`].
     ///
     /// # Cancel safety
-    /// As [`RLock::lock`].
+    /// As [`Lock::lock`].
     ///
     /// # Examples
     /// ```no_run
@@ -368,7 +451,7 @@ impl RLock {
     /// guard.unlock().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_with_lease(&self, lease: Duration) -> Result<LockGuard> {
+    pub async fn acquire_with_lease(&self, lease: Duration) -> Result<LockGuard<K>> {
         let owner = self.owner();
         match self.acquire_as(owner, Some(lease), Wait::Forever).await? {
             Some(acquired) => Ok(LockGuard::new(self.with_owner(owner), acquired)),
@@ -376,13 +459,13 @@ impl RLock {
         }
     }
 
-    /// Like [`RLock::try_lock_for`], returning a guard when the lock was taken.
+    /// Like [`Lock::try_lock_for`], returning a guard when the lock was taken.
     ///
     /// # Errors
-    /// As [`RLock::try_lock_for`].
+    /// As [`Lock::try_lock_for`].
     ///
     /// # Cancel safety
-    /// As [`RLock::lock`].
+    /// As [`Lock::lock`].
     ///
     /// # Examples
     /// ```no_run
@@ -392,19 +475,19 @@ impl RLock {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn try_acquire_for(&self, wait: Duration) -> Result<Option<LockGuard>> {
+    pub async fn try_acquire_for(&self, wait: Duration) -> Result<Option<LockGuard<K>>> {
         let owner = self.owner();
         let acquired = self.acquire_as(owner, None, Wait::up_to(wait)).await?;
         Ok(acquired.map(|a| LockGuard::new(self.with_owner(owner), a)))
     }
 
-    /// Like [`RLock::try_lock_with_lease`], returning a guard when the lock was taken.
+    /// Like [`Lock::try_lock_with_lease`], returning a guard when the lock was taken.
     ///
     /// # Errors
-    /// As [`RLock::try_lock_with_lease`].
+    /// As [`Lock::try_lock_with_lease`].
     ///
     /// # Cancel safety
-    /// As [`RLock::lock`].
+    /// As [`Lock::lock`].
     ///
     /// # Examples
     /// ```no_run
@@ -421,7 +504,7 @@ impl RLock {
         &self,
         wait: Duration,
         lease: Duration,
-    ) -> Result<Option<LockGuard>> {
+    ) -> Result<Option<LockGuard<K>>> {
         let owner = self.owner();
         let acquired = self
             .acquire_as(owner, Some(lease), Wait::up_to(wait))
@@ -430,7 +513,7 @@ impl RLock {
     }
 
     /// Gives back one hold. With the last hold the key is deleted and `0` is published on
-    /// `redisson_lock__channel:{name}`, which wakes one waiter (here or in Java).
+    /// the kind's channel, which wakes a waiter (here or in Java).
     /// Every unlock also removes one watchdog registration, whatever Redis answered.
     ///
     /// A reply lost to a dropped connection is retried with the same request id; the
@@ -440,7 +523,7 @@ impl RLock {
     /// # Errors
     /// [`Error::NotOwner`] (Redisson's exact text) if the caller does not hold the lock;
     /// [`Error::Redis`], [`Error::WrongType`], [`Error::Shutdown`],
-    /// [`Error::InvalidArgument`] as for [`RLock::lock`].
+    /// [`Error::InvalidArgument`] as for [`Lock::lock`].
     ///
     /// # Cancel safety
     /// Once started, an unlock is finished in the background if its future is dropped.
@@ -460,7 +543,7 @@ impl RLock {
         let owner = self.owner();
         match self.unlock_as(owner).await? {
             UnlockReply::NotOwner => Err(Error::NotOwner {
-                client_id: self.client.id.clone(),
+                client_id: self.context.id.clone(),
                 owner,
             }),
             UnlockReply::StillHeld | UnlockReply::Released => Ok(()),
@@ -487,31 +570,24 @@ impl RLock {
     /// ```
     pub async fn force_unlock(&self) -> Result<bool> {
         self.check()?;
-        let client = &self.client;
-        client.renewal.remove_lock(&self.name);
-        let channel = lock_channel(&self.name);
-        let reply = client
-            .scripts
-            .force_release
-            .run(
-                &client.redis,
-                &[&self.name, &channel],
-                &[Value::from("0"), Value::from(client.publish_command)],
-                Resend::Allowed,
-                client.config.response_timeout,
-            )
-            .instrument(tracing::debug_span!("redisson_lock.force_unlock", lock = %self.name))
+        let context = &self.context;
+        context.renewal.remove_lock(&self.name);
+        let call = self.kind.force_release(&self.target(self.owner()));
+        let reply = self
+            .run(call, Resend::Allowed)
+            .instrument(tracing::debug_span!("redisson_lock.force_unlock", lock = %self.name, kind = K::NAME))
             .await
             .map_err(|e| self.redis_error(e))?;
         self.internal_lease_ms
-            .store(client.watchdog_ms, Ordering::Relaxed);
+            .store(context.watchdog_ms, Ordering::Relaxed);
         match reply {
             Value::Integer(n) => Ok(n == 1),
             other => Err(unexpected("force_unlock", other)),
         }
     }
 
-    /// Whether anybody holds the lock (`EXISTS name`).
+    /// Whether anybody holds the lock (`EXISTS name`; for a read or write lock, whether
+    /// that half is held, as Redisson answers).
     ///
     /// # Errors
     /// [`Error::Redis`], [`Error::Shutdown`], [`Error::InvalidArgument`].
@@ -527,19 +603,25 @@ impl RLock {
     /// ```
     pub async fn is_locked(&self) -> Result<bool> {
         self.check()?;
-        let n: i64 = self
-            .client
-            .redis
-            .exists(&*self.name)
-            .await
-            .map_err(|e| self.redis_error(e))?;
-        Ok(n > 0)
+        let redis = &self.context.redis;
+        let locked = match self.kind.locked_probe(&self.name) {
+            LockedProbe::Exists => redis.exists::<i64, _>(&*self.name).await.map(|n| n > 0),
+            LockedProbe::ModeIs(mode) => redis
+                .hget::<Option<String>, _, _>(&*self.name, "mode")
+                .await
+                .map(|m| m.as_deref() == Some(mode)),
+            LockedProbe::Script(call) => self
+                .run(call, Resend::Allowed)
+                .await
+                .map(|v| v.as_i64() == Some(1)),
+        };
+        locked.map_err(|e| self.redis_error(e))
     }
 
     /// Whether the calling owner (this handle's owner) holds the lock.
     ///
     /// # Errors
-    /// As [`RLock::is_held_by`].
+    /// As [`Lock::is_held_by`].
     ///
     /// # Redisson equivalent
     /// `RLock#isHeldByCurrentThread()`
@@ -572,9 +654,9 @@ impl RLock {
     /// ```
     pub async fn is_held_by(&self, owner: LockOwner) -> Result<bool> {
         self.check()?;
-        self.client
+        self.context
             .redis
-            .hexists(&*self.name, owner_field(&self.client.id, owner))
+            .hexists(&*self.name, self.kind.field(&self.context, owner))
             .await
             .map_err(|e| self.redis_error(e))
     }
@@ -598,9 +680,9 @@ impl RLock {
     pub async fn hold_count(&self) -> Result<u32> {
         self.check()?;
         let count: Option<i64> = self
-            .client
+            .context
             .redis
-            .hget(&*self.name, owner_field(&self.client.id, self.owner()))
+            .hget(&*self.name, self.kind.field(&self.context, self.owner()))
             .await
             .map_err(|e| self.redis_error(e))?;
         Ok(count.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
@@ -627,7 +709,7 @@ impl RLock {
     pub async fn remain_time_to_live(&self) -> Result<Option<Duration>> {
         self.check()?;
         let ms: i64 = self
-            .client
+            .context
             .redis
             .pttl(&*self.name)
             .await
@@ -639,33 +721,76 @@ impl RLock {
         })
     }
 
-    // ---- control flow ------------------------------------------------------------------
+    // ---- the engine ---------------------------------------------------------------------
 
     fn check(&self) -> Result<()> {
         if self.name.is_empty() {
             return Err(Error::invalid("lock name must not be empty"));
         }
-        if self.client.is_closed() {
+        if self.context.is_closed() {
             return Err(Error::Shutdown);
         }
         Ok(())
     }
 
+    fn target(&self, owner: LockOwner) -> Target<'_> {
+        Target {
+            context: &self.context,
+            name: &self.name,
+            owner,
+        }
+    }
+
     fn redis_error(&self, error: fred::error::Error) -> Error {
-        if is_wrong_type(&error) {
+        self.redis_error_as(self.owner(), error)
+    }
+
+    fn redis_error_as(&self, owner: LockOwner, error: fred::error::Error) -> Error {
+        if let Some(typed) = self.kind.script_error(&self.target(owner), &error) {
+            typed
+        } else if is_wrong_type(&error) {
             Error::WrongType {
                 key: self.name.to_string(),
             }
-        } else if self.client.is_closed() {
+        } else if self.context.is_closed() {
             Error::Shutdown
         } else {
             Error::Redis(error)
         }
     }
 
+    /// Sends one script call.
+    async fn run(&self, call: ScriptCall, resend: Resend) -> Result<Value, fred::error::Error> {
+        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
+        call.script
+            .run(
+                &self.context.redis,
+                &keys,
+                &call.args,
+                resend,
+                self.context.config.response_timeout,
+            )
+            .await
+    }
+
     /// Redisson's acquire loop (protocol §7): try; if held, subscribe; then retry, and
-    /// sleep until a message or the holder's TTL (bounded by the wait budget).
+    /// sleep until a message or the holder's TTL (bounded by the wait budget). A spin
+    /// lock sleeps its back-off instead of listening.
     async fn acquire_as(
+        &self,
+        owner: LockOwner,
+        lease: Option<Duration>,
+        wait: Wait,
+    ) -> Result<Option<Acquired>> {
+        match self.acquire_with_wait(owner, lease, wait).await {
+            // A non-reentrant lock the caller already holds: `try_lock*` answer false at
+            // once (waiting would wait on itself); `lock()` returns the error.
+            Err(Error::NonReentrant { .. }) if !matches!(wait, Wait::Forever) => Ok(None),
+            other => other,
+        }
+    }
+
+    async fn acquire_with_wait(
         &self,
         owner: LockOwner,
         lease: Option<Duration>,
@@ -676,147 +801,286 @@ impl RLock {
         let span = tracing::debug_span!(
             "redisson_lock.acquire",
             lock = %self.name,
+            kind = K::NAME,
             %owner,
             lease_ms,
             ?wait,
         );
         async move {
-            let ttl = match self.attempt(owner, lease_ms).await? {
-                Attempt::Acquired(acquired) => return Ok(Some(acquired)),
+            let mode = match wait {
+                Wait::Once => AcquireMode::Once,
+                Wait::Until(_, budget) => AcquireMode::Queue {
+                    wait_ms: budget.as_millis().clamp(1, u128::from(u64::MAX)) as u64,
+                },
+                Wait::Forever => AcquireMode::Queue {
+                    wait_ms: self.context.config.fair_lock_wait_timeout.as_millis() as u64,
+                },
+            };
+            // A queued waiter that leaves without the lock must leave the queue: on every
+            // early return and on drop (unless an attempt in flight does it itself).
+            let mut queued = QueueExit::new(self, owner, mode);
+            queued.in_flight = true;
+            let first = self.attempt(owner, lease_ms, mode).await;
+            queued.in_flight = false;
+            let ttl = match first? {
+                Attempt::Acquired(acquired) => {
+                    queued.disarm();
+                    return Ok(Some(acquired));
+                }
                 Attempt::Held(ttl) => ttl,
             };
             let deadline = match wait {
                 Wait::Once => return Ok(None),
-                Wait::Until(deadline) if Instant::now() >= deadline => return Ok(None),
-                Wait::Until(deadline) => Some(deadline),
-                Wait::Forever => None,
-            };
-            tracing::trace!(ttl, "held by another owner; subscribing");
-            let channel = lock_channel(&self.name);
-            let pubsub = &self.client.pubsub;
-            let subscription = match deadline {
-                Some(deadline) => {
-                    match tokio::time::timeout_at(deadline, pubsub.subscribe(&channel)).await {
-                        Ok(subscribed) => subscribed.map_err(|e| self.redis_error(e))?,
-                        Err(_) => return Ok(None),
-                    }
-                }
-                None => {
-                    let limit = self.client.config.subscription_timeout;
-                    tokio::time::timeout(limit, pubsub.subscribe(&channel))
-                        .await
-                        .map_err(|_| Error::Timeout {
-                            what: "subscribing to the lock channel",
-                            after: limit,
-                        })?
-                        .map_err(|e| self.redis_error(e))?
-                }
-            };
-            loop {
-                let woken = subscription.notified();
-                tokio::pin!(woken);
-                woken.as_mut().enable();
-                if pubsub.is_closed() {
-                    return Err(Error::Shutdown);
-                }
-                let ttl = match self.attempt(owner, lease_ms).await? {
-                    Attempt::Acquired(acquired) => return Ok(Some(acquired)),
-                    Attempt::Held(ttl) => ttl,
-                };
-                let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                if remaining == Some(Duration::ZERO) {
+                Wait::Until(deadline, _) if Instant::now() >= deadline => {
+                    queued.leave().await;
                     return Ok(None);
                 }
-                let holder = (ttl >= 0).then(|| Duration::from_millis(ttl as u64));
-                let sleep_for = match (holder, remaining) {
-                    (Some(h), Some(r)) => Some(h.min(r)),
-                    (h, r) => h.or(r),
-                };
-                tracing::trace!(ttl, ?sleep_for, "waiting for an unlock message");
-                match sleep_for {
-                    Some(limit) => {
-                        tokio::select! {
-                            _ = &mut woken => {}
-                            _ = tokio::time::sleep(limit) => {}
-                        }
-                    }
-                    None => woken.await,
+                Wait::Until(deadline, _) => Some(deadline),
+                Wait::Forever => None,
+            };
+            let waited = match self.kind.waiting(&self.target(owner)) {
+                Waiting::Channel(channel) => {
+                    self.wait_on_channel(
+                        owner,
+                        lease_ms,
+                        mode,
+                        deadline,
+                        ttl,
+                        &channel,
+                        &mut queued,
+                    )
+                    .await
                 }
+                Waiting::Poll(backoff) => {
+                    self.wait_polling(owner, lease_ms, mode, deadline, backoff, &mut queued)
+                        .await
+                }
+            };
+            match waited {
+                Ok(Some(acquired)) => {
+                    queued.disarm();
+                    Ok(Some(acquired))
+                }
+                Ok(None) => {
+                    queued.leave().await;
+                    Ok(None)
+                }
+                // The queue exit runs in the background when `queued` drops.
+                Err(error) => Err(error),
             }
         }
         .instrument(span)
         .await
     }
 
+    /// The pub/sub wait: subscribe, then retry and sleep until a message or
+    /// min(holder's TTL, remaining budget).
+    #[allow(clippy::too_many_arguments)]
+    async fn wait_on_channel(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        mode: AcquireMode,
+        deadline: Option<Instant>,
+        ttl: i64,
+        channel: &str,
+        queued: &mut QueueExit<K>,
+    ) -> Result<Option<Acquired>> {
+        tracing::trace!(ttl, channel, "held by another owner; subscribing");
+        let pubsub = &self.context.pubsub;
+        let subscription = match deadline {
+            Some(deadline) => {
+                match tokio::time::timeout_at(deadline, pubsub.subscribe(channel)).await {
+                    Ok(subscribed) => subscribed.map_err(|e| self.redis_error_as(owner, e))?,
+                    Err(_) => return Ok(None),
+                }
+            }
+            None => {
+                let limit = self.context.config.subscription_timeout;
+                tokio::time::timeout(limit, pubsub.subscribe(channel))
+                    .await
+                    .map_err(|_| Error::Timeout {
+                        what: "subscribing to the lock channel",
+                        after: limit,
+                    })?
+                    .map_err(|e| self.redis_error_as(owner, e))?
+            }
+        };
+        loop {
+            let woken = subscription.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if pubsub.is_closed() {
+                return Err(Error::Shutdown);
+            }
+            queued.in_flight = true;
+            let attempt = self.attempt(owner, lease_ms, mode).await;
+            queued.in_flight = false;
+            let ttl = match attempt? {
+                Attempt::Acquired(acquired) => return Ok(Some(acquired)),
+                Attempt::Held(ttl) => ttl,
+            };
+            let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if remaining == Some(Duration::ZERO) {
+                return Ok(None);
+            }
+            let holder = (ttl >= 0).then(|| Duration::from_millis(ttl as u64));
+            let sleep_for = match (holder, remaining) {
+                (Some(h), Some(r)) => Some(h.min(r)),
+                (h, r) => h.or(r),
+            };
+            tracing::trace!(ttl, ?sleep_for, "waiting for an unlock message");
+            match sleep_for {
+                Some(limit) => {
+                    tokio::select! {
+                        _ = &mut woken => {}
+                        _ = tokio::time::sleep(limit) => {}
+                    }
+                }
+                None => woken.await,
+            }
+        }
+    }
+
+    /// The polling wait of a spin lock: sleep the back-off (never past the deadline),
+    /// retry.
+    async fn wait_polling(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        mode: AcquireMode,
+        deadline: Option<Instant>,
+        backoff: spin::Backoff,
+        queued: &mut QueueExit<K>,
+    ) -> Result<Option<Acquired>> {
+        let mut delays = backoff.delays();
+        loop {
+            let delay = delays.next_delay();
+            let sleep_for = match deadline {
+                Some(deadline) => {
+                    let remaining = deadline.saturating_duration_since(Instant::now());
+                    if remaining.is_zero() {
+                        return Ok(None);
+                    }
+                    delay.min(remaining)
+                }
+                None => delay,
+            };
+            tokio::time::sleep(sleep_for).await;
+            if self.context.is_closed() {
+                return Err(Error::Shutdown);
+            }
+            queued.in_flight = true;
+            let attempt = self.attempt(owner, lease_ms, mode).await;
+            queued.in_flight = false;
+            if let Attempt::Acquired(acquired) = attempt? {
+                return Ok(Some(acquired));
+            }
+        }
+    }
+
     /// One acquire script, finished in the background if the caller goes away (and then
-    /// undone if it took the lock). Registers a watchdog hold on success.
-    async fn attempt(&self, owner: LockOwner, lease_ms: Option<u64>) -> Result<Attempt> {
+    /// undone: released if it took the lock, the queue left if it queued). Registers a
+    /// watchdog hold on success.
+    async fn attempt(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        mode: AcquireMode,
+    ) -> Result<Attempt> {
         let watchdog = lease_ms.is_none();
-        let lease = lease_ms.unwrap_or(self.client.watchdog_ms);
+        let lease = lease_ms.unwrap_or(self.context.watchdog_ms);
         let started = Instant::now();
         let work = {
             let lock = self.clone();
-            async move { lock.acquire_script(owner, lease).await }
+            async move { lock.acquire_script(owner, lease, mode).await }
         };
         let undo = {
             let lock = self.clone();
-            move |reply: Result<Option<i64>>| async move {
-                if let Ok(None) = reply {
-                    tracing::debug!(lock = %lock.name, %owner, "acquired after the caller left: releasing");
-                    if let Err(error) = lock.release_script(owner, lease).await {
-                        tracing::warn!(lock = %lock.name, %error, "could not release an abandoned acquisition");
+            move |reply: Result<Acquire>| async move {
+                match reply {
+                    Ok(Acquire::Taken { .. }) => {
+                        tracing::debug!(lock = %lock.name, %owner, "acquired after the caller left: releasing");
+                        if let Err(error) = lock.release_script(owner, lease).await {
+                            tracing::warn!(lock = %lock.name, %error, "could not release an abandoned acquisition");
+                        }
+                    }
+                    _ => {
+                        if let AcquireMode::Queue { wait_ms } = mode {
+                            lock.leave_queue(owner, wait_ms).await;
+                        }
                     }
                 }
             }
         };
-        match FinishOnDrop::new(work, undo).await? {
-            None if watchdog => {
-                let field = owner_field(&self.client.id, owner);
-                let lost = self.client.renewal.add_hold(&self.name, owner, field);
-                Ok(Attempt::Acquired(Acquired {
-                    lost,
-                    lease_deadline: None,
-                }))
-            }
-            None => {
-                self.internal_lease_ms.store(lease, Ordering::Relaxed);
-                let lost = self
-                    .client
-                    .renewal
-                    .signal(&self.name, owner)
-                    .unwrap_or_default();
-                Ok(Attempt::Acquired(Acquired {
-                    lost,
-                    lease_deadline: Some(started + Duration::from_millis(lease)),
-                }))
-            }
-            Some(ttl) => Ok(Attempt::Held(ttl)),
+        let token = match FinishOnDrop::new(work, undo).await? {
+            Acquire::Held { ttl } => return Ok(Attempt::Held(ttl)),
+            Acquire::Taken { token } => token,
+        };
+        let target = self.target(owner);
+        if watchdog {
+            let renewable = self.kind.renewable(&target);
+            let lost = self.context.renewal.add_hold(&self.name, renewable);
+            Ok(Attempt::Acquired(Acquired {
+                lost,
+                lease_deadline: None,
+                token,
+            }))
+        } else {
+            self.internal_lease_ms.store(lease, Ordering::Relaxed);
+            let field = self.kind.field(&self.context, owner);
+            let lost = self
+                .context
+                .renewal
+                .signal(&self.name, &field)
+                .unwrap_or_default();
+            Ok(Attempt::Acquired(Acquired {
+                lost,
+                lease_deadline: Some(started + Duration::from_millis(lease)),
+                token,
+            }))
         }
     }
 
-    /// `lua/lock_acquire.lua`: `None` when taken, else the holder's PTTL. Written at most
-    /// once (see [`Resend::Never`]).
-    async fn acquire_script(&self, owner: LockOwner, lease_ms: u64) -> Result<Option<i64>> {
-        let client = &self.client;
-        let reply = client
-            .scripts
-            .acquire
-            .run(
-                &client.redis,
-                &[&self.name],
-                &[
-                    Value::from(lease_ms as i64),
-                    Value::from(owner_field(&client.id, owner)),
-                ],
-                Resend::Never,
-                client.config.response_timeout,
-            )
+    /// The kind's acquire script. Written at most once (see [`Resend::Never`]).
+    async fn acquire_script(
+        &self,
+        owner: LockOwner,
+        lease_ms: u64,
+        mode: AcquireMode,
+    ) -> Result<Acquire> {
+        let call = self.kind.acquire(&self.target(owner), lease_ms, mode);
+        let reply = self
+            .run(call, Resend::Never)
             .await
-            .map_err(|e| self.redis_error(e))?;
-        match reply {
-            Value::Null => Ok(None),
-            Value::Integer(ttl) => Ok(Some(ttl)),
-            other => Err(unexpected("acquire", other)),
+            .map_err(|e| self.redis_error_as(owner, e))?;
+        self.kind
+            .acquire_reply(reply)
+            .map_err(|other| unexpected("acquire", other))
+    }
+
+    /// The kind's queue clean-up (the fair lock's `acquireFailed`), sent with retries: it
+    /// is idempotent, and a waiter left in the queue blocks everyone behind it.
+    async fn leave_queue(&self, owner: LockOwner, wait_ms: u64) {
+        let Some(call) = self.kind.acquire_failed(&self.target(owner), wait_ms) else {
+            return;
+        };
+        let keys = call.keys.clone();
+        let args = call.args.clone();
+        let script = call.script;
+        for retry in 0..3u64 {
+            let call = ScriptCall::new(script, keys.clone(), args.clone());
+            match self.run(call, Resend::Allowed).await {
+                Ok(_) => return,
+                Err(error) if retry < 2 && !self.context.is_closed() => {
+                    tracing::debug!(lock = %self.name, %owner, %error, "leaving the queue failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(50 * (retry + 1))).await;
+                }
+                Err(error) => {
+                    tracing::warn!(lock = %self.name, %owner, %error, "could not leave the queue; the stale-waiter purge will");
+                    return;
+                }
+            }
         }
     }
 
@@ -826,7 +1090,8 @@ impl RLock {
         self.check()?;
         self.stop_renewal(owner);
         let lock = self.clone();
-        let span = tracing::debug_span!("redisson_lock.unlock", lock = %self.name, %owner);
+        let span =
+            tracing::debug_span!("redisson_lock.unlock", lock = %self.name, kind = K::NAME, %owner);
         let work = async move { lock.release_settled(owner).await }.instrument(span);
         FinishOnDrop::new(work, |_| async {}).await
     }
@@ -834,7 +1099,8 @@ impl RLock {
     /// Removes one watchdog hold of `owner`: the first half of every unlock, done
     /// synchronously (a dropped guard calls it from `Drop`).
     pub(crate) fn stop_renewal(&self, owner: LockOwner) {
-        self.client.renewal.remove_hold(&self.name, owner);
+        let field = self.kind.field(&self.context, owner);
+        self.context.renewal.remove_hold(&self.name, &field);
     }
 
     /// The second half of every unlock: the release script, then the re-arm lease is
@@ -844,7 +1110,7 @@ impl RLock {
         let released = self.release_script(owner, lease).await;
         if matches!(released, Ok(UnlockReply::Released | UnlockReply::NotOwner)) {
             self.internal_lease_ms
-                .store(self.client.watchdog_ms, Ordering::Relaxed);
+                .store(self.context.watchdog_ms, Ordering::Relaxed);
         }
         released
     }
@@ -863,41 +1129,42 @@ impl RLock {
         }
     }
 
-    /// `lua/lock_release.lua`, retried with the same latch while its outcome is unknown.
+    /// Hands this handle (acting as a dropped guard's owner) to the client's chore task,
+    /// which releases one hold.
+    pub(crate) fn release_in_background(&self) {
+        let lock = self.clone();
+        self.context.release_later(Box::pin(lock.release_dropped()));
+    }
+
+    /// The kind's release script, retried with the same latch while its outcome is
+    /// unknown.
     pub(crate) async fn release_script(
         &self,
         owner: LockOwner,
         lease_ms: u64,
     ) -> Result<UnlockReply> {
-        let client = &self.client;
+        let context = &self.context;
         let request_id = uuid::Uuid::new_v4().simple().to_string();
         let latch = unlock_latch(&self.name, &request_id);
-        let channel = lock_channel(&self.name);
-        let latch_ttl = client.config.unlock_latch_ttl;
-        let args = vec![
-            Value::from("0"),
-            Value::from(lease_ms as i64),
-            Value::from(owner_field(&client.id, owner)),
-            Value::from(client.publish_command),
-            Value::from(latch_ttl.as_millis().max(1) as i64),
-        ];
+        let latch_ttl = context.config.unlock_latch_ttl;
+        let call = self.kind.release(&self.target(owner), lease_ms, &latch);
+        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
         let started = Instant::now();
         let mut retries = 0u32;
         loop {
-            let reply = client
-                .scripts
-                .release
+            let reply = call
+                .script
                 .run(
-                    &client.redis,
-                    &[&self.name, &channel, &latch],
-                    &args,
+                    &context.redis,
+                    &keys,
+                    &call.args,
                     Resend::Never,
-                    client.config.response_timeout,
+                    context.config.response_timeout,
                 )
                 .await;
             match reply {
                 Ok(reply) => {
-                    client.delete_latch_later(latch);
+                    context.delete_latch_later(latch);
                     return match reply {
                         Value::Null => Ok(UnlockReply::NotOwner),
                         Value::Integer(0) => Ok(UnlockReply::StillHeld),
@@ -912,14 +1179,65 @@ impl RLock {
                 Err(error)
                     if outcome_unknown(&error)
                         && retries < 5
-                        && !client.is_closed()
+                        && !context.is_closed()
                         && started.elapsed() < latch_ttl / 2 =>
                 {
                     retries += 1;
                     tracing::warn!(lock = %self.name, %error, retries, "unlock outcome unknown; asking again");
                     tokio::time::sleep(Duration::from_millis(20 * u64::from(retries))).await;
                 }
-                Err(error) => return Err(self.redis_error(error)),
+                Err(error) => return Err(self.redis_error_as(owner, error)),
+            }
+        }
+    }
+}
+
+/// A queued waiter's way out of the queue: armed while the waiter may sit in a fair
+/// lock's queue. [`QueueExit::leave`] runs the clean-up inline; dropping it armed (an error
+/// or a dropped future) runs it in the background, unless an attempt is in flight, whose
+/// own abandon path then does it. So it runs exactly once.
+struct QueueExit<K: LockKind> {
+    pending: Option<(Lock<K>, LockOwner, u64)>,
+    in_flight: bool,
+}
+
+impl<K: LockKind> QueueExit<K> {
+    fn new(lock: &Lock<K>, owner: LockOwner, mode: AcquireMode) -> Self {
+        let pending = match mode {
+            AcquireMode::Queue { wait_ms } if K::QUEUES => Some((lock.clone(), owner, wait_ms)),
+            _ => None,
+        };
+        QueueExit {
+            pending,
+            in_flight: false,
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pending = None;
+    }
+
+    async fn leave(&mut self) {
+        if let Some((lock, owner, wait_ms)) = self.pending.take() {
+            lock.leave_queue(owner, wait_ms).await;
+        }
+    }
+}
+
+impl<K: LockKind> Drop for QueueExit<K> {
+    fn drop(&mut self) {
+        if self.in_flight {
+            return;
+        }
+        if let Some((lock, owner, wait_ms)) = self.pending.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(async move { lock.leave_queue(owner, wait_ms).await });
+                }
+                Err(_) => tracing::warn!(
+                    lock = %lock.name,
+                    "a queued waiter was dropped outside a tokio runtime; the stale-waiter purge will remove it"
+                ),
             }
         }
     }
@@ -929,13 +1247,5 @@ fn unexpected(operation: &'static str, reply: Value) -> Error {
     Error::UnexpectedReply {
         operation,
         reply: format!("{reply:?}"),
-    }
-}
-
-impl RLock {
-    /// Hands this handle (acting as a dropped guard's owner) to the client's background
-    /// task, which releases one hold.
-    pub(crate) fn release_in_background(&self) {
-        self.client.release_later(self.clone());
     }
 }

@@ -1,0 +1,66 @@
+-- rw_read_release.lua: give back one read hold of a read-write lock, idempotently.
+-- Mirrors Redisson RedissonReadLock#unlockInnerAsync (3.44.0+: unlock latch, and a
+-- missing hash answers nil).
+--
+-- KEYS[1]  read-write lock hash N
+-- KEYS[2]  channel "redisson_rwlock:{N}"
+-- KEYS[3]  this owner's timeout prefix "{N}:<client-uuid>:<owner-id>:rwlock_timeout"
+-- KEYS[4]  key prefix "{N}" (holder f's hold i lives at KEYS[4]:f:rwlock_timeout:i)
+-- KEYS[5]  latch "redisson_unlock_latch:{N}:<request-id>"
+-- ARGV[1]  unlock message "0"
+-- ARGV[2]  owner field "<client-uuid>:<owner-id>"
+-- ARGV[3]  publish command: "PUBLISH" or "SPUBLISH"
+-- ARGV[4]  latch time to live in ms
+--
+-- Returns nil when ARGV[2] holds no read hold (when N is gone, ARGV[1] is published on
+-- KEYS[2] too, as Redisson does), 0 when the lock stays held (by this owner's other
+-- holds, other readers, or a write hold; N's TTL becomes the longest remaining read
+-- hold lease), 1 when the lock was released (N deleted, ARGV[1] published on KEYS[2]).
+-- A call repeated with the same latch returns the first call's answer (nil answers
+-- write no latch, so a repeat answers nil again) and changes nothing.
+local earlier = redis.call('get', KEYS[5])
+if earlier then
+    return tonumber(earlier)
+end
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode then
+    redis.call(ARGV[3], KEYS[2], ARGV[1])
+    return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+    return nil
+end
+local remaining = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+if remaining <= 0 then
+    redis.call('hdel', KEYS[1], ARGV[2])
+end
+redis.call('del', KEYS[3] .. ':' .. (remaining + 1))
+
+if redis.call('hlen', KEYS[1]) > 1 then
+    local longest = -3
+    local fields = redis.call('hkeys', KEYS[1])
+    for _, field in ipairs(fields) do
+        if field ~= 'mode' then
+            local holds = tonumber(redis.call('hget', KEYS[1], field))
+            if holds ~= nil then
+                for i = holds, 1, -1 do
+                    local holdKey = KEYS[4] .. ':' .. field .. ':rwlock_timeout:' .. i
+                    longest = math.max(longest, redis.call('pttl', holdKey))
+                end
+            end
+        end
+    end
+    if longest > 0 then
+        redis.call('pexpire', KEYS[1], longest)
+        redis.call('set', KEYS[5], '0', 'px', ARGV[4])
+        return 0
+    end
+    if mode == 'write' then
+        redis.call('set', KEYS[5], '0', 'px', ARGV[4])
+        return 0
+    end
+end
+redis.call('del', KEYS[1])
+redis.call(ARGV[3], KEYS[2], ARGV[1])
+redis.call('set', KEYS[5], '1', 'px', ARGV[4])
+return 1

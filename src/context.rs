@@ -1,0 +1,235 @@
+//! [`LockContext`]: what every lock handle shares with the client that made it: the
+//! connections, the client id, the subscription and renewal registries, and the client's
+//! background chores (releasing dropped guards' holds, deleting answered unlock latches).
+//!
+//! The client builds one context and hands an `Arc` of it to every lock handle; the lock
+//! engine needs nothing else from the client, so `lock` never imports `client`.
+//!
+//! Invariants: the client id is fixed for the context's life; background tasks (the pub/sub
+//! loops, the renewal timer, the chore task) end when the client is shut down or the last
+//! handle (client, lock or guard) is dropped, so a dropped client renews nothing.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use fred::prelude::{ClientLike, KeysInterface};
+use tokio::sync::{mpsc, watch};
+
+use crate::config::Config;
+use crate::pubsub::PubSub;
+use crate::renewal::Renewal;
+
+/// A release of a dropped guard's hold, run by the chore task.
+pub(crate) type BackgroundRelease = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// See the module docs.
+#[derive(Debug)]
+pub(crate) struct LockContext {
+    pub(crate) id: String,
+    pub(crate) redis: fred::prelude::Client,
+    pub(crate) subscriber: fred::prelude::Client,
+    pub(crate) pubsub: Arc<PubSub>,
+    pub(crate) renewal: Arc<Renewal>,
+    /// `"PUBLISH"` or `"SPUBLISH"`, passed into the scripts that notify waiters.
+    pub(crate) publish_command: &'static str,
+    pub(crate) watchdog_ms: u64,
+    pub(crate) config: Config,
+    /// Dropped guards' releases, run by the chore task.
+    releases: mpsc::UnboundedSender<BackgroundRelease>,
+    /// Answered unlock latches waiting for the next batched `UNLINK`.
+    latches: Arc<LatchQueue>,
+    pub(crate) shutdown: watch::Sender<bool>,
+    closed: AtomicBool,
+}
+
+/// The parts of a context that [`LockContext::start`] does not make itself.
+pub(crate) struct ContextParts {
+    pub(crate) id: String,
+    pub(crate) redis: fred::prelude::Client,
+    pub(crate) subscriber: fred::prelude::Client,
+    pub(crate) pubsub: Arc<PubSub>,
+    pub(crate) renewal: Arc<Renewal>,
+    pub(crate) publish_command: &'static str,
+    pub(crate) watchdog_ms: u64,
+    pub(crate) config: Config,
+    pub(crate) shutdown: watch::Sender<bool>,
+}
+
+impl LockContext {
+    /// Builds the context and starts its chore task.
+    pub(crate) fn start(parts: ContextParts) -> Arc<LockContext> {
+        let (releases, releases_rx) = mpsc::unbounded_channel();
+        let latches = Arc::new(LatchQueue::default());
+        let context = Arc::new(LockContext {
+            id: parts.id,
+            redis: parts.redis,
+            subscriber: parts.subscriber,
+            pubsub: parts.pubsub,
+            renewal: parts.renewal,
+            publish_command: parts.publish_command,
+            watchdog_ms: parts.watchdog_ms,
+            config: parts.config,
+            releases,
+            latches: latches.clone(),
+            shutdown: parts.shutdown,
+            closed: AtomicBool::new(false),
+        });
+        tokio::spawn(chore_loop(Arc::downgrade(&context), latches, releases_rx));
+        context
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Marks the context closed; returns whether it already was.
+    pub(crate) fn close(&self) -> bool {
+        self.closed.swap(true, Ordering::AcqRel)
+    }
+
+    /// Queues an answered unlock latch for deletion. Wakes the chore task only for the
+    /// first latch of a batch, so an unlock costs no task wake-up of its own.
+    pub(crate) fn delete_latch_later(&self, latch: String) {
+        self.latches.push(latch);
+    }
+
+    /// Queues the release of a dropped guard's hold (a synchronous hand-off).
+    pub(crate) fn release_later(&self, release: BackgroundRelease) {
+        // Fails only when the chore task is gone, i.e. the client is going away; the
+        // lease then ends the lock.
+        let _ = self.releases.send(release);
+    }
+}
+
+impl Drop for LockContext {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let redis = self.redis.clone();
+            let subscriber = self.subscriber.clone();
+            runtime.spawn(async move {
+                let _ = redis.quit().await;
+                let _ = subscriber.quit().await;
+            });
+        }
+    }
+}
+
+/// How long answered unlock latches wait to be deleted together: at most one `UNLINK`
+/// per this period, instead of a command and a task wake-up per unlock; the latch's own
+/// TTL is far longer.
+const LATCH_FLUSH_DELAY: Duration = Duration::from_millis(50);
+
+/// Answered unlock latches waiting to be deleted together.
+#[derive(Debug, Default)]
+struct LatchQueue {
+    pending: std::sync::Mutex<Vec<String>>,
+    /// Woken when `pending` goes from empty to non-empty.
+    first: tokio::sync::Notify,
+}
+
+impl LatchQueue {
+    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        // Each critical section is one Vec operation: a poisoned lock is still consistent.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a latch; wakes the chore task only for the first latch of a batch.
+    fn push(&self, latch: String) {
+        let first = {
+            let mut pending = self.pending();
+            pending.push(latch);
+            pending.len() == 1
+        };
+        if first {
+            self.first.notify_one();
+        }
+    }
+
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.pending())
+    }
+
+    /// Completes once at least one latch is queued.
+    async fn wait_for_first(&self) {
+        let first = self.first.notified();
+        tokio::pin!(first);
+        first.as_mut().enable();
+        if self.pending().is_empty() {
+            first.await;
+        }
+    }
+}
+
+/// Releases dropped guards' holds at once, and deletes answered unlock latches in
+/// batches (see [`LATCH_FLUSH_DELAY`]). Ends when the context is dropped (every release
+/// sender is gone) or shut down.
+async fn chore_loop(
+    context: Weak<LockContext>,
+    latches: Arc<LatchQueue>,
+    mut releases: mpsc::UnboundedReceiver<BackgroundRelease>,
+) {
+    // When the queued latches are due; `None` while the queue is (believed) empty.
+    let mut flush_at: Option<tokio::time::Instant> = None;
+    loop {
+        let latch_timer = async {
+            match flush_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => latches.wait_for_first().await,
+            }
+        };
+        tokio::select! {
+            release = releases.recv() => {
+                let Some(release) = release else {
+                    return; // every sender is gone: the context was dropped
+                };
+                if context.upgrade().is_some_and(|c| !c.is_closed()) {
+                    tokio::spawn(release);
+                }
+            }
+            () = latch_timer => {
+                if flush_at.is_none() {
+                    flush_at = Some(tokio::time::Instant::now() + LATCH_FLUSH_DELAY);
+                    continue;
+                }
+                flush_at = None;
+                let batch = latches.take();
+                match context.upgrade() {
+                    Some(context) if !context.is_closed() => delete_latches(&context, batch).await,
+                    Some(_) => {}
+                    None => return,
+                }
+            }
+        }
+    }
+}
+
+/// `UNLINK`s latches, one command per hash slot on a cluster.
+async fn delete_latches(context: &LockContext, latches: Vec<String>) {
+    let groups: Vec<Vec<String>> = if context.config.redis.server.is_clustered() {
+        let mut by_slot: std::collections::BTreeMap<u16, Vec<String>> = Default::default();
+        for key in latches {
+            by_slot
+                .entry(fred::util::redis_keyslot(key.as_bytes()))
+                .or_default()
+                .push(key);
+        }
+        by_slot.into_values().collect()
+    } else {
+        vec![latches]
+    };
+    let deletes = groups
+        .into_iter()
+        .map(|keys| async move { context.redis.unlink::<i64, _>(keys).await });
+    for result in futures::future::join_all(deletes).await {
+        if let Err(error) = result {
+            tracing::debug!(%error, "could not delete unlock latches; they expire on their own");
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! [`Fair`] and [`NonReentrantFair`]: Redisson's `RFairLock` (protocol §10) and its
+//! non-reentrant twin (`RedissonNonReentrantFairLock`, 4.4.0+, §10.6).
+//!
+//! The hash `N` is RLock's. Waiters queue in `redisson_lock_queue:{N}` (a list of owner
+//! fields) with their deadlines in `redisson_lock_timeout:{N}` (a zset); each waiter
+//! listens on its own channel `redisson_lock__channel:{N}:<client-id>:<owner>`, and an
+//! unlock publishes `0` only to the head of the queue. A waiter that gives up (or whose
+//! future is dropped) leaves the queue through `acquireFailed`; one whose process died is
+//! purged once its deadline passes.
+
+// The sealed `Kind` trait takes crate-private types; nothing here reaches a user.
+#![allow(private_interfaces)]
+
+use std::sync::LazyLock;
+
+use fred::prelude::Value;
+
+use super::kind::{now_ms, AcquireMode, Kind, ScriptCall, Target, Waiting};
+use crate::error::Error;
+use crate::names::{fair_queue, fair_timeouts, fair_waiter_channel, lock_channel};
+use crate::scripts::Script;
+
+/// `lua/fair_acquire.lua`: take, re-enter or queue (the blocking variant).
+pub(crate) const FAIR_ACQUIRE: &str = include_str!("../../lua/fair_acquire.lua");
+/// `lua/fair_try_acquire.lua`: take or re-enter without queueing (`tryLock()`).
+pub(crate) const FAIR_TRY_ACQUIRE: &str = include_str!("../../lua/fair_try_acquire.lua");
+/// `lua/fair_release.lua`: give back one hold and wake the head waiter.
+pub(crate) const FAIR_RELEASE: &str = include_str!("../../lua/fair_release.lua");
+/// `lua/fair_force_release.lua`: delete the lock and wake the head waiter.
+pub(crate) const FAIR_FORCE_RELEASE: &str = include_str!("../../lua/fair_force_release.lua");
+/// `lua/fair_acquire_failed.lua`: leave the queue (`acquireFailed`).
+pub(crate) const FAIR_ACQUIRE_FAILED: &str = include_str!("../../lua/fair_acquire_failed.lua");
+
+static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_ACQUIRE));
+static TRY_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_TRY_ACQUIRE));
+static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_RELEASE));
+static FORCE_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_FORCE_RELEASE));
+static ACQUIRE_FAILED: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_ACQUIRE_FAILED));
+
+/// The fair kind: Redisson's `RFairLock`. [`FairLock`](crate::FairLock) is `Lock<Fair>`.
+///
+/// Waiters get the lock in the order they queued, across processes and languages.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// let lock = client.get_fair_lock("tickets");
+/// lock.lock().await?;      // queued behind earlier waiters, if any
+/// lock.unlock().await?;    // wakes the next waiter in the queue, only it
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fair;
+
+/// The non-reentrant fair kind: Redisson 4.4's `RedissonNonReentrantFairLock`.
+/// [`NonReentrantFairLock`](crate::NonReentrantFairLock) is `Lock<NonReentrantFair>`.
+///
+/// A second acquisition by the holder fails with [`Error::NonReentrant`] instead of
+/// counting.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// let lock = client.get_non_reentrant_fair_lock("tickets");
+/// lock.lock().await?;
+/// assert!(matches!(lock.lock().await, Err(redisson_lock::Error::NonReentrant { .. })));
+/// lock.unlock().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NonReentrantFair;
+
+fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: bool) -> ScriptCall {
+    let keys = vec![
+        target.name.to_owned(),
+        fair_queue(target.name),
+        fair_timeouts(target.name),
+    ];
+    let (lease, field, now) = (
+        Value::from(lease_ms as i64),
+        Value::from(target.owner_field()),
+        Value::from(now_ms()),
+    );
+    let reentrant = Value::from(if reentrant { "1" } else { "0" });
+    match mode {
+        AcquireMode::Once => {
+            let wait = Value::from(target.context.config.fair_lock_wait_timeout.as_millis() as i64);
+            ScriptCall::new(&TRY_ACQUIRE, keys, vec![lease, field, now, wait, reentrant])
+        }
+        AcquireMode::Queue { wait_ms } => {
+            let wait = Value::from(wait_ms as i64);
+            ScriptCall::new(&ACQUIRE, keys, vec![lease, field, wait, now, reentrant])
+        }
+    }
+}
+
+fn release(target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
+    ScriptCall::new(
+        &RELEASE,
+        vec![
+            target.name.to_owned(),
+            fair_queue(target.name),
+            fair_timeouts(target.name),
+            lock_channel(target.name),
+            latch.to_owned(),
+        ],
+        vec![
+            Value::from("0"),
+            Value::from(lease_ms as i64),
+            Value::from(target.owner_field()),
+            Value::from(now_ms()),
+            target.publish(),
+            target.latch_ttl(),
+        ],
+    )
+}
+
+fn force_release(target: &Target<'_>) -> ScriptCall {
+    ScriptCall::new(
+        &FORCE_RELEASE,
+        vec![
+            target.name.to_owned(),
+            fair_queue(target.name),
+            fair_timeouts(target.name),
+            lock_channel(target.name),
+        ],
+        vec![Value::from("0"), Value::from(now_ms()), target.publish()],
+    )
+}
+
+fn acquire_failed(target: &Target<'_>, wait_ms: u64) -> ScriptCall {
+    ScriptCall::new(
+        &ACQUIRE_FAILED,
+        vec![fair_queue(target.name), fair_timeouts(target.name)],
+        vec![
+            Value::from(target.owner_field()),
+            Value::from(wait_ms as i64),
+        ],
+    )
+}
+
+fn waiting(target: &Target<'_>) -> Waiting {
+    Waiting::Channel(fair_waiter_channel(target.name, &target.owner_field()))
+}
+
+impl Kind for Fair {
+    const NAME: &'static str = "fair";
+    const QUEUES: bool = true;
+
+    fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall {
+        acquire(target, lease_ms, mode, true)
+    }
+
+    fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
+        release(target, lease_ms, latch)
+    }
+
+    fn force_release(&self, target: &Target<'_>) -> ScriptCall {
+        force_release(target)
+    }
+
+    fn acquire_failed(&self, target: &Target<'_>, wait_ms: u64) -> Option<ScriptCall> {
+        Some(acquire_failed(target, wait_ms))
+    }
+
+    fn waiting(&self, target: &Target<'_>) -> Waiting {
+        waiting(target)
+    }
+}
+
+impl Kind for NonReentrantFair {
+    const NAME: &'static str = "non_reentrant_fair";
+    const QUEUES: bool = true;
+
+    fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall {
+        acquire(target, lease_ms, mode, false)
+    }
+
+    fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
+        release(target, lease_ms, latch)
+    }
+
+    fn force_release(&self, target: &Target<'_>) -> ScriptCall {
+        force_release(target)
+    }
+
+    fn acquire_failed(&self, target: &Target<'_>, wait_ms: u64) -> Option<ScriptCall> {
+        Some(acquire_failed(target, wait_ms))
+    }
+
+    fn waiting(&self, target: &Target<'_>) -> Waiting {
+        waiting(target)
+    }
+
+    fn script_error(&self, target: &Target<'_>, error: &fred::error::Error) -> Option<Error> {
+        super::non_reentrant::reacquire_error(target, error)
+    }
+}

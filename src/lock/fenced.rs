@@ -1,0 +1,238 @@
+//! [`Fenced`]: Redisson's `RFencedLock` (protocol §12): RLock's hash, channel, unlock and
+//! renewal, plus a fencing token: `redisson_lock_token:{N}` is `INCR`ed on every
+//! successful acquisition (first holds and re-entries, through any method), never reset,
+//! and never expires. Pass the token to the protected resource with every write, and let
+//! the resource refuse older tokens (see [`crate::fencing`]).
+
+// The sealed `Kind` trait takes crate-private types; nothing here reaches a user.
+#![allow(private_interfaces)]
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use fred::prelude::{KeysInterface, Value};
+
+use super::kind::{Acquire, AcquireMode, Kind, ScriptCall, Target, Waiting};
+use super::reentrant::{force_release_call, release_call};
+use super::{Lock, Wait};
+use crate::error::{Error, Result};
+use crate::names::{fencing_token, lock_channel};
+use crate::scripts::Script;
+
+/// `lua/fenced_acquire.lua`: take or re-enter, and draw a token.
+pub(crate) const FENCED_ACQUIRE: &str = include_str!("../../lua/fenced_acquire.lua");
+
+static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FENCED_ACQUIRE));
+
+/// The fenced kind: Redisson's `RFencedLock`. [`FencedLock`](crate::FencedLock) is
+/// `Lock<Fenced>`.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// let lock = client.get_fenced_lock("ledger");
+/// let token = lock.lock_and_get_token().await?;
+/// // write to the resource with `token`; it refuses anything older
+/// lock.unlock().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fenced;
+
+impl Kind for Fenced {
+    const NAME: &'static str = "fenced";
+
+    fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
+        ScriptCall::new(
+            &ACQUIRE,
+            vec![target.name.to_owned(), fencing_token(target.name)],
+            vec![
+                Value::from(lease_ms as i64),
+                Value::from(target.owner_field()),
+            ],
+        )
+    }
+
+    /// `[-1, token]` when taken, `[pttl, -1]` when held by another owner.
+    fn acquire_reply(&self, reply: Value) -> std::result::Result<Acquire, Value> {
+        let pair = match &reply {
+            Value::Array(items) if items.len() == 2 => (items[0].as_i64(), items[1].as_i64()),
+            _ => return Err(reply),
+        };
+        match pair {
+            (Some(-1), Some(token)) if token >= 0 => Ok(Acquire::Taken {
+                token: Some(token as u64),
+            }),
+            (Some(ttl), Some(-1)) => Ok(Acquire::Held { ttl }),
+            _ => Err(reply),
+        }
+    }
+
+    fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
+        release_call(target, lease_ms, latch)
+    }
+
+    fn force_release(&self, target: &Target<'_>) -> ScriptCall {
+        force_release_call(target)
+    }
+
+    fn waiting(&self, target: &Target<'_>) -> Waiting {
+        Waiting::Channel(lock_channel(target.name))
+    }
+
+    fn script_error(&self, target: &Target<'_>, error: &fred::error::Error) -> Option<Error> {
+        error
+            .details()
+            .contains("not an integer")
+            .then(|| Error::BadToken {
+                key: fencing_token(target.name),
+            })
+    }
+}
+
+impl Lock<Fenced> {
+    /// Takes the lock like [`Lock::lock`] (watchdog mode) and returns its fencing token.
+    ///
+    /// # Errors
+    /// As [`Lock::lock`], and [`Error::BadToken`] if the token key holds something other
+    /// than an integer (nothing is written then).
+    ///
+    /// # Cancel safety
+    /// As [`Lock::lock`].
+    ///
+    /// # Redisson equivalent
+    /// `RFencedLock#lockAndGetToken()`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_fenced_lock("ledger");
+    /// let token = lock.lock_and_get_token().await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn lock_and_get_token(&self) -> Result<u64> {
+        let acquired = self.acquire_as(self.owner(), None, Wait::Forever).await?;
+        acquired.and_then(|a| a.token).ok_or(Error::Shutdown)
+    }
+
+    /// Takes the lock like [`Lock::lock_with_lease`] and returns its fencing token.
+    /// (Redisson's `lockAndGetToken(lease, unit)` ignores its lease; this one honours it.)
+    ///
+    /// # Errors
+    /// As [`Lock::lock_with_lease`] and [`Lock::lock_and_get_token`].
+    ///
+    /// # Cancel safety
+    /// As [`Lock::lock`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_fenced_lock("ledger");
+    /// let token = lock.lock_and_get_token_with_lease(std::time::Duration::from_secs(5)).await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn lock_and_get_token_with_lease(&self, lease: Duration) -> Result<u64> {
+        let acquired = self
+            .acquire_as(self.owner(), Some(lease), Wait::Forever)
+            .await?;
+        acquired.and_then(|a| a.token).ok_or(Error::Shutdown)
+    }
+
+    /// Like [`Lock::try_lock_with_lease`]: `Some(token)` when taken within `wait`, `None`
+    /// when the wait ran out.
+    ///
+    /// # Errors
+    /// As [`Lock::try_lock_with_lease`] and [`Lock::lock_and_get_token`].
+    ///
+    /// # Cancel safety
+    /// As [`Lock::lock`].
+    ///
+    /// # Redisson equivalent
+    /// `RFencedLock#tryLockAndGetToken(long waitTime, long leaseTime, TimeUnit unit)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// let lock = client.get_fenced_lock("ledger");
+    /// if let Some(token) = lock.try_lock_and_get_token(Duration::from_secs(1), Duration::from_secs(10)).await? {
+    ///     lock.unlock().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock_and_get_token(
+        &self,
+        wait: Duration,
+        lease: Duration,
+    ) -> Result<Option<u64>> {
+        let acquired = self
+            .acquire_as(self.owner(), Some(lease), Wait::up_to(wait))
+            .await?;
+        Ok(acquired.and_then(|a| a.token))
+    }
+
+    /// Like [`Lock::try_lock_for`] (watchdog mode): `Some(token)` when taken within `wait`.
+    /// A zero `wait` is a single attempt.
+    ///
+    /// # Errors
+    /// As [`Lock::try_lock_for`] and [`Lock::lock_and_get_token`].
+    ///
+    /// # Cancel safety
+    /// As [`Lock::lock`].
+    ///
+    /// # Redisson equivalent
+    /// `RFencedLock#tryLockAndGetToken(long waitTime, TimeUnit unit)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_fenced_lock("ledger");
+    /// if let Some(token) = lock.try_lock_and_get_token_for(std::time::Duration::ZERO).await? {
+    ///     lock.unlock().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock_and_get_token_for(&self, wait: Duration) -> Result<Option<u64>> {
+        let acquired = self
+            .acquire_as(self.owner(), None, Wait::up_to(wait))
+            .await?;
+        Ok(acquired.and_then(|a| a.token))
+    }
+
+    /// The last token handed out for this lock (`GET redisson_lock_token:{N}`), whoever
+    /// drew it; `None` before the first acquisition.
+    ///
+    /// # Errors
+    /// [`Error::BadToken`] if the key holds something other than an integer;
+    /// [`Error::Redis`], [`Error::Shutdown`], [`Error::InvalidArgument`].
+    ///
+    /// # Redisson equivalent
+    /// `RFencedLock#getToken()`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_fenced_lock("ledger");
+    /// println!("last token: {:?}", lock.token().await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn token(&self) -> Result<Option<u64>> {
+        self.check()?;
+        let key = fencing_token(&self.name);
+        let raw: Option<String> = self
+            .context
+            .redis
+            .get(&key)
+            .await
+            .map_err(|e| self.redis_error(e))?;
+        match raw {
+            None => Ok(None),
+            Some(text) => text
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| Error::BadToken { key }),
+        }
+    }
+}

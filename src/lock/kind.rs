@@ -1,0 +1,193 @@
+//! What a lock kind tells the engine: its scripts with their keys and arguments, how to
+//! read their replies, where its waiters listen, and how the watchdog renews it.
+//!
+//! A kind builds script calls; it never sends anything itself. The engine
+//! ([`Lock`](super::Lock)) runs the calls, and owns everything the kinds share: the wait
+//! loop, the wait budget, cancel safety, sending acquire and unlock at most once, the
+//! unlock latch, watchdog registration and guards.
+
+use fred::prelude::Value;
+
+use crate::context::LockContext;
+use crate::error::Error;
+use crate::owner::LockOwner;
+use crate::renewal::Renewable;
+use crate::scripts::Script;
+
+/// A kind of lock (reentrant, fair, read, write, fenced, spin, non-reentrant).
+///
+/// Implemented by the kind types of this crate only; it names the kind in types such as
+/// [`Lock<Fair>`](super::Lock) and [`LockGuard<Fair>`](super::LockGuard), and is sealed.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::{Lock, LockKind};
+/// async fn with_any_lock<K: LockKind>(lock: &Lock<K>) -> redisson_lock::Result<()> {
+///     lock.lock().await?;
+///     lock.unlock().await
+/// }
+/// with_any_lock(&client.get_lock("a")).await?;
+/// with_any_lock(&client.get_fair_lock("b")).await?;
+/// # Ok(()) }
+/// ```
+pub trait LockKind: sealed::Kind {}
+
+impl<K: sealed::Kind> LockKind for K {}
+
+pub(crate) use sealed::Kind;
+
+// The trait is sealed: nothing outside the crate can name it, so the crate-private types
+// in its methods never reach a user (`private_interfaces` does not know that).
+#[allow(unreachable_pub, private_interfaces)]
+mod sealed {
+    use super::*;
+
+    /// The engine's view of a kind. Every method is cheap and does no I/O.
+    pub trait Kind: Clone + Send + Sync + std::fmt::Debug + 'static {
+        /// The kind's name in traces and errors, e.g. `"fair"`.
+        const NAME: &'static str;
+
+        /// Whether waiters queue in Redis (the fair lock), so that a waiter that gives up
+        /// must run [`Kind::acquire_failed`].
+        const QUEUES: bool = false;
+
+        /// The hash field `owner` writes: `<client-id>:<owner>` (write locks add
+        /// `:write`).
+        fn field(&self, context: &LockContext, owner: LockOwner) -> String {
+            crate::names::owner_field(&context.id, owner)
+        }
+
+        /// The acquire script for one attempt.
+        fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall;
+
+        /// Reads the acquire script's reply; `Err` gives back a reply the kind does not
+        /// know.
+        fn acquire_reply(&self, reply: Value) -> Result<Acquire, Value> {
+            match reply {
+                Value::Null => Ok(Acquire::Taken { token: None }),
+                Value::Integer(ttl) => Ok(Acquire::Held { ttl }),
+                other => Err(other),
+            }
+        }
+
+        /// The release script: give back one hold, idempotently through `latch`. It
+        /// answers nil (not the owner), 0 (holds remain) or 1 (released).
+        fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall;
+
+        /// The force-release script: delete the lock whoever holds it; answers 1 or 0.
+        fn force_release(&self, target: &Target<'_>) -> ScriptCall;
+
+        /// The clean-up after a queued waiter gives up (the fair lock's `acquireFailed`);
+        /// `None` for kinds without a queue.
+        fn acquire_failed(&self, _target: &Target<'_>, _wait_ms: u64) -> Option<ScriptCall> {
+            None
+        }
+
+        /// How a waiter of this kind waits between attempts.
+        fn waiting(&self, target: &Target<'_>) -> Waiting;
+
+        /// What the watchdog renews for a watchdog-mode hold.
+        fn renewable(&self, target: &Target<'_>) -> Renewable {
+            Renewable::Field {
+                field: self.field(target.context, target.owner),
+            }
+        }
+
+        /// How `is_locked` asks Redis.
+        fn locked_probe(&self, _name: &str) -> LockedProbe {
+            LockedProbe::Exists
+        }
+
+        /// A typed error for a script error reply this kind raises on purpose.
+        fn script_error(&self, _target: &Target<'_>, _error: &fred::error::Error) -> Option<Error> {
+            None
+        }
+    }
+}
+
+/// The lock and owner a script call is for.
+#[derive(Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub(crate) context: &'a LockContext,
+    pub(crate) name: &'a str,
+    pub(crate) owner: LockOwner,
+}
+
+impl Target<'_> {
+    /// `<client-id>:<owner>`.
+    pub(crate) fn owner_field(&self) -> String {
+        crate::names::owner_field(&self.context.id, self.owner)
+    }
+
+    /// `"PUBLISH"` or `"SPUBLISH"`.
+    pub(crate) fn publish(&self) -> Value {
+        Value::from(self.context.publish_command)
+    }
+
+    /// The unlock latch's time to live, in ms, as the release scripts take it.
+    pub(crate) fn latch_ttl(&self) -> Value {
+        Value::from(self.context.config.unlock_latch_ttl.as_millis().max(1) as i64)
+    }
+}
+
+/// Which acquire script an attempt uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AcquireMode {
+    /// A single attempt (`tryLock()`): a fair lock does not queue.
+    Once,
+    /// An attempt of a caller that will wait: a fair lock queues it, reserving `wait_ms`
+    /// (Redisson's thread wait time) for its turn.
+    Queue { wait_ms: u64 },
+}
+
+/// What an acquire script answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Acquire {
+    /// Taken (or re-entered); a fenced lock's token.
+    Taken { token: Option<u64> },
+    /// Held by another owner; the time in ms worth waiting before the next attempt
+    /// (negative: no expiry, wait for a message).
+    Held { ttl: i64 },
+}
+
+/// How waiters wait between attempts.
+#[derive(Clone, Debug)]
+pub(crate) enum Waiting {
+    /// On a pub/sub channel, bounded by the holder's TTL.
+    Channel(String),
+    /// Polling with back-off (the spin lock).
+    Poll(crate::lock::spin::Backoff),
+}
+
+/// How `is_locked` asks Redis.
+pub(crate) enum LockedProbe {
+    /// `EXISTS name`.
+    Exists,
+    /// `HGET name mode` equals this.
+    ModeIs(&'static str),
+    /// A script answering 1 or 0.
+    Script(ScriptCall),
+}
+
+/// One script with its keys and arguments.
+pub(crate) struct ScriptCall {
+    pub(crate) script: &'static Script,
+    pub(crate) keys: Vec<String>,
+    pub(crate) args: Vec<Value>,
+}
+
+impl ScriptCall {
+    pub(crate) fn new(script: &'static Script, keys: Vec<String>, args: Vec<Value>) -> Self {
+        ScriptCall { script, keys, args }
+    }
+}
+
+/// Milliseconds since the Unix epoch on this machine, as the fair lock's scripts take
+/// `now` (Redisson passes `System.currentTimeMillis()`).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
