@@ -11,6 +11,9 @@
 //! * [`LockOwner`]: who holds a lock: the current task, thread, or an explicit id.
 //! * [`Config`]: where Redis is, and Redisson's lock settings.
 //! * [`Error`]: everything that can go wrong.
+//! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
+//!   Redis data, [`FencingGate`] for anything else; a write with an older token than the
+//!   resource has seen is refused.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -65,6 +68,7 @@ mod client;
 mod config;
 mod detach;
 mod error;
+pub mod fencing;
 mod guard;
 mod lock;
 mod names;
@@ -79,6 +83,7 @@ pub use config::{
     DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL, DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
 };
 pub use error::{Error, Result};
+pub use fencing::{FencedWriter, FencingGate};
 pub use guard::LockGuard;
 pub use lock::RLock;
 pub use owner::LockOwner;

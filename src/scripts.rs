@@ -41,8 +41,18 @@ pub(crate) struct Script {
 }
 
 impl Script {
-    fn new(body: &'static str) -> Self {
+    pub(crate) fn new(body: &'static str) -> Self {
         let sha = fred::util::sha1_hash(body);
+        Script {
+            sha_arg: Value::from(sha.as_str()),
+            body_arg: Value::from(body),
+            sha,
+        }
+    }
+
+    /// A script whose text is put together at run time (a fenced write around a body).
+    pub(crate) fn from_string(body: String) -> Self {
+        let sha = fred::util::sha1_hash(&body);
         Script {
             sha_arg: Value::from(sha.as_str()),
             body_arg: Value::from(body),
