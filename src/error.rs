@@ -72,12 +72,38 @@ pub enum Error {
         after: Duration,
     },
 
-    /// The lock's key exists but is not a hash (Redis answered `WRONGTYPE`): something
-    /// other than a lock is stored under that name.
-    #[error("key `{key}` holds a value that is not a lock hash (Redis answered WRONGTYPE)")]
+    /// A key holds a value of another type than the operation needs (Redis answered
+    /// `WRONGTYPE`): the lock's key is not a hash (something other than a lock is stored
+    /// under that name), or the data key of a fenced write, such as
+    /// [`FencedWriter::hset`](crate::FencedWriter::hset), is not what its command needs.
+    #[error("key `{key}` holds a value of the wrong type (Redis answered WRONGTYPE)")]
     WrongType {
         /// The key that holds the foreign value.
         key: String,
+    },
+
+    /// A fenced write (or a [`FencingGate::check`](crate::FencingGate::check)) presented a
+    /// token below the highest one the resource has seen: a newer holder of the lock has
+    /// written since, so the caller's hold is stale and it should stop. Nothing was
+    /// written and nothing was recorded.
+    #[error("fencing token {presented} is below the highest seen ({seen}); nothing was written")]
+    StaleToken {
+        /// The highest token the resource had seen.
+        seen: u64,
+        /// The token the caller presented.
+        presented: u64,
+    },
+
+    /// A fenced write found its fence key (see [`fencing::fence_key`](crate::fencing::fence_key))
+    /// holding something other than a token: not a decimal `u64`, or not a string at all.
+    /// Something other than this crate wrote it. Nothing was written.
+    #[error("fence key `{key}` holds {found:?}, not a fencing token; nothing was written")]
+    CorruptFence {
+        /// The fence key.
+        key: String,
+        /// What it holds: its text (at most 64 bytes, control characters as `?`), or its
+        /// type in angle brackets (`<hash>`) when it is not a string.
+        found: String,
     },
 
     /// An argument was rejected before any I/O: an empty lock name, a zero or too large

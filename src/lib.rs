@@ -11,6 +11,9 @@
 //! * [`LockOwner`]: who holds a lock: the current task, thread, or an explicit id.
 //! * [`Config`]: where Redis is, and Redisson's lock settings.
 //! * [`Error`]: everything that can go wrong.
+//! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
+//!   Redis data, [`FencingGate`] for anything else; a write with an older token than the
+//!   resource has seen is refused.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -66,6 +69,7 @@ mod config;
 mod context;
 mod detach;
 mod error;
+pub mod fencing;
 mod lock;
 mod names;
 mod owner;
@@ -80,6 +84,7 @@ pub use config::{
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
 };
 pub use error::{Error, Result};
+pub use fencing::{FencedWriter, FencingGate};
 pub use lock::{
     Backoff, Fair, FairLock, Fenced, FencedLock, Lock, LockGuard, LockKind, NonReentrant,
     NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, Read, ReadLock, ReadWriteLock,
@@ -137,6 +142,12 @@ pub mod lua {
     /// `lua/spin_force_release.lua`.
     pub const SPIN_FORCE_RELEASE: &str = crate::lock::spin::SPIN_FORCE_RELEASE;
 
+    /// `lua/fencing_guard.lua`: the fence check around every fenced write (a fragment:
+    /// the write function goes in front of it).
+    pub const FENCING_GUARD: &str = crate::fencing::FENCING_GUARD;
+    /// `lua/fencing_ops.lua`: the fenced `SET`/`HSET`/`DEL` write function.
+    pub const FENCING_OPS: &str = crate::fencing::FENCING_OPS;
+
     /// Every script above.
     pub const ALL: &[&str] = &[
         LOCK_ACQUIRE,
@@ -160,6 +171,8 @@ pub mod lua {
         NONREENTRANT_ACQUIRE,
         SPIN_RELEASE,
         SPIN_FORCE_RELEASE,
+        FENCING_GUARD,
+        FENCING_OPS,
     ];
 }
 

@@ -41,6 +41,16 @@ impl Script {
         }
     }
 
+    /// A script whose text is put together at run time (a fenced write around a body).
+    pub(crate) fn from_string(body: String) -> Self {
+        let sha = fred::util::sha1_hash(&body);
+        Script {
+            sha_arg: Value::from(sha.as_str()),
+            body_arg: Value::from(body),
+            sha,
+        }
+    }
+
     /// The script's SHA-1, as `EVALSHA` takes it.
     #[cfg(test)]
     pub(crate) fn sha(&self) -> &str {
