@@ -55,7 +55,7 @@ pub(crate) fn unlock_latch(name: &str, request_id: &str) -> String {
 }
 
 /// The hash field of one owner: `<client-uuid>:<owner-id>`.
-pub(crate) fn owner_field(client_id: &str, owner: crate::LockOwner) -> String {
+pub(crate) fn owner_field(client_id: &str, owner: crate::owner::LockOwner) -> String {
     format!("{client_id}:{owner}")
 }
 
@@ -84,7 +84,7 @@ mod tests {
         assert_eq!(
             owner_field(
                 "6e3d30b7-83b1-433a-9335-5e8b9916d3ac",
-                crate::LockOwner::from_raw(731)
+                crate::owner::LockOwner::from_raw(731)
             ),
             "6e3d30b7-83b1-433a-9335-5e8b9916d3ac:731"
         );

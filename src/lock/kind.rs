@@ -157,7 +157,7 @@ pub(crate) enum Waiting {
     /// On a pub/sub channel, bounded by the holder's TTL.
     Channel(String),
     /// Polling with back-off (the spin lock).
-    Poll(crate::lock::spin::Backoff),
+    Poll(super::backoff::Backoff),
 }
 
 /// How `is_locked` asks Redis.

@@ -20,6 +20,7 @@
 //! dropped) leaves the queue exactly once; a watchdog acquisition registers with the
 //! renewal registry before the caller sees it, and every unlock removes one registration.
 
+mod backoff;
 pub(crate) mod fair;
 pub(crate) mod fenced;
 mod guard;
@@ -29,6 +30,7 @@ pub(crate) mod read_write;
 pub(crate) mod reentrant;
 pub(crate) mod spin;
 
+pub use backoff::Backoff;
 pub use fair::{Fair, NonReentrantFair};
 pub use fenced::Fenced;
 pub use guard::LockGuard;
@@ -36,7 +38,7 @@ pub use kind::LockKind;
 pub use non_reentrant::NonReentrant;
 pub use read_write::{Read, ReadWriteLock, Write};
 pub use reentrant::Reentrant;
-pub use spin::{Backoff, Spin};
+pub use spin::Spin;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -950,7 +952,7 @@ impl<K: LockKind> Lock<K> {
         lease_ms: Option<u64>,
         mode: AcquireMode,
         deadline: Option<Instant>,
-        backoff: spin::Backoff,
+        backoff: Backoff,
         queued: &mut QueueExit<K>,
     ) -> Result<Option<Acquired>> {
         let mut delays = backoff.delays();
