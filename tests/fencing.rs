@@ -642,3 +642,69 @@ async fn gate_under_concurrent_checks_admits_in_order() {
         );
     }
 }
+
+/// The story with a real fenced lock and a real pause: A takes the lock with a 200 ms
+/// lease and stalls past it; B takes the lock (a newer token) and writes; A wakes up and
+/// writes with its old token: the resource refuses it, and the data is B's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_fenced_lock_holder_is_refused_by_the_resource() {
+    let server = RedisServer::start();
+    let a_client = server.client().await;
+    let b_client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("story-lock");
+    let data = key("story-data");
+    // Tokens as a long-lived lock would have them: start the counter at 32.
+    let _: () = raw
+        .set(
+            format!("redisson_lock_token:{{{name}}}"),
+            32,
+            None,
+            None,
+            false,
+        )
+        .await
+        .unwrap();
+
+    let a_lock = a_client.get_fenced_lock(&name);
+    let a_token = a_lock
+        .try_lock_and_get_token(Duration::ZERO, Duration::from_millis(200))
+        .await
+        .unwrap()
+        .expect("A takes the free lock");
+    assert_eq!(a_token, 33);
+    let a_writer = FencedWriter::new(&a_client);
+    a_writer.set(&data, "A: first", a_token).await.unwrap();
+
+    // A stalls (a GC pause, a stopped VM) past its 200 ms lease; meanwhile B waits for
+    // the lock, gets it when A's lease runs out, and writes.
+    let b = {
+        let b_lock = b_client.get_fenced_lock(&name);
+        let b_writer = FencedWriter::new(&b_client);
+        let data = data.clone();
+        tokio::spawn(async move {
+            let token = b_lock
+                .try_lock_and_get_token(Duration::from_secs(5), Duration::from_secs(5))
+                .await
+                .unwrap()
+                .expect("B gets the lock after A's lease ran out");
+            b_writer.set(&data, "B: wrote", token).await.unwrap();
+            b_lock.unlock().await.unwrap();
+            token
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let b_token = tokio::time::timeout(Duration::from_secs(5), b)
+        .await
+        .expect("B finished")
+        .unwrap();
+    assert_eq!(b_token, 34);
+
+    // A wakes up, still believing it holds the lock, and writes with token 33.
+    assert_stale(a_writer.set(&data, "A: stale", a_token).await, 34, 33);
+    assert_eq!(get(&raw, &data).await.as_deref(), Some("B: wrote"));
+    // And its unlock tells it the lock was no longer its own.
+    assert!(matches!(a_lock.unlock().await, Err(Error::NotOwner { .. })));
+    a_client.shutdown().await.unwrap();
+    b_client.shutdown().await.unwrap();
+}
