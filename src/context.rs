@@ -19,6 +19,7 @@ use fred::prelude::{ClientLike, KeysInterface};
 use tokio::sync::{mpsc, watch};
 
 use crate::config::Config;
+use crate::hold_ledger::HoldLedger;
 use crate::pubsub::PubSub;
 use crate::renewal::Renewal;
 
@@ -33,6 +34,8 @@ pub(crate) struct LockContext {
     pub(crate) subscriber: fred::prelude::Client,
     pub(crate) pubsub: Arc<PubSub>,
     pub(crate) renewal: Arc<Renewal>,
+    /// What this client knows of its holds, to settle acquires whose reply was lost.
+    pub(crate) holds: HoldLedger,
     /// `"PUBLISH"` or `"SPUBLISH"`, passed into the scripts that notify waiters.
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
@@ -69,6 +72,7 @@ impl LockContext {
             subscriber: parts.subscriber,
             pubsub: parts.pubsub,
             renewal: parts.renewal,
+            holds: HoldLedger::default(),
             publish_command: parts.publish_command,
             watchdog_ms: parts.watchdog_ms,
             config: parts.config,

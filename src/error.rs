@@ -61,6 +61,22 @@ pub enum Error {
         key: String,
     },
 
+    /// Redis may or may not have applied an operation whose reply was lost, and this
+    /// client could not tell which. The text says what the client did about it and what
+    /// the caller should do. (An acquire whose reply was lost is normally settled by
+    /// reading the owner's hold count; this error remains only when Redis could not be
+    /// asked in time, or the count shows another task or process acting as the same
+    /// owner.)
+    #[error("the outcome of {operation} on lock `{name}` is unknown: {reason}")]
+    OutcomeUnknown {
+        /// The operation, e.g. `"acquire"`.
+        operation: &'static str,
+        /// The lock's name.
+        name: String,
+        /// What happened, what the client does about it, and what the caller should do.
+        reason: String,
+    },
+
     /// A wait that has no way to return `false` ran out of time, for example the
     /// subscription a blocking [`lock`](crate::RLock::lock) needs was not confirmed within
     /// [`ConfigBuilder::subscription_timeout`](crate::ConfigBuilder::subscription_timeout).

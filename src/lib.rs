@@ -70,6 +70,7 @@ mod context;
 mod detach;
 mod error;
 pub mod fencing;
+mod hold_ledger;
 mod lock;
 mod names;
 mod owner;

@@ -96,7 +96,7 @@ async fn client_through(eater: &ReplyEater) -> redisson_lock::Client {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lost_acquire_reply_is_an_error_never_a_doubled_count() {
+async fn a_lost_acquire_reply_is_settled_never_a_doubled_count() {
     let server = RedisServer::start();
     let raw = server.raw().await;
     let eater = ReplyEater::start(server.port).await;
@@ -108,10 +108,12 @@ async fn a_lost_acquire_reply_is_an_error_never_a_doubled_count() {
     reset_stats(&raw).await;
 
     eater.arm();
+    // The script runs, its reply is lost with the connection; the crate reads the
+    // owner's count (one more than before: it ran) and reports the acquisition.
     let outcome = lock.try_lock().await;
     assert!(
-        matches!(outcome, Err(redisson_lock::Error::Redis(_))),
-        "the caller must hear that the outcome is unknown, got {outcome:?}"
+        matches!(outcome, Ok(true)),
+        "a lost reply of an acquire that ran must be reported as taken, got {outcome:?}"
     );
     // The script ran exactly once on the server: one hold, not two.
     let field = format!("{}:7", client.id());

@@ -41,6 +41,7 @@ pub struct Fenced;
 
 impl Kind for Fenced {
     const NAME: &'static str = "fenced";
+    const TOKENS: bool = true;
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         ScriptCall::new(

@@ -52,6 +52,10 @@ mod sealed {
         /// must run [`Kind::acquire_failed`].
         const QUEUES: bool = false;
 
+        /// Whether an acquisition hands out a token (the fenced lock): an acquire whose
+        /// reply was lost is then undone rather than reported, as its token is unknown.
+        const TOKENS: bool = false;
+
         /// The hash field `owner` writes: `<client-id>:<owner>` (write locks add
         /// `:write`).
         fn field(&self, context: &LockContext, owner: LockOwner) -> String {

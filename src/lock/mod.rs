@@ -169,6 +169,12 @@ pub(crate) struct Acquired {
     pub(crate) token: Option<u64>,
 }
 
+/// What reading the owner's count said about an acquire whose reply was lost.
+enum Outcome {
+    Ran,
+    NotRun,
+}
+
 enum Attempt {
     Acquired(Acquired),
     /// Held by another owner; the time worth waiting in ms (negative: no expiry).
@@ -574,6 +580,7 @@ impl<K: LockKind> Lock<K> {
         self.check()?;
         let context = &self.context;
         context.renewal.remove_lock(&self.name);
+        context.holds.forget_lock(&self.name);
         let call = self.kind.force_release(&self.target(self.owner()));
         let reply = self
             .run(call, Resend::Allowed)
@@ -822,7 +829,7 @@ impl<K: LockKind> Lock<K> {
             // early return and on drop (unless an attempt in flight does it itself).
             let mut queued = QueueExit::new(self, owner, mode);
             queued.in_flight = true;
-            let first = self.attempt(owner, lease_ms, mode).await;
+            let first = self.attempt(owner, lease_ms, mode, wait).await;
             queued.in_flight = false;
             let ttl = match first? {
                 Attempt::Acquired(acquired) => {
@@ -889,6 +896,7 @@ impl<K: LockKind> Lock<K> {
         queued: &mut QueueExit<K>,
     ) -> Result<Option<Acquired>> {
         tracing::trace!(ttl, channel, "held by another owner; subscribing");
+        let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let pubsub = &self.context.pubsub;
         let subscription = match deadline {
             Some(deadline) => {
@@ -916,7 +924,7 @@ impl<K: LockKind> Lock<K> {
                 return Err(Error::Shutdown);
             }
             queued.in_flight = true;
-            let attempt = self.attempt(owner, lease_ms, mode).await;
+            let attempt = self.attempt(owner, lease_ms, mode, wait).await;
             queued.in_flight = false;
             let ttl = match attempt? {
                 Attempt::Acquired(acquired) => return Ok(Some(acquired)),
@@ -955,6 +963,7 @@ impl<K: LockKind> Lock<K> {
         backoff: Backoff,
         queued: &mut QueueExit<K>,
     ) -> Result<Option<Acquired>> {
+        let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let mut delays = backoff.delays();
         loop {
             let delay = delays.next_delay();
@@ -973,7 +982,7 @@ impl<K: LockKind> Lock<K> {
                 return Err(Error::Shutdown);
             }
             queued.in_flight = true;
-            let attempt = self.attempt(owner, lease_ms, mode).await;
+            let attempt = self.attempt(owner, lease_ms, mode, wait).await;
             queued.in_flight = false;
             if let Attempt::Acquired(acquired) = attempt? {
                 return Ok(Some(acquired));
@@ -989,13 +998,15 @@ impl<K: LockKind> Lock<K> {
         owner: LockOwner,
         lease_ms: Option<u64>,
         mode: AcquireMode,
+        wait: Wait,
     ) -> Result<Attempt> {
         let watchdog = lease_ms.is_none();
         let lease = lease_ms.unwrap_or(self.context.watchdog_ms);
         let started = Instant::now();
+        let settle_by = self.settle_by(wait);
         let work = {
             let lock = self.clone();
-            async move { lock.acquire_script(owner, lease, mode).await }
+            async move { lock.acquire_script(owner, lease, mode, settle_by).await }
         };
         let undo = {
             let lock = self.clone();
@@ -1020,45 +1031,180 @@ impl<K: LockKind> Lock<K> {
             Acquire::Taken { token } => token,
         };
         let target = self.target(owner);
-        if watchdog {
+        let field = self.kind.field(&self.context, owner);
+        let acquired = if watchdog {
             let renewable = self.kind.renewable(&target);
             let lost = self.context.renewal.add_hold(&self.name, renewable);
-            Ok(Attempt::Acquired(Acquired {
+            Acquired {
                 lost,
                 lease_deadline: None,
                 token,
-            }))
+            }
         } else {
             self.internal_lease_ms.store(lease, Ordering::Relaxed);
-            let field = self.kind.field(&self.context, owner);
             let lost = self
                 .context
                 .renewal
                 .signal(&self.name, &field)
                 .unwrap_or_default();
-            Ok(Attempt::Acquired(Acquired {
+            Acquired {
                 lost,
                 lease_deadline: Some(started + Duration::from_millis(lease)),
                 token,
-            }))
+            }
+        };
+        self.context.holds.acquired(
+            &self.name,
+            &field,
+            acquired.lease_deadline,
+            acquired.lost.clone(),
+        );
+        Ok(Attempt::Acquired(acquired))
+    }
+
+    /// Until when an acquire whose reply was lost may spend learning its outcome: the
+    /// caller's wait budget, but at least two response timeouts (and, for a caller that
+    /// waits without a bound, the watchdog timeout, after which an unrenewed hold is
+    /// gone anyway).
+    fn settle_by(&self, wait: Wait) -> Instant {
+        let now = Instant::now();
+        let config = &self.context.config;
+        let floor = now + config.response_timeout.saturating_mul(2);
+        match wait {
+            Wait::Once => floor,
+            Wait::Until(deadline, _) => deadline.max(floor),
+            Wait::Forever => floor.max(now + config.watchdog_timeout),
         }
     }
 
-    /// The kind's acquire script. Written at most once (see [`Resend::Never`]).
+    /// The kind's acquire script. Written at most once (see [`Resend::Never`]): when its
+    /// reply is lost, the owner's count in Redis says whether it ran (see
+    /// [`HoldLedger`](crate::hold_ledger::HoldLedger)); a script that surely did not run
+    /// is sent again, one that ran is reported (or, for a fenced lock whose token was
+    /// lost with the reply, undone and sent again).
     async fn acquire_script(
         &self,
         owner: LockOwner,
         lease_ms: u64,
         mode: AcquireMode,
+        settle_by: Instant,
     ) -> Result<Acquire> {
-        let call = self.kind.acquire(&self.target(owner), lease_ms, mode);
-        let reply = self
-            .run(call, Resend::Never)
+        let field = self.kind.field(&self.context, owner);
+        self.settle_doubt(owner, &field).await?;
+        let mut sends = 0u32;
+        loop {
+            sends += 1;
+            let before = self.context.holds.known(&self.name, &field);
+            let call = self.kind.acquire(&self.target(owner), lease_ms, mode);
+            let error = match self.run(call, Resend::Never).await {
+                Ok(reply) => {
+                    return self
+                        .kind
+                        .acquire_reply(reply)
+                        .map_err(|other| unexpected("acquire", other))
+                }
+                Err(error) if outcome_unknown(&error) && !self.context.is_closed() => error,
+                Err(error) => return Err(self.redis_error_as(owner, error)),
+            };
+            tracing::warn!(lock = %self.name, %owner, %error, "acquire outcome unknown; reading the owner's hold count");
+            match self
+                .learn_outcome(owner, &field, before, settle_by, &error)
+                .await?
+            {
+                Outcome::Ran if !K::TOKENS => return Ok(Acquire::Taken { token: None }),
+                Outcome::Ran => {
+                    // The token went with the lost reply: give the hold back, draw again.
+                    self.release_script(owner, lease_ms).await?;
+                }
+                Outcome::NotRun => {}
+            }
+            if sends >= 3 {
+                // Nothing is held: each unknown outcome was settled as "did not run" (or
+                // undone), so the error is just an error.
+                return Err(self.redis_error_as(owner, error));
+            }
+        }
+    }
+
+    /// Reads the owner's count after an acquire whose reply was lost: `before + 1` means
+    /// it ran, `before` that it did not. Retries the read until `settle_by`; past that,
+    /// the hold is marked in doubt (settled by this client's next call on the lock and
+    /// owner) and the caller gets [`Error::OutcomeUnknown`].
+    async fn learn_outcome(
+        &self,
+        owner: LockOwner,
+        field: &str,
+        before: u32,
+        settle_by: Instant,
+        lost_reply: &fred::error::Error,
+    ) -> Result<Outcome> {
+        let mut pause = Duration::from_millis(20);
+        loop {
+            match self.hold_count_in_redis(field).await {
+                Ok(count) if count == u64::from(before) + 1 => return Ok(Outcome::Ran),
+                Ok(count) if count == u64::from(before) => return Ok(Outcome::NotRun),
+                Ok(count) => {
+                    return Err(Error::OutcomeUnknown {
+                        operation: "acquire",
+                        name: self.name.to_string(),
+                        reason: format!(
+                            "its reply was lost ({lost_reply}), and Redis counts {count} holds of \
+                             owner {owner} where this client expected {before} or {}: another \
+                             task or process acts as the same owner. Check `hold_count()` and \
+                             unlock as your protocol requires.",
+                            before + 1
+                        ),
+                    })
+                }
+                Err(error @ (Error::WrongType { .. } | Error::Shutdown)) => return Err(error),
+                Err(error) if Instant::now() + pause >= settle_by => {
+                    self.context.holds.mark_in_doubt(&self.name, field, before);
+                    return Err(Error::OutcomeUnknown {
+                        operation: "acquire",
+                        name: self.name.to_string(),
+                        reason: format!(
+                            "its reply was lost ({lost_reply}) and Redis could not be asked \
+                             whether it ran ({error}). Nothing is reported held: if it ran, \
+                             this client undoes it at its next call on this lock as owner \
+                             {owner}, and otherwise its lease ends it."
+                        ),
+                    });
+                }
+                Err(_) => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(500));
+                }
+            }
+        }
+    }
+
+    /// Settles an acquire left in doubt by an earlier call: if it ran, nobody was told,
+    /// so its hold is given back before anything else happens.
+    async fn settle_doubt(&self, owner: LockOwner, field: &str) -> Result<()> {
+        let Some(before) = self.context.holds.in_doubt(&self.name, field) else {
+            return Ok(());
+        };
+        let count = self.hold_count_in_redis(field).await?;
+        let mut known = count.min(u64::from(before)) as u32;
+        if count == u64::from(before) + 1 {
+            tracing::warn!(lock = %self.name, %owner, "undoing an acquisition whose reply was lost");
+            let lease = self.internal_lease_ms.load(Ordering::Relaxed);
+            self.release_script(owner, lease).await?;
+            known = before;
+        }
+        self.context.holds.settled(&self.name, field, known);
+        Ok(())
+    }
+
+    /// `HGET name field` as a count (0 when absent).
+    async fn hold_count_in_redis(&self, field: &str) -> Result<u64> {
+        let count: Option<i64> = self
+            .context
+            .redis
+            .hget(&*self.name, field)
             .await
-            .map_err(|e| self.redis_error_as(owner, e))?;
-        self.kind
-            .acquire_reply(reply)
-            .map_err(|other| unexpected("acquire", other))
+            .map_err(|e| self.redis_error(e))?;
+        Ok(count.unwrap_or(0).max(0) as u64)
     }
 
     /// The kind's queue clean-up (the fair lock's `acquireFailed`), sent with retries: it
@@ -1108,8 +1254,17 @@ impl<K: LockKind> Lock<K> {
     /// The second half of every unlock: the release script, then the re-arm lease is
     /// reset after a full release (Redisson 3.27.2+: not after a partial one).
     pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
+        let field = self.kind.field(&self.context, owner);
+        self.settle_doubt(owner, &field).await?;
         let lease = self.internal_lease_ms.load(Ordering::Relaxed);
         let released = self.release_script(owner, lease).await;
+        match released {
+            Ok(UnlockReply::StillHeld) => self.context.holds.released(&self.name, &field, false),
+            Ok(UnlockReply::Released | UnlockReply::NotOwner) => {
+                self.context.holds.released(&self.name, &field, true)
+            }
+            Err(_) => {}
+        }
         if matches!(released, Ok(UnlockReply::Released | UnlockReply::NotOwner)) {
             self.internal_lease_ms
                 .store(self.context.watchdog_ms, Ordering::Relaxed);

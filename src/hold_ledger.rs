@@ -1,0 +1,173 @@
+//! [`HoldLedger`]: how many holds each (lock, owner field) of this client has, as far as
+//! this client knows, so that an acquire whose reply was lost can be settled.
+//!
+//! An acquire script is never re-sent blind (a second `HINCRBY` would count twice). When
+//! its reply is lost (a timeout, a dropped connection), the engine reads the owner's count
+//! in Redis and compares it with the count the ledger had before the call: one more means
+//! the script ran, the same means it did not. Where Redis cannot be reached in time, the
+//! entry is marked *in doubt* with the count before the call, and the next call of this
+//! client on that lock and owner settles it first (undoing a hold that ran but was never
+//! reported).
+//!
+//! Invariants: every acquisition the caller was told about adds one hold; every unlock
+//! reply takes one (`Released` / `NotOwner` clear the entry); `force_unlock` clears the
+//! lock's entries. A count whose lease has run out, or whose watchdog hold was found lost,
+//! counts as zero: Redis no longer has it either.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::time::Instant;
+
+use crate::renewal::LostSignal;
+
+/// A lock name and the owner field that holds it.
+type HoldKey = (Arc<str>, String);
+
+#[derive(Debug, Default)]
+struct Entry {
+    count: u32,
+    /// When the last lease-mode acquisition's lease ends; `None` for watchdog holds.
+    lease_end: Option<Instant>,
+    /// The watchdog hold's loss signal, for watchdog holds.
+    lost: Option<Arc<LostSignal>>,
+    /// The count before an acquire whose outcome could not be learned.
+    in_doubt: Option<u32>,
+}
+
+impl Entry {
+    fn live_count(&self) -> u32 {
+        let expired = self.lease_end.is_some_and(|end| Instant::now() >= end);
+        let lost = self.lost.as_ref().is_some_and(|l| l.is_fired());
+        if expired || lost {
+            0
+        } else {
+            self.count
+        }
+    }
+}
+
+/// See the module docs.
+#[derive(Debug, Default)]
+pub(crate) struct HoldLedger {
+    holds: Mutex<HashMap<HoldKey, Entry>>,
+}
+
+impl HoldLedger {
+    fn holds(&self) -> MutexGuard<'_, HashMap<HoldKey, Entry>> {
+        // Every critical section is one map operation: a poisoned lock is consistent.
+        self.holds.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The holds `field` has on `name` as far as this client knows (0 once their lease
+    /// ran out or the watchdog found them lost).
+    pub(crate) fn known(&self, name: &Arc<str>, field: &str) -> u32 {
+        self.holds()
+            .get(&(name.clone(), field.to_owned()))
+            .map_or(0, Entry::live_count)
+    }
+
+    /// One acquisition reported to the caller.
+    pub(crate) fn acquired(
+        &self,
+        name: &Arc<str>,
+        field: &str,
+        lease_end: Option<Instant>,
+        lost: Arc<LostSignal>,
+    ) {
+        let mut holds = self.holds();
+        let entry = holds.entry((name.clone(), field.to_owned())).or_default();
+        entry.count = entry.live_count() + 1;
+        entry.lease_end = lease_end;
+        entry.lost = lease_end.is_none().then_some(lost);
+    }
+
+    /// One hold given back (`released`: the last one, or the lock was not held at all).
+    pub(crate) fn released(&self, name: &Arc<str>, field: &str, released: bool) {
+        let mut holds = self.holds();
+        let key = (name.clone(), field.to_owned());
+        if released {
+            holds.remove(&key);
+        } else if let Some(entry) = holds.get_mut(&key) {
+            entry.count = entry.count.saturating_sub(1);
+        }
+    }
+
+    /// Every hold on `name` is gone (force unlock).
+    pub(crate) fn forget_lock(&self, name: &str) {
+        self.holds().retain(|(n, _), _| &**n != name);
+    }
+
+    /// An acquire whose outcome is unknown: `before` is the count before it.
+    pub(crate) fn mark_in_doubt(&self, name: &Arc<str>, field: &str, before: u32) {
+        let mut holds = self.holds();
+        let entry = holds.entry((name.clone(), field.to_owned())).or_default();
+        entry.count = before;
+        entry.in_doubt = Some(before);
+    }
+
+    /// The count before an acquire in doubt, if one is.
+    pub(crate) fn in_doubt(&self, name: &Arc<str>, field: &str) -> Option<u32> {
+        self.holds()
+            .get(&(name.clone(), field.to_owned()))
+            .and_then(|e| e.in_doubt)
+    }
+
+    /// The doubt is settled; the owner has `count` holds known to the caller.
+    pub(crate) fn settled(&self, name: &Arc<str>, field: &str, count: u32) {
+        let mut holds = self.holds();
+        let key = (name.clone(), field.to_owned());
+        if count == 0 {
+            holds.remove(&key);
+        } else if let Some(entry) = holds.get_mut(&key) {
+            entry.in_doubt = None;
+            entry.count = count;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn counts_follow_acquisitions_and_releases() {
+        let ledger = HoldLedger::default();
+        let name: Arc<str> = Arc::from("n");
+        assert_eq!(ledger.known(&name, "f"), 0);
+        ledger.acquired(&name, "f", None, Arc::default());
+        ledger.acquired(&name, "f", None, Arc::default());
+        assert_eq!(ledger.known(&name, "f"), 2);
+        ledger.released(&name, "f", false);
+        assert_eq!(ledger.known(&name, "f"), 1);
+        ledger.released(&name, "f", true);
+        assert_eq!(ledger.known(&name, "f"), 0);
+    }
+
+    #[tokio::test]
+    async fn expired_leases_and_lost_holds_count_zero() {
+        let ledger = HoldLedger::default();
+        let name: Arc<str> = Arc::from("n");
+        ledger.acquired(&name, "a", Some(Instant::now()), Arc::default());
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        assert_eq!(ledger.known(&name, "a"), 0);
+        let lost: Arc<LostSignal> = Arc::default();
+        ledger.acquired(&name, "b", None, lost.clone());
+        assert_eq!(ledger.known(&name, "b"), 1);
+        lost.fire();
+        assert_eq!(ledger.known(&name, "b"), 0);
+    }
+
+    #[tokio::test]
+    async fn doubt_is_recorded_and_settled() {
+        let ledger = HoldLedger::default();
+        let name: Arc<str> = Arc::from("n");
+        ledger.mark_in_doubt(&name, "f", 0);
+        assert_eq!(ledger.in_doubt(&name, "f"), Some(0));
+        ledger.settled(&name, "f", 0);
+        assert_eq!(ledger.in_doubt(&name, "f"), None);
+        ledger.forget_lock("n");
+        assert_eq!(ledger.known(&name, "f"), 0);
+    }
+}
