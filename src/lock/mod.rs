@@ -797,6 +797,7 @@ impl<K: LockKind> Lock<K> {
         wait: Wait,
     ) -> Result<Option<Acquired>> {
         self.check()?;
+        self.kind.check()?;
         let lease_ms = lease.map(lease_millis).transpose()?;
         let span = tracing::debug_span!(
             "redisson_lock.acquire",
