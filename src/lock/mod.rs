@@ -943,8 +943,8 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
-    /// The polling wait of a spin lock: sleep the back-off (never past the deadline),
-    /// retry.
+    /// The polling wait of a spin lock: sleep the back-off (never past the deadline, and
+    /// not past a shutdown), retry.
     async fn wait_polling(
         &self,
         owner: LockOwner,
@@ -955,6 +955,7 @@ impl<K: LockKind> Lock<K> {
         queued: &mut QueueExit<K>,
     ) -> Result<Option<Acquired>> {
         let mut delays = backoff.delays();
+        let mut shutdown = self.context.shutdown.subscribe();
         loop {
             let delay = delays.next_delay();
             let sleep_for = match deadline {
@@ -967,7 +968,11 @@ impl<K: LockKind> Lock<K> {
                 }
                 None => delay,
             };
-            tokio::time::sleep(sleep_for).await;
+            // A shutdown ends the sleep: a back-off step may be long.
+            tokio::select! {
+                _ = tokio::time::sleep(sleep_for) => {}
+                _ = shutdown.wait_for(|closed| *closed) => {}
+            }
             if self.context.is_closed() {
                 return Err(Error::Shutdown);
             }
