@@ -8,11 +8,27 @@
 -- ARGV[2]  owner field "<client-uuid>:<owner-id>"
 --
 -- Returns {-1, token} when ARGV[2] now holds the lock (first hold or re-entry; the TTL
--- is re-armed to ARGV[1]), else {PTTL N, -1}. A token key that is not an integer
--- makes INCR fail: its error reply is returned and nothing has been written.
+-- is re-armed to ARGV[1]), else {PTTL N, -1}.
+-- A token key that cannot give a positive token (not a string, not an integer, negative,
+-- or at the integer limit) is answered with the error reply "BAD_TOKEN <why>", and
+-- nothing has been written: the checks run before the first write.
+local function bad_token(why)
+    return redis.error_reply('BAD_TOKEN ' .. tostring(why))
+end
 local free = redis.call('exists', KEYS[1]) == 0
 if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    local token = redis.call('incr', KEYS[2])
+    local current = redis.pcall('get', KEYS[2])
+    if type(current) == 'table' then
+        return bad_token(current.err)
+    end
+    if current and string.sub(current, 1, 1) == '-' then
+        return bad_token('negative token ' .. current)
+    end
+    -- INCR refuses a non-integer or an overflow without writing anything.
+    local token = redis.pcall('incr', KEYS[2])
+    if type(token) == 'table' then
+        return bad_token(token.err)
+    end
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
     return {-1, token}

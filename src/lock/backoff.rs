@@ -9,6 +9,12 @@ use crate::error::{Error, Result};
 /// How a [`SpinLock`](crate::SpinLock) waits between attempts (Redisson's `LockOptions`
 /// back-offs).
 ///
+/// Build one with [`Backoff::default`], [`Backoff::exponential`] or
+/// [`Backoff::constant`], which refuse delays that would make a waiter hammer Redis (a
+/// delay under 1 ms, a `max` below `initial`, a multiplier of 0). A spin lock given such
+/// a back-off through its variants answers every acquisition with
+/// [`Error::InvalidArgument`] before any I/O.
+///
 /// # Examples
 /// ```
 /// use std::time::Duration;
@@ -54,8 +60,9 @@ impl Backoff {
     /// An exponential back-off.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero `initial`, a `max` below `initial`, or a
-    /// `multiplier` of 0.
+    /// [`Error::InvalidArgument`] for an `initial` under 1 ms (Redisson counts in whole
+    /// milliseconds, so that is a delay of 0), a `max` below `initial`, or a `multiplier`
+    /// of 0.
     ///
     /// # Examples
     /// ```
@@ -65,23 +72,18 @@ impl Backoff {
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn exponential(initial: Duration, max: Duration, multiplier: u32) -> Result<Backoff> {
-        if initial.is_zero() || max < initial || multiplier == 0 {
-            return Err(Error::invalid(format!(
-                "exponential back-off needs 0 < initial <= max and a multiplier >= 1 \
-                 (got initial {initial:?}, max {max:?}, multiplier {multiplier})"
-            )));
-        }
-        Ok(Backoff::Exponential {
+        Backoff::Exponential {
             initial,
             max,
             multiplier,
-        })
+        }
+        .validated()
     }
 
     /// A constant back-off.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero delay.
+    /// [`Error::InvalidArgument`] for a delay under 1 ms (0 in Redisson's milliseconds).
     ///
     /// # Examples
     /// ```
@@ -89,10 +91,27 @@ impl Backoff {
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn constant(delay: Duration) -> Result<Backoff> {
-        if delay.is_zero() {
-            return Err(Error::invalid("constant back-off delay must be > 0"));
+        Backoff::Constant(delay).validated()
+    }
+
+    /// This back-off, or [`Error::InvalidArgument`] if a waiter could not use it.
+    pub(crate) fn validated(self) -> Result<Backoff> {
+        match self {
+            Backoff::Exponential {
+                initial,
+                max,
+                multiplier,
+            } if initial < MIN_DELAY || max < initial || multiplier == 0 => {
+                Err(Error::invalid(format!(
+                    "exponential back-off needs 1 ms <= initial <= max and a multiplier >= 1 \
+                     (got initial {initial:?}, max {max:?}, multiplier {multiplier})"
+                )))
+            }
+            Backoff::Constant(delay) if delay < MIN_DELAY => Err(Error::invalid(format!(
+                "constant back-off delay must be at least 1 ms (got {delay:?})"
+            ))),
+            valid => Ok(valid),
         }
-        Ok(Backoff::Constant(delay))
     }
 
     /// The delays of one waiter, from its first failed attempt on.
@@ -104,6 +123,10 @@ impl Backoff {
         }
     }
 }
+
+/// The shortest back-off delay: Redisson's delays are whole milliseconds, and 0 would
+/// make a waiter poll without pause.
+const MIN_DELAY: Duration = Duration::from_millis(1);
 
 /// The back-off delays of one waiter.
 pub(crate) struct Delays {
@@ -176,7 +199,12 @@ mod tests {
     #[test]
     fn bad_backoffs_are_refused() {
         assert!(Backoff::constant(Duration::ZERO).is_err());
+        assert!(Backoff::constant(Duration::from_micros(999)).is_err());
+        assert!(Backoff::constant(Duration::from_millis(1)).is_ok());
         assert!(Backoff::exponential(Duration::ZERO, Duration::from_millis(1), 2).is_err());
+        assert!(
+            Backoff::exponential(Duration::from_micros(10), Duration::from_millis(1), 2).is_err()
+        );
         assert!(
             Backoff::exponential(Duration::from_millis(5), Duration::from_millis(1), 2).is_err()
         );

@@ -17,7 +17,7 @@ use super::reentrant::{force_release_call, release_call};
 use super::{Lock, Wait};
 use crate::error::{Error, Result};
 use crate::names::{fencing_token, lock_channel};
-use crate::scripts::Script;
+use crate::scripts::{is_wrong_type, Script};
 
 /// `lua/fenced_acquire.lua`: take or re-enter, and draw a token.
 pub(crate) const FENCED_ACQUIRE: &str = include_str!("../../lua/fenced_acquire.lua");
@@ -81,10 +81,11 @@ impl Kind for Fenced {
         Waiting::Channel(lock_channel(target.name))
     }
 
+    /// The acquire script's `BAD_TOKEN` error reply: the token key cannot give a token.
     fn script_error(&self, target: &Target<'_>, error: &fred::error::Error) -> Option<Error> {
         error
             .details()
-            .contains("not an integer")
+            .contains("BAD_TOKEN")
             .then(|| Error::BadToken {
                 key: fencing_token(target.name),
             })
@@ -95,8 +96,10 @@ impl Lock<Fenced> {
     /// Takes the lock like [`Lock::lock`] (watchdog mode) and returns its fencing token.
     ///
     /// # Errors
-    /// As [`Lock::lock`], and [`Error::BadToken`] if the token key holds something other
-    /// than an integer (nothing is written then).
+    /// As [`Lock::lock`], and [`Error::BadToken`] if the token key cannot give a token:
+    /// it holds something other than a non-negative integer, or the largest one (nothing
+    /// is written then). Every acquisition of a fenced lock (`lock`, `try_lock`, guards)
+    /// fails the same way.
     ///
     /// # Cancel safety
     /// As [`Lock::lock`].
@@ -206,7 +209,8 @@ impl Lock<Fenced> {
     /// drew it; `None` before the first acquisition.
     ///
     /// # Errors
-    /// [`Error::BadToken`] if the key holds something other than an integer;
+    /// [`Error::BadToken`] if the key holds something other than a non-negative integer
+    /// (another type included);
     /// [`Error::Redis`], [`Error::Shutdown`], [`Error::InvalidArgument`].
     ///
     /// # Redisson equivalent
@@ -222,12 +226,12 @@ impl Lock<Fenced> {
     pub async fn token(&self) -> Result<Option<u64>> {
         self.check()?;
         let key = fencing_token(&self.name);
-        let raw: Option<String> = self
-            .context
-            .redis
-            .get(&key)
-            .await
-            .map_err(|e| self.redis_error(e))?;
+        let raw: Option<String> = match self.context.redis.get(&key).await {
+            Ok(raw) => raw,
+            // A token key of another type holds no integer either.
+            Err(error) if is_wrong_type(&error) => return Err(Error::BadToken { key }),
+            Err(error) => return Err(self.redis_error(error)),
+        };
         match raw {
             None => Ok(None),
             Some(text) => text

@@ -62,6 +62,12 @@ mod sealed {
             crate::names::owner_field(&context.id, owner)
         }
 
+        /// Checks the kind's own settings (a spin lock's back-off) before an acquisition:
+        /// [`Error::InvalidArgument`] refuses it before any I/O.
+        fn check(&self) -> Result<(), Error> {
+            Ok(())
+        }
+
         /// The acquire script for one attempt.
         fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall;
 

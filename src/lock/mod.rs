@@ -806,6 +806,7 @@ impl<K: LockKind> Lock<K> {
         wait: Wait,
     ) -> Result<Option<Acquired>> {
         self.check()?;
+        self.kind.check()?;
         let lease_ms = lease.map(lease_millis).transpose()?;
         let span = tracing::debug_span!(
             "redisson_lock.acquire",
@@ -952,8 +953,8 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
-    /// The polling wait of a spin lock: sleep the back-off (never past the deadline),
-    /// retry.
+    /// The polling wait of a spin lock: sleep the back-off (never past the deadline, and
+    /// not past a shutdown), retry.
     async fn wait_polling(
         &self,
         owner: LockOwner,
@@ -965,6 +966,7 @@ impl<K: LockKind> Lock<K> {
     ) -> Result<Option<Acquired>> {
         let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let mut delays = backoff.delays();
+        let mut shutdown = self.context.shutdown.subscribe();
         loop {
             let delay = delays.next_delay();
             let sleep_for = match deadline {
@@ -977,7 +979,11 @@ impl<K: LockKind> Lock<K> {
                 }
                 None => delay,
             };
-            tokio::time::sleep(sleep_for).await;
+            // A shutdown ends the sleep: a back-off step may be long.
+            tokio::select! {
+                _ = tokio::time::sleep(sleep_for) => {}
+                _ = shutdown.wait_for(|closed| *closed) => {}
+            }
             if self.context.is_closed() {
                 return Err(Error::Shutdown);
             }

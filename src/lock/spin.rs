@@ -16,6 +16,7 @@ use fred::prelude::Value;
 use super::backoff::Backoff;
 use super::kind::{AcquireMode, Kind, ScriptCall, Target, Waiting};
 use super::reentrant::{acquire_call, ACQUIRE};
+use crate::error::Result;
 use crate::scripts::Script;
 
 /// `lua/spin_release.lua`: give back one hold, never publishing.
@@ -87,5 +88,10 @@ impl Kind for Spin {
 
     fn waiting(&self, _target: &Target<'_>) -> Waiting {
         Waiting::Poll(self.backoff)
+    }
+
+    /// A back-off built through its variants is checked here, before any acquisition.
+    fn check(&self) -> Result<()> {
+        self.backoff.validated().map(drop)
     }
 }

@@ -1,0 +1,383 @@
+//! The non-reentrant lock (Redisson 4.4's `RedissonNonReentrantLock`, protocol §14.4)
+//! against real `redis-server`s: the holder's second acquisition fails at once and
+//! changes nothing, other owners wait on the RLock channel as usual, and it shares the
+//! RLock hash layout with a Java RLock-style holder.
+
+mod support;
+use support::*;
+
+use std::time::{Duration, Instant};
+
+use redisson_lock::fred::prelude::*;
+use redisson_lock::{Client as LockClient, Error, LockOwner, NonReentrantLock};
+
+/// A Java client's id: never this crate's.
+const JAVA_UUID: &str = "3c9e1f2a-7b4d-4a6e-8f10-2d3c4b5a6e7f";
+
+/// §4.1, Redisson's RLock acquire: nil when taken or re-entered, else PTTL.
+const JAVA_ACQUIRE: &str = r#"
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])
+"#;
+
+/// §4.2 (3.24+, with the latch): nil not owner, 0 still held, 1 released and published.
+const JAVA_UNLOCK: &str = r#"
+local v = redis.call('get', KEYS[3])
+if v ~= false then return tonumber(v) end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
+local c = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if c > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call(ARGV[4], KEYS[2], ARGV[1])
+redis.call('set', KEYS[3], 1, 'px', ARGV[5])
+return 1
+"#;
+
+// ---- helpers ----------------------------------------------------------------------------
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn java_field(thread: u64) -> String {
+    format!("{JAVA_UUID}:{thread}")
+}
+
+fn field_of(client: &LockClient, owner: LockOwner) -> String {
+    format!("{}:{owner}", client.id())
+}
+
+fn pair(field: &str, count: u32) -> Vec<(String, String)> {
+    vec![(field.to_string(), count.to_string())]
+}
+
+async fn java_acquire(raw: &Client, name: &str, thread: u64, lease_ms: i64) -> Value {
+    raw.eval(
+        JAVA_ACQUIRE,
+        vec![name],
+        vec![Value::from(lease_ms), Value::from(java_field(thread))],
+    )
+    .await
+    .unwrap()
+}
+
+async fn java_unlock(raw: &Client, name: &str, thread: u64) -> Value {
+    let latch = format!(
+        "redisson_unlock_latch:{{{name}}}:{}",
+        uuid::Uuid::new_v4().simple()
+    );
+    raw.eval(
+        JAVA_UNLOCK,
+        vec![name.to_string(), channel(name), latch],
+        vec![
+            Value::from("0"),
+            Value::from(30_000),
+            Value::from(java_field(thread)),
+            Value::from("PUBLISH"),
+            Value::from(13_500),
+        ],
+    )
+    .await
+    .unwrap()
+}
+
+/// Runs `attempt` and asserts it answered within `limit` (i.e. did not wait).
+async fn at_once<T>(limit: Duration, attempt: impl std::future::Future<Output = T>) -> T {
+    let started = Instant::now();
+    let answer = attempt.await;
+    let took = started.elapsed();
+    assert!(took < limit, "took {took:?}, expected an answer at once");
+    answer
+}
+
+/// Asserts `result` is the non-reentrant error for `lock`, with Redisson's exact text.
+fn assert_non_reentrant<T: std::fmt::Debug>(
+    result: redisson_lock::Result<T>,
+    lock: &NonReentrantLock,
+) {
+    let error = result.expect_err("a re-acquisition by the holder must fail");
+    match &error {
+        Error::NonReentrant { name, owner } => {
+            assert_eq!(name, lock.name());
+            assert_eq!(*owner, lock.owner());
+        }
+        other => panic!("expected NonReentrant, got {other:?}"),
+    }
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "Lock '{}' is non-reentrant and is already held by thread {}",
+            lock.name(),
+            lock.owner()
+        )
+    );
+}
+
+/// Every way for the holder to take `lock` again: `lock()`/`acquire*` fail with
+/// `NonReentrant`, `try_*` answer false; all at once, and nothing changes in Redis.
+async fn assert_reacquisitions_refused(client: &LockClient, raw: &Client, lock: &NonReentrantLock) {
+    let name = lock.name().to_string();
+    let hash = hgetall(raw, &name).await;
+    let ttl_before = pttl(raw, &name).await;
+    let renewed = client.renewed_locks();
+    let quick = ms(500);
+    let wait = Duration::from_secs(3);
+
+    assert_non_reentrant(at_once(quick, lock.lock()).await, lock);
+    assert_non_reentrant(
+        at_once(quick, lock.lock_with_lease(Duration::from_secs(60))).await,
+        lock,
+    );
+    assert_non_reentrant(at_once(quick, lock.acquire()).await.map(drop), lock);
+    assert_non_reentrant(
+        at_once(quick, lock.acquire_with_lease(Duration::from_secs(60)))
+            .await
+            .map(drop),
+        lock,
+    );
+    assert!(!at_once(quick, lock.try_lock()).await.unwrap());
+    assert!(!at_once(quick, lock.try_lock_for(wait)).await.unwrap());
+    assert!(!at_once(
+        quick,
+        lock.try_lock_with_lease(wait, Duration::from_secs(60))
+    )
+    .await
+    .unwrap());
+    assert!(at_once(quick, lock.try_acquire_for(wait))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(at_once(
+        quick,
+        lock.try_acquire_with_lease(wait, Duration::from_secs(60))
+    )
+    .await
+    .unwrap()
+    .is_none());
+
+    assert_eq!(lock.hold_count().await.unwrap(), 1);
+    assert_eq!(hgetall(raw, &name).await, hash, "the hash is unchanged");
+    let ttl_after = pttl(raw, &name).await;
+    assert!(
+        ttl_after <= ttl_before,
+        "the TTL was re-armed: {ttl_before} -> {ttl_after}"
+    );
+    assert_eq!(client.renewed_locks(), renewed, "no watchdog hold added");
+    assert_eq!(client.subscribed_channels(), 0, "nobody waited");
+}
+
+// ---- 1. the holder cannot take it again -------------------------------------------------
+
+#[tokio::test]
+async fn the_holders_second_acquisition_fails_at_once_and_changes_nothing() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let (_subscriber, mut rx) = listen(&server, "*").await;
+
+    // Watchdog-mode hold.
+    let name = key("nr-watchdog");
+    let lock = client.get_non_reentrant_lock(&name);
+    lock.lock().await.unwrap();
+    let field = field_of(&client, lock.owner());
+    assert_eq!(hgetall(&raw, &name).await, pair(&field, 1));
+    assert!((20_000..=30_000).contains(&pttl(&raw, &name).await));
+    assert_eq!(client.renewed_locks(), 1);
+    assert_reacquisitions_refused(&client, &raw, &lock).await;
+    // One unlock releases it: the count never went above 1.
+    lock.unlock().await.unwrap();
+    assert!(!exists(&raw, &name).await);
+    assert_eq!(client.renewed_locks(), 0);
+    assert_eq!(
+        messages(&mut rx, Duration::from_secs(5)).await,
+        vec![(channel(&name), b"0".to_vec())],
+        "RLock's channel and message"
+    );
+    assert!(matches!(lock.unlock().await, Err(Error::NotOwner { .. })));
+
+    // Lease-mode hold, through try_lock_with_lease, by an explicit owner.
+    let name = key("nr-lease");
+    let lock = client
+        .get_non_reentrant_lock(&name)
+        .with_owner(LockOwner::from_raw(731));
+    assert!(lock
+        .try_lock_with_lease(Duration::from_secs(1), Duration::from_secs(10))
+        .await
+        .unwrap());
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        pair(&format!("{}:731", client.id()), 1)
+    );
+    tokio::time::sleep(ms(300)).await; // so that a re-armed TTL would show
+    assert_reacquisitions_refused(&client, &raw, &lock).await;
+    assert!(
+        pttl(&raw, &name).await < 9_800,
+        "the lease was not re-armed"
+    );
+    lock.unlock().await.unwrap();
+    assert!(!exists(&raw, &name).await);
+
+    // A guard's holder is refused too, and the guard still releases.
+    let name = key("nr-guard");
+    let lock = client.get_non_reentrant_lock(&name);
+    let guard = lock.acquire().await.unwrap();
+    assert_reacquisitions_refused(&client, &raw, &lock).await;
+    guard.unlock().await.unwrap();
+    assert!(!exists(&raw, &name).await);
+    client.shutdown().await.unwrap();
+}
+
+// ---- 2. other owners wait as usual ------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_owner_waits_and_is_woken_by_the_unlock_message() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let other = server.client().await;
+    let raw = server.raw().await;
+    let name = key("nr-hand-off");
+    let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
+
+    let mut hand_offs = Vec::new();
+    for round in 0..5 {
+        // Held in watchdog mode: its TTL is 30 s, so only the message can wake the waiter.
+        let holder = client.get_non_reentrant_lock(&name);
+        holder.lock().await.unwrap();
+        // Another task of the same client, and a task of another client.
+        let waiter_client = if round % 2 == 0 { &client } else { &other };
+        let waiter = tokio::spawn({
+            let lock = waiter_client.get_non_reentrant_lock(&name);
+            async move {
+                let taken = if round % 3 == 0 {
+                    lock.lock().await.map(|()| true).unwrap()
+                } else {
+                    lock.try_lock_for(Duration::from_secs(20)).await.unwrap()
+                };
+                (taken, Instant::now(), lock.owner())
+            }
+        });
+        assert!(
+            eventually(Duration::from_secs(5), || async {
+                waiter_client.subscribed_channels() == 1
+            })
+            .await,
+            "the waiter subscribed"
+        );
+        tokio::time::sleep(ms(200)).await;
+        assert!(!waiter.is_finished());
+        holder.unlock().await.unwrap();
+        let released = Instant::now();
+        assert_eq!(
+            drain_first(&mut rx, Duration::from_secs(5)).await,
+            Some((channel(&name), b"0".to_vec()))
+        );
+        let (taken, taken_at, owner) = tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("woken by the message, long before the 30 s TTL")
+            .unwrap();
+        assert!(taken);
+        let hand_off = taken_at.saturating_duration_since(released);
+        assert!(hand_off < Duration::from_secs(2), "{hand_off:?}");
+        hand_offs.push(hand_off);
+        assert_eq!(
+            hgetall(&raw, &name).await,
+            pair(&field_of(waiter_client, owner), 1)
+        );
+        waiter_client
+            .get_non_reentrant_lock(&name)
+            .with_owner(owner)
+            .unlock()
+            .await
+            .unwrap();
+        let _ = drain(&mut rx, ms(100)).await;
+    }
+    eprintln!("non-reentrant hand-offs: {hand_offs:?}");
+    client.shutdown().await.unwrap();
+    other.shutdown().await.unwrap();
+}
+
+// ---- 3. a Java RLock-style holder, both ways -------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_rlock_holder_and_ours_block_each_other() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("nr-java");
+    let lock = client.get_non_reentrant_lock(&name);
+
+    // Java holds (and re-enters, as an RLock may): we are blocked, not refused.
+    assert_eq!(java_acquire(&raw, &name, 5, 60_000).await, Value::Null);
+    assert_eq!(java_acquire(&raw, &name, 5, 60_000).await, Value::Null);
+    let java_hash = pair(&java_field(5), 2);
+    assert_eq!(hgetall(&raw, &name).await, java_hash);
+    assert!(!lock.try_lock().await.unwrap());
+    let started = Instant::now();
+    assert!(!lock.try_lock_for(ms(400)).await.unwrap());
+    assert!(started.elapsed() >= ms(400), "it waited");
+    // Same thread number, our client id: still another owner.
+    assert!(!lock
+        .with_owner(LockOwner::from_raw(5))
+        .try_lock()
+        .await
+        .unwrap());
+    assert_eq!(hgetall(&raw, &name).await, java_hash, "untouched");
+    assert!(matches!(lock.unlock().await, Err(Error::NotOwner { .. })));
+
+    // Java's full unlock publishes `0` and wakes our waiter.
+    let waiter = tokio::spawn({
+        let lock = lock.clone();
+        async move {
+            let taken = lock.try_lock_for(Duration::from_secs(30)).await.unwrap();
+            (taken, Instant::now(), lock.owner())
+        }
+    });
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            client.subscribed_channels() == 1
+        })
+        .await
+    );
+    assert_eq!(java_unlock(&raw, &name, 5).await, Value::Integer(0));
+    tokio::time::sleep(ms(200)).await;
+    assert!(!waiter.is_finished(), "a partial Java unlock frees nothing");
+    assert_eq!(java_unlock(&raw, &name, 5).await, Value::Integer(1));
+    let released = Instant::now();
+    let (taken, taken_at, owner) = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("woken by Java's unlock, not the 60 s lease")
+        .unwrap();
+    assert!(taken);
+    let hand_off = taken_at.saturating_duration_since(released);
+    assert!(hand_off < Duration::from_secs(2), "{hand_off:?}");
+    let ours = pair(&field_of(&client, owner), 1);
+    assert_eq!(hgetall(&raw, &name).await, ours);
+
+    // Now ours blocks Java: its acquire answers the PTTL and writes nothing.
+    match java_acquire(&raw, &name, 5, 30_000).await {
+        Value::Integer(ttl) => assert!((1..=30_000).contains(&ttl), "PTTL {ttl}"),
+        other => panic!("Java must see it held, got {other:?}"),
+    }
+    assert_eq!(java_unlock(&raw, &name, 5).await, Value::Null, "not Java's");
+    assert_eq!(hgetall(&raw, &name).await, ours);
+
+    // Our unlock publishes `0` for Java's waiters, and Java takes it.
+    let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
+    lock.with_owner(owner).unlock().await.unwrap();
+    assert_eq!(
+        drain_first(&mut rx, Duration::from_secs(5)).await,
+        Some((channel(&name), b"0".to_vec()))
+    );
+    assert_eq!(java_acquire(&raw, &name, 5, 30_000).await, Value::Null);
+    assert_eq!(hgetall(&raw, &name).await, pair(&java_field(5), 1));
+    assert_eq!(java_unlock(&raw, &name, 5).await, Value::Integer(1));
+    client.shutdown().await.unwrap();
+}
