@@ -1,0 +1,192 @@
+//! `cargo bench --bench locks`: throughput, latency, watchdog cost and memory of
+//! redisson-lock, next to the limits of the Redis server it runs against (measured in the
+//! same run with `redis-benchmark`). See docs/benchmarks.md for results and how to read
+//! them.
+//!
+//! The bench starts its own `redis-server` on a free loopback port (persistence off) and
+//! kills it at the end; with `REDIS_URL` set it uses that server instead (it then writes
+//! keys under `bench:`, runs `CONFIG RESETSTAT`, and does not flush anything).
+//!
+//! Environment (all optional):
+//! * `BENCH_SECS` (5): measured seconds per scenario; `BENCH_WARMUP_SECS` (1): warm-up.
+//! * `BENCH_HOLD_SECS` (25): how long `watchdog_10k` holds its locks.
+//! * `BENCH_LOCKS` (10000): locks in `watchdog_10k`, and held locks / waiting tasks in
+//!   `memory`.
+//! * `BENCH_ONLY`: comma-separated scenario names (plus `limits`) to run only those. A
+//!   scenario whose target compares with another scenario (`rw_read_16` with
+//!   `distinct_16`, `spin_contended_16` with `contended_16`) measures that one too, without
+//!   a row of its own, when it is not selected. Unknown names are reported on stderr.
+//! * `BENCH_PLOT`: where to draw the SVG plot (default `docs/benchmarks-pairs.svg`);
+//!   `BENCH_PLOT=` (empty) draws none.
+//!
+//! Output: one JSON object per line per scenario on stdout, then a Markdown table and the
+//! targets with PASS/MISS. Progress goes to stderr.
+//!
+//! Layout: one module per lock kind's scenarios (`reentrant`, `watchdog`, `fenced`,
+//! `fair`, `spin`, `read_write`, `multi`), each with `SCENARIOS` (its names) and
+//! `run(&mut Bench)` (runs the selected ones and pushes one [`report::Row`] each, with its
+//! target lines); `limits` (the server's), `measure` (the driver, percentiles, the shared
+//! contended loop), `report` (JSON lines, tables, PASS/MISS), `plot`. A new lock kind adds
+//! one module and two lines here (its `SCENARIOS` in [`known_scenarios`], its `run` in
+//! [`run`]).
+//!
+//! Under `cargo test --all-targets` (no `--bench` argument) it does nothing.
+
+use redisson_lock::fred::interfaces::ClientLike;
+use redisson_lock::{Client, Config};
+
+// The tests' redis-server starter, shared rather than copied.
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+mod fair;
+mod fenced;
+mod limits;
+mod measure;
+mod multi;
+mod plot;
+mod read_write;
+mod reentrant;
+mod report;
+mod server;
+mod settings;
+mod spin;
+mod watchdog;
+
+use limits::Limits;
+use report::Row;
+use settings::Settings;
+
+type Raw = redisson_lock::fred::prelude::Client;
+
+/// What every scenario gets: the settings, the clients, the server's limits, the PING
+/// round trip to compare hand-offs with, and the rows so far.
+pub struct Bench {
+    pub settings: &'static Settings,
+    pub client: Client,
+    pub raw: Raw,
+    pub limits: Limits,
+    /// The PING round trip (µs) hand-offs are compared with: the one measured interleaved
+    /// with lock pairs in `uncontended_1` once it ran (same moment, same load), else the
+    /// back-to-back loop of the limits.
+    pub ping: f64,
+    pub interleaved_ping: Option<f64>,
+    pub rows: Vec<Row>,
+}
+
+impl Bench {
+    pub fn wants(&self, scenario: &str) -> bool {
+        self.settings.wants(scenario)
+    }
+
+    /// `redis-benchmark EVALSHA -c 1 / 2`: one client's script pairs per second.
+    pub fn serial_limit(&self) -> Option<f64> {
+        self.limits.evalsha_c1.map(|r| r / 2.0)
+    }
+
+    /// `redis-benchmark EVALSHA -c 50 -P 16 / 2`: pipelined script pairs per second.
+    pub fn parallel_limit(&self) -> Option<f64> {
+        self.limits.evalsha_c50_p16.map(|r| r / 2.0)
+    }
+
+    /// The row of `scenario`, if it ran.
+    pub fn row(&self, scenario: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.scenario == scenario)
+    }
+
+    /// Prints the row's JSON line and keeps it for the tables.
+    pub fn push(&mut self, row: Row) {
+        println!("{}", row.json());
+        self.rows.push(row);
+    }
+}
+
+/// Every scenario name `BENCH_ONLY` accepts.
+fn known_scenarios() -> Vec<&'static str> {
+    [
+        &["limits"][..],
+        watchdog::SCENARIOS,
+        reentrant::SCENARIOS,
+        fenced::SCENARIOS,
+        fair::SCENARIOS,
+        spin::SCENARIOS,
+        read_write::SCENARIOS,
+        multi::SCENARIOS,
+    ]
+    .concat()
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        eprintln!(
+            "benches/locks/main.rs: run it with `cargo bench --bench locks`; nothing to do here"
+        );
+        return;
+    }
+    let settings = Settings::from_env();
+    settings.check_names(&known_scenarios());
+    let server = server::Server::start();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let settings: &'static Settings = Box::leak(Box::new(settings));
+    let (url, owned) = (server.url.clone(), server.owned());
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(run(settings, url, owned))
+    }));
+    drop(runtime);
+    drop(server);
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+async fn run(settings: &'static Settings, url: String, owned: bool) {
+    let raw = server::raw_client(&url).await;
+    let client = Client::connect(Config::from_url(&url).expect("url"))
+        .await
+        .expect("connect");
+
+    // Memory first, while the allocator holds nothing from earlier scenarios; then the
+    // watchdog, before the throughput scenarios (see watchdog.rs). The watchdog's JSON
+    // line is printed now, its row listed after the others.
+    let memory = watchdog::memory(settings, &client, &raw).await;
+    let watchdog_row = watchdog::watchdog_row(settings, &url, &raw).await;
+
+    let limits = limits::measure(settings, &url, &client, &raw).await;
+    println!("{}", limits.json());
+    if owned {
+        let _: () = raw.flushall(false).await.expect("FLUSHALL");
+    }
+    let mut bench = Bench {
+        settings,
+        ping: limits.ping_p50_us.unwrap_or(f64::NAN),
+        client,
+        raw,
+        limits,
+        interleaved_ping: None,
+        rows: Vec::new(),
+    };
+
+    // RLock's scenarios first, so that they run as they did before the other kinds had
+    // any (before/after comparisons); then one module per kind.
+    reentrant::run(&mut bench).await;
+    fenced::run(&mut bench).await;
+    fair::run(&mut bench).await;
+    spin::run(&mut bench).await;
+    read_write::run(&mut bench).await;
+    multi::run(&mut bench).await;
+
+    if let Some(row) = watchdog_row {
+        bench.rows.push(row);
+    }
+    if let Some(m) = &memory {
+        let row = watchdog::memory_row(m, &bench.client);
+        bench.push(row);
+    }
+    bench.client.shutdown().await.expect("shutdown");
+
+    report::print(&bench);
+    plot::draw(&bench);
+}

@@ -1,0 +1,327 @@
+//! How the scenarios measure: the warm-up / window / stop driver, percentiles, CPU and
+//! memory of this process, and the contended loop every exclusive lock kind shares (N
+//! tasks on one name, a plain counter under the lock, hand-offs and scripts counted).
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redisson_lock::{Lock, LockKind};
+use serde_json::json;
+
+use crate::report::{fmt_opt, round1, round3, Row};
+use crate::server::{client_commands, command_stats, reset_stats, script_calls};
+use crate::settings::Settings;
+use crate::{Bench, Raw};
+
+pub const WARMUP: u8 = 0;
+pub const MEASURE: u8 = 1;
+pub const STOP: u8 = 2;
+
+pub fn percentile_us(sorted_ns: &[u64], p: f64) -> Option<f64> {
+    if sorted_ns.is_empty() {
+        return None;
+    }
+    let idx = ((p / 100.0) * (sorted_ns.len() - 1) as f64).round() as usize;
+    Some(sorted_ns[idx.min(sorted_ns.len() - 1)] as f64 / 1000.0)
+}
+
+pub fn percentile_signed_us(sorted_ns: &[i64], p: f64) -> Option<f64> {
+    if sorted_ns.is_empty() {
+        return None;
+    }
+    let idx = ((p / 100.0) * (sorted_ns.len() - 1) as f64).round() as usize;
+    Some(sorted_ns[idx.min(sorted_ns.len() - 1)] as f64 / 1000.0)
+}
+
+pub fn ns(d: Duration) -> u64 {
+    d.as_nanos().min(u128::from(u64::MAX)) as u64
+}
+
+/// Resident memory of this process (VmRSS), bytes.
+pub fn vm_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// CPU time (user + system) of this process so far.
+pub fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after `) `.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_secs_f64(ticks as f64 / clock_ticks()))
+}
+
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// Warm-up, measure, stop: what the driver tells the tasks.
+pub struct Phase(AtomicU8);
+
+impl Phase {
+    pub fn new() -> Arc<Phase> {
+        Arc::new(Phase(AtomicU8::new(WARMUP)))
+    }
+    pub fn get(&self) -> u8 {
+        self.0.load(Ordering::Acquire)
+    }
+    fn set(&self, phase: u8) {
+        self.0.store(phase, Ordering::Release)
+    }
+}
+
+/// Runs warm-up then the measured window; `on_measure` runs when measuring starts and
+/// `on_stop` when it ends. Returns the measured window's length.
+pub async fn drive<F, G>(settings: &Settings, phase: &Phase, on_measure: F, on_stop: G) -> Duration
+where
+    F: std::future::Future<Output = ()>,
+    G: std::future::Future<Output = ()>,
+{
+    tokio::time::sleep(Duration::from_secs_f64(settings.warmup)).await;
+    on_measure.await;
+    phase.set(MEASURE);
+    let start = Instant::now();
+    let cpu0 = cpu_time().unwrap_or_default();
+    tokio::time::sleep(Duration::from_secs_f64(settings.secs)).await;
+    phase.set(STOP);
+    let window = start.elapsed();
+    let cpu = cpu_time().unwrap_or_default().saturating_sub(cpu0);
+    WINDOW_CPU_NS.store(ns(cpu), Ordering::Relaxed);
+    on_stop.await;
+    window
+}
+
+/// [`drive`] with `CONFIG RESETSTAT` when the window opens and `INFO commandstats` when
+/// it closes; returns the window and those stats.
+pub async fn drive_counted(
+    settings: &Settings,
+    phase: &Phase,
+    raw: &Raw,
+) -> (Duration, BTreeMap<String, u64>) {
+    let after = std::sync::Mutex::new(BTreeMap::new());
+    let window = drive(settings, phase, reset_stats(raw), async {
+        *after.lock().expect("stats") = command_stats(raw).await;
+    })
+    .await;
+    (window, after.into_inner().expect("stats"))
+}
+
+/// The bench process's CPU time during the last measured window.
+static WINDOW_CPU_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The bench process's CPU time per operation in the last window, µs (all threads: the
+/// tasks, fred's connection tasks, the library's background tasks).
+pub fn cpu_us_per_op(ops_per_s: f64, settings: &Settings) -> f64 {
+    let cpu_us = WINDOW_CPU_NS.load(Ordering::Relaxed) as f64 / 1000.0;
+    round1(cpu_us / (ops_per_s * settings.secs).max(1.0))
+}
+
+// ---- the contended loop ----------------------------------------------------------------
+
+/// One acquisition in a contended run.
+struct Acquisition {
+    /// The counter value read under the lock: the acquisition's place in the lock order.
+    seq: u64,
+    task: usize,
+    wait_ns: u64,
+    locked_at: Instant,
+    unlocked_at: Instant,
+    measured: bool,
+}
+
+pub struct Contended {
+    pub acquisitions_per_s: f64,
+    waits: Vec<u64>,
+    handoffs: Vec<i64>,
+    cross_task_handoffs: Vec<i64>,
+    total: u64,
+    counter: u64,
+    order_ok: bool,
+    scripts: u64,
+    commands: u64,
+    measured: u64,
+    stats: BTreeMap<String, u64>,
+}
+
+impl Contended {
+    /// Acquire scripts per acquisition: every acquisition in the window is released once
+    /// in it (give or take the edges), so acquire scripts = all scripts - acquisitions.
+    pub fn acquire_scripts_per_acquisition(&self) -> f64 {
+        self.scripts.saturating_sub(self.measured) as f64 / self.measured.max(1) as f64
+    }
+}
+
+/// N tasks on one name, each handle from `make` (called once per task, owner = the task);
+/// a plain counter (load, yield, store) under the lock.
+pub async fn contended<K, F>(settings: &Settings, raw: &Raw, tasks: usize, make: F) -> Contended
+where
+    K: LockKind,
+    F: Fn() -> Lock<K>,
+{
+    let counter = Arc::new(AtomicU64::new(0));
+    let phase = Phase::new();
+    let handles: Vec<_> = (0..tasks)
+        .map(|task| {
+            let lock = make();
+            let phase = phase.clone();
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let mut log = Vec::new();
+                loop {
+                    let at_start = phase.get();
+                    if at_start == STOP {
+                        break;
+                    }
+                    let t0 = Instant::now();
+                    lock.lock().await.expect("lock");
+                    let locked_at = Instant::now();
+                    // Not an atomic increment: only the lock keeps it exact.
+                    let seq = counter.load(Ordering::SeqCst);
+                    tokio::task::yield_now().await;
+                    counter.store(seq + 1, Ordering::SeqCst);
+                    lock.unlock().await.expect("unlock");
+                    let unlocked_at = Instant::now();
+                    log.push(Acquisition {
+                        seq,
+                        task,
+                        wait_ns: ns(locked_at - t0),
+                        locked_at,
+                        unlocked_at,
+                        measured: at_start == MEASURE && phase.get() == MEASURE,
+                    });
+                }
+                log
+            })
+        })
+        .collect();
+    let (window, after) = drive_counted(settings, &phase, raw).await;
+    let mut log = Vec::new();
+    for handle in handles {
+        log.extend(handle.await.expect("contended task"));
+    }
+    log.sort_by_key(|a| a.seq);
+    let total = log.len() as u64;
+    let order_ok = log.iter().enumerate().all(|(i, a)| a.seq == i as u64);
+    let mut waits: Vec<u64> = log
+        .iter()
+        .filter(|a| a.measured)
+        .map(|a| a.wait_ns)
+        .collect();
+    waits.sort_unstable();
+    let mut handoffs = Vec::new();
+    let mut cross = Vec::new();
+    for pair in log.windows(2) {
+        let (prev, next) = (&pair[0], &pair[1]);
+        if !next.measured || !prev.measured {
+            continue;
+        }
+        let gap = if next.locked_at >= prev.unlocked_at {
+            ns(next.locked_at - prev.unlocked_at) as i64
+        } else {
+            -(ns(prev.unlocked_at - next.locked_at) as i64)
+        };
+        handoffs.push(gap);
+        if next.task != prev.task {
+            cross.push(gap);
+        }
+    }
+    handoffs.sort_unstable();
+    cross.sort_unstable();
+    let measured = waits.len() as u64;
+    Contended {
+        acquisitions_per_s: measured as f64 / window.as_secs_f64(),
+        waits,
+        handoffs,
+        cross_task_handoffs: cross,
+        total,
+        counter: counter.load(Ordering::SeqCst),
+        order_ok,
+        scripts: script_calls(&after),
+        commands: client_commands(&after),
+        measured,
+        stats: after,
+    }
+}
+
+/// The row of a contended run (`contended_N`, `fair_contended_16`, `spin_contended_16`):
+/// acquisitions/s, the wait in `lock()`, hand-offs in PING round trips, scripts and
+/// commands per acquisition, and whether the counter stayed exact.
+pub fn contended_row(bench: &Bench, scenario: &str, tasks: usize, c: &Contended) -> Row {
+    let ping = bench.ping;
+    let mut row = Row::new(scenario);
+    row.tasks = Some(tasks);
+    row.ops_per_s = Some(c.acquisitions_per_s);
+    row.set(
+        "bench_cpu_us_per_op",
+        json!(cpu_us_per_op(c.acquisitions_per_s, bench.settings)),
+    );
+    row.p50_us = percentile_us(&c.waits, 50.0);
+    row.p99_us = percentile_us(&c.waits, 99.0);
+    row.ratio = bench.serial_limit().map(|l| c.acquisitions_per_s / l);
+    row.ratio_to = "redis-benchmark EVALSHA -c 1 / 2".into();
+    let handoff_p50 = percentile_signed_us(&c.handoffs, 50.0);
+    let cross_p50 = percentile_signed_us(&c.cross_task_handoffs, 50.0);
+    let cross_p99 = percentile_signed_us(&c.cross_task_handoffs, 99.0);
+    let per_acq = |x: u64| x as f64 / c.measured.max(1) as f64;
+    let same_task = if c.handoffs.is_empty() {
+        f64::NAN
+    } else {
+        1.0 - c.cross_task_handoffs.len() as f64 / c.handoffs.len() as f64
+    };
+    row.set("handoff_p50_us", json!(handoff_p50.map(round1)));
+    row.set(
+        "handoff_p99_us",
+        json!(percentile_signed_us(&c.handoffs, 99.0).map(round1)),
+    );
+    row.set("cross_task_handoff_p50_us", json!(cross_p50.map(round1)));
+    row.set("cross_task_handoff_p99_us", json!(cross_p99.map(round1)));
+    row.set(
+        "cross_task_handoff_p50_pings",
+        json!(cross_p50.map(|h| round3(h / ping))),
+    );
+    row.set("same_task_reacquire_share", json!(round3(same_task)));
+    row.set(
+        "acquire_scripts_per_acquisition",
+        json!(round3(c.acquire_scripts_per_acquisition())),
+    );
+    row.set(
+        "lock_scripts_per_acquisition",
+        json!(round3(per_acq(c.scripts))),
+    );
+    row.set(
+        "client_commands_per_acquisition",
+        json!(round3(per_acq(c.commands))),
+    );
+    row.set(
+        "all_commands_per_acquisition",
+        json!(round3(per_acq(c.stats.values().sum::<u64>()))),
+    );
+    row.set("acquisitions_total", json!(c.total));
+    row.set("counter", json!(c.counter));
+    row.set("counter_ok", json!(c.counter == c.total && c.order_ok));
+    row.set("commandstats", json!(c.stats));
+    row.notes = format!(
+        "hand-off p50 {} µs ({:.2} PING) across tasks, {} µs any; per acquisition {:.2} acquire + 1 unlock scripts, {:.2} commands sent; counter {}",
+        fmt_opt(cross_p50, 0),
+        cross_p50.map_or(f64::NAN, |h| h / ping),
+        fmt_opt(handoff_p50, 0),
+        c.acquire_scripts_per_acquisition(),
+        per_acq(c.commands),
+        if c.counter == c.total && c.order_ok { "exact" } else { "WRONG" }
+    );
+    row
+}

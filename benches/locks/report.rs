@@ -1,0 +1,164 @@
+//! What the bench prints: one JSON object per line per scenario ([`Row::json`]), then the
+//! Markdown table of every row, the server's limits, and each row's targets (PASS/MISS).
+
+use serde_json::{json, Map, Value as Json};
+
+use crate::Bench;
+
+const IMPL: &str = "redisson-lock";
+
+/// One scenario's result: the common columns, its extra JSON fields, and the lines of its
+/// targets (printed under "Targets:" in row order; not part of the JSON).
+pub struct Row {
+    pub scenario: String,
+    pub tasks: Option<usize>,
+    pub ops_per_s: Option<f64>,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub ratio: Option<f64>,
+    pub ratio_to: String,
+    pub extra: Map<String, Json>,
+    pub notes: String,
+    pub targets: Vec<String>,
+}
+
+impl Row {
+    pub fn new(scenario: &str) -> Row {
+        Row {
+            scenario: scenario.to_owned(),
+            tasks: None,
+            ops_per_s: None,
+            p50_us: None,
+            p99_us: None,
+            ratio: None,
+            ratio_to: String::new(),
+            extra: Map::new(),
+            notes: String::new(),
+            targets: Vec::new(),
+        }
+    }
+
+    pub fn json(&self) -> Json {
+        let mut map = Map::new();
+        map.insert("impl".into(), json!(IMPL));
+        map.insert("scenario".into(), json!(self.scenario));
+        map.insert("ops_per_s".into(), json!(self.ops_per_s.map(round1)));
+        map.insert("p50_us".into(), json!(self.p50_us.map(round1)));
+        map.insert("p99_us".into(), json!(self.p99_us.map(round1)));
+        if let Some(tasks) = self.tasks {
+            map.insert("tasks".into(), json!(tasks));
+        }
+        map.insert("ratio".into(), json!(self.ratio.map(round3)));
+        map.insert("ratio_to".into(), json!(self.ratio_to));
+        for (k, v) in &self.extra {
+            map.insert(k.clone(), v.clone());
+        }
+        Json::Object(map)
+    }
+
+    pub fn set(&mut self, key: &str, value: Json) {
+        self.extra.insert(key.to_owned(), value);
+    }
+
+    /// An extra field as a number (NaN when absent).
+    pub fn f64(&self, key: &str) -> f64 {
+        self.extra
+            .get(key)
+            .and_then(Json::as_f64)
+            .unwrap_or(f64::NAN)
+    }
+
+    /// A target line: `PASS text` or `MISS text`.
+    pub fn target(&mut self, ok: bool, text: String) {
+        self.targets.push(format!("{} {text}", verdict(ok)));
+    }
+
+    /// A line under "Targets:" that is no verdict (`n/a ...`, `info ...`).
+    pub fn target_note(&mut self, text: String) {
+        self.targets.push(text);
+    }
+}
+
+pub fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "PASS"
+    } else {
+        "MISS"
+    }
+}
+
+pub fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+pub fn fmt_opt(x: Option<f64>, digits: usize) -> String {
+    match x {
+        Some(x) if x.abs() >= 1000.0 => format!("{:.0}", x),
+        Some(x) => format!("{x:.digits$}"),
+        None => "–".into(),
+    }
+}
+
+/// The results table, the server limits, and the targets.
+pub fn print(bench: &Bench) {
+    println!();
+    println!("| scenario | tasks | ops/s | p50 µs | p99 µs | ratio | ratio to | notes |");
+    println!("|---|---:|---:|---:|---:|---:|---|---|");
+    for r in &bench.rows {
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.scenario,
+            r.tasks.map_or("–".into(), |t| t.to_string()),
+            fmt_opt(r.ops_per_s, 0),
+            fmt_opt(r.p50_us, 0),
+            fmt_opt(r.p99_us, 0),
+            fmt_opt(r.ratio, 2),
+            r.ratio_to,
+            r.notes
+        );
+    }
+    let limits = &bench.limits;
+    println!();
+    println!("Server limits (same run):");
+    println!("| limit | value |");
+    println!("|---|---:|");
+    println!(
+        "| PING round trip p50, interleaved with lock pairs (fred, 1 task) | {} µs |",
+        fmt_opt(bench.interleaved_ping, 0)
+    );
+    println!(
+        "| PING round trip p50 / p99, back to back (fred, 1 task) | {} / {} µs |",
+        fmt_opt(limits.ping_p50_us, 0),
+        fmt_opt(limits.ping_p99_us, 0)
+    );
+    println!(
+        "| redis-benchmark PING_MBULK -c 1 | {} req/s |",
+        fmt_opt(limits.ping_mbulk_c1, 0)
+    );
+    println!(
+        "| redis-benchmark PING_MBULK -c 50 | {} req/s |",
+        fmt_opt(limits.ping_mbulk_c50, 0)
+    );
+    println!(
+        "| redis-benchmark EVALSHA acquire -c 1 | {} req/s |",
+        fmt_opt(limits.evalsha_c1, 0)
+    );
+    println!(
+        "| redis-benchmark EVALSHA acquire -c 50 | {} req/s |",
+        fmt_opt(limits.evalsha_c50, 0)
+    );
+    println!(
+        "| redis-benchmark EVALSHA acquire -c 50 -P 16 | {} req/s |",
+        fmt_opt(limits.evalsha_c50_p16, 0)
+    );
+
+    println!();
+    println!("Targets:");
+    for line in bench.rows.iter().flat_map(|r| &r.targets) {
+        println!("{line}");
+    }
+}

@@ -1,0 +1,82 @@
+//! SpinLock (`Lock<Spin>`, default back-off: 1 ms doubling to 128 ms, with jitter):
+//! `spin_contended_16`, the same loop as `contended_16` (16 tasks, one name, a plain
+//! counter under the lock), shown beside `contended_16` so that the cost of polling
+//! instead of waiting for the unlock message is visible: acquisitions/s and acquire
+//! scripts per acquisition of both, from the same run.
+//!
+//! If `contended_16` is not selected, it is measured here too (no row of its own).
+
+use serde_json::{json, Value as Json};
+
+use crate::measure::{contended, contended_row};
+use crate::report::round3;
+use crate::Bench;
+
+pub const SCENARIOS: &[&str] = &["spin_contended_16"];
+
+pub async fn run(bench: &mut Bench) {
+    let scenario = "spin_contended_16";
+    if !bench.wants(scenario) {
+        return;
+    }
+    eprintln!("{scenario}");
+    let client = bench.client.clone();
+    let c = contended(bench.settings, &bench.raw, 16, || {
+        client.get_spin_lock("bench:spin_contended_16")
+    })
+    .await;
+    let mut row = contended_row(bench, scenario, 16, &c);
+
+    // contended_16 beside it: its row, or a run of the same loop now.
+    let (reference, source) = match bench.row("contended_16") {
+        Some(r) => (
+            (
+                r.ops_per_s.unwrap_or(f64::NAN),
+                r.f64("acquire_scripts_per_acquisition"),
+            ),
+            "row",
+        ),
+        None => {
+            eprintln!("  contended_16 (reference for {scenario})");
+            let r = contended(bench.settings, &bench.raw, 16, || {
+                client.get_lock("bench:contended_16")
+            })
+            .await;
+            (
+                (r.acquisitions_per_s, r.acquire_scripts_per_acquisition()),
+                "measured alongside",
+            )
+        }
+    };
+    let (ref_rate, ref_scripts) = reference;
+    let spin_scripts = c.acquire_scripts_per_acquisition();
+    row.set("contended_16_acquisitions_per_s", json!(round3(ref_rate)));
+    row.set(
+        "contended_16_acquire_scripts_per_acquisition",
+        json!(round3(ref_scripts)),
+    );
+    row.set("contended_16_source", json!(source));
+    row.set(
+        "acquisitions_vs_contended_16",
+        json!(round3(c.acquisitions_per_s / ref_rate)),
+    );
+    row.notes.push_str(&format!(
+        "; beside contended_16: {:.0} vs {:.0} acquisitions/s, {:.2} vs {:.2} acquire scripts per acquisition",
+        c.acquisitions_per_s, ref_rate, spin_scripts, ref_scripts
+    ));
+    row.target_note(format!(
+        "info spin_contended_16 vs contended_16: {:.0} vs {:.0} acquisitions/s ({:.0}%), {:.2} vs {:.2} acquire scripts per acquisition (no target: the price of polling)",
+        c.acquisitions_per_s,
+        ref_rate,
+        100.0 * c.acquisitions_per_s / ref_rate,
+        spin_scripts,
+        ref_scripts
+    ));
+    let ok = row
+        .extra
+        .get("counter_ok")
+        .and_then(Json::as_bool)
+        .unwrap_or(false);
+    row.target(ok, "spin_contended_16 counter equals acquisitions".into());
+    bench.push(row);
+}
