@@ -88,6 +88,7 @@ pub struct Config {
     pub(crate) subscription_timeout: Duration,
     pub(crate) unlock_latch_ttl: Duration,
     pub(crate) fair_lock_wait_timeout: Duration,
+    pub(crate) metrics_lock_names: bool,
     pub(crate) client_id: Option<Uuid>,
 }
 
@@ -201,6 +202,7 @@ pub struct ConfigBuilder {
     subscription_timeout: Duration,
     unlock_latch_ttl: Duration,
     fair_lock_wait_timeout: Duration,
+    metrics_lock_names: bool,
     client_id: Option<Uuid>,
 }
 
@@ -219,6 +221,7 @@ impl Default for ConfigBuilder {
             subscription_timeout: DEFAULT_SUBSCRIPTION_TIMEOUT,
             unlock_latch_ttl: DEFAULT_UNLOCK_LATCH_TTL,
             fair_lock_wait_timeout: DEFAULT_FAIR_LOCK_WAIT_TIMEOUT,
+            metrics_lock_names: false,
             client_id: None,
         }
     }
@@ -290,6 +293,14 @@ impl ConfigBuilder {
         self
     }
 
+    /// Whether the acquire, unlock and hold-time metrics (feature `metrics`) carry the
+    /// lock name as a `lock` label (default `false`). Off by default: one time series per
+    /// lock name can overwhelm a metrics backend when names are per-entity (`order:42`).
+    pub fn metrics_lock_names(mut self, on: bool) -> Self {
+        self.metrics_lock_names = on;
+        self
+    }
+
     /// Use this client id instead of a fresh random one. Two live clients must never share
     /// an id; this exists for tests and for restarting a process that must release the
     /// locks its previous incarnation held.
@@ -348,6 +359,7 @@ impl ConfigBuilder {
             subscription_timeout: self.subscription_timeout,
             unlock_latch_ttl: self.unlock_latch_ttl,
             fair_lock_wait_timeout: self.fair_lock_wait_timeout,
+            metrics_lock_names: self.metrics_lock_names,
             client_id: self.client_id,
         })
     }

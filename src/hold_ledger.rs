@@ -27,6 +27,8 @@ type HoldKey = (Arc<str>, String);
 #[derive(Debug, Default)]
 struct Entry {
     count: u32,
+    /// When the owner took its first hold (for the hold-time metric).
+    since: Option<Instant>,
     /// When the last lease-mode acquisition's lease ends; `None` for watchdog holds.
     lease_end: Option<Instant>,
     /// The watchdog hold's loss signal, for watchdog holds.
@@ -77,19 +79,35 @@ impl HoldLedger {
     ) {
         let mut holds = self.holds();
         let entry = holds.entry((name.clone(), field.to_owned())).or_default();
-        entry.count = entry.live_count() + 1;
+        let live = entry.live_count();
+        if live == 0 {
+            entry.since = Some(Instant::now());
+        }
+        entry.count = live + 1;
         entry.lease_end = lease_end;
         entry.lost = lease_end.is_none().then_some(lost);
     }
 
     /// One hold given back (`released`: the last one, or the lock was not held at all).
-    pub(crate) fn released(&self, name: &Arc<str>, field: &str, released: bool) {
+    /// Returns how long the owner held the lock when this gave back its last hold.
+    pub(crate) fn released(
+        &self,
+        name: &Arc<str>,
+        field: &str,
+        released: bool,
+    ) -> Option<std::time::Duration> {
         let mut holds = self.holds();
         let key = (name.clone(), field.to_owned());
         if released {
-            holds.remove(&key);
-        } else if let Some(entry) = holds.get_mut(&key) {
-            entry.count = entry.count.saturating_sub(1);
+            holds
+                .remove(&key)
+                .and_then(|e| e.since)
+                .map(|since| since.elapsed())
+        } else {
+            if let Some(entry) = holds.get_mut(&key) {
+                entry.count = entry.count.saturating_sub(1);
+            }
+            None
         }
     }
 

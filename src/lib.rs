@@ -77,6 +77,7 @@ mod owner;
 mod pubsub;
 mod renewal;
 mod scripts;
+mod telemetry;
 
 pub use client::Client;
 pub use config::{

@@ -163,6 +163,7 @@ impl PubSub {
                 self.confirm_subscribed().await?;
             }
             tracing::debug!(channel = name, "subscribed");
+            crate::telemetry::subscriptions(self.channels.len());
         }
         Ok(share)
     }
@@ -187,6 +188,7 @@ impl PubSub {
         self.channels.remove_if(&name, |_, current| {
             Arc::ptr_eq(current, &channel) && current.refs.load(Ordering::Acquire) == 0
         });
+        crate::telemetry::subscriptions(self.channels.len());
     }
 
     /// Wakes every waiter of every channel, so that each retries its acquire.

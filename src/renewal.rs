@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use fred::prelude::Value;
 use tokio::sync::{watch, Notify};
+use tracing::Instrument;
 
 use crate::scripts::{Resend, Script};
 
@@ -265,6 +266,18 @@ impl Renewal {
         if snapshot.is_empty() {
             return;
         }
+        let span = tracing::debug_span!("redisson_lock.renewal", locks = snapshot.len());
+        self.renew_snapshot(redis, settings, snapshot)
+            .instrument(span)
+            .await
+    }
+
+    async fn renew_snapshot(
+        &self,
+        redis: &fred::prelude::Client,
+        settings: &RenewalSettings,
+        snapshot: Vec<Renewing>,
+    ) {
         // One group per (slot, script): read holds go to their own script.
         let mut groups: BTreeMap<(u16, bool), Vec<Renewing>> = BTreeMap::new();
         for item in snapshot {
@@ -316,21 +329,31 @@ impl Renewal {
                     (batch, reply)
                 }
             });
+        let (mut renewed, mut lost, mut failed) = (0u64, 0u64, 0u64);
         for (batch, reply) in futures::future::join_all(batches).await {
             match reply {
                 Ok(Value::Array(flags)) if flags.len() == batch.len() => {
                     for (lock, flag) in batch.iter().zip(flags) {
                         if flag.as_i64() == Some(0) {
+                            lost += 1;
                             self.lost(&lock.hold, &lock.lost);
+                        } else {
+                            renewed += 1;
                         }
                     }
                 }
-                Ok(other) => tracing::warn!(reply = ?other, "unexpected renewal reply"),
+                Ok(other) => {
+                    failed += batch.len() as u64;
+                    tracing::warn!(reply = ?other, "unexpected renewal reply")
+                }
                 Err(error) => {
+                    failed += batch.len() as u64;
                     let names: Vec<&str> = batch.iter().map(|r| &*r.hold.0).collect();
                     tracing::warn!(%error, locks = ?names, "can't update locks expiration; will retry");
                 }
             }
         }
+        tracing::debug!(renewed, lost, failed, "renewal round");
+        crate::telemetry::renewal_round(renewed, lost, failed);
     }
 }

@@ -56,6 +56,7 @@ use crate::names::unlock_latch;
 use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
 use crate::scripts::{is_wrong_type, outcome_unknown, Resend};
+use crate::telemetry;
 use kind::{Acquire, AcquireMode, LockedProbe, ScriptCall, Target, Waiting};
 
 /// Redisson's reentrant lock (`RLock`): `Lock` of the [`Reentrant`] kind.
@@ -791,12 +792,42 @@ impl<K: LockKind> Lock<K> {
         lease: Option<Duration>,
         wait: Wait,
     ) -> Result<Option<Acquired>> {
-        match self.acquire_with_wait(owner, lease, wait).await {
+        let started = Instant::now();
+        let span = tracing::debug_span!(
+            "redisson_lock.acquire",
+            lock = %self.name,
+            kind = K::NAME,
+            %owner,
+            lease_ms = lease.map(|l| l.as_millis() as u64),
+            ?wait,
+            outcome = tracing::field::Empty,
+        );
+        let result = match self
+            .acquire_with_wait(owner, lease, wait)
+            .instrument(span.clone())
+            .await
+        {
             // A non-reentrant lock the caller already holds: `try_lock*` answer false at
             // once (waiting would wait on itself); `lock()` returns the error.
             Err(Error::NonReentrant { .. }) if !matches!(wait, Wait::Forever) => Ok(None),
             other => other,
-        }
+        };
+        let outcome = match &result {
+            Ok(Some(_)) => telemetry::AcquireOutcome::Acquired,
+            Ok(None) => telemetry::AcquireOutcome::TimedOut,
+            Err(_) => telemetry::AcquireOutcome::Error,
+        };
+        span.record("outcome", outcome.as_str());
+        telemetry::acquire_finished(K::NAME, outcome, started.elapsed(), self.metric_name());
+        result
+    }
+
+    /// The lock name as a metrics label, when the configuration opts in.
+    fn metric_name(&self) -> Option<&str> {
+        self.context
+            .config
+            .metrics_lock_names
+            .then_some(&*self.name)
     }
 
     async fn acquire_with_wait(
@@ -808,15 +839,7 @@ impl<K: LockKind> Lock<K> {
         self.check()?;
         self.kind.check()?;
         let lease_ms = lease.map(lease_millis).transpose()?;
-        let span = tracing::debug_span!(
-            "redisson_lock.acquire",
-            lock = %self.name,
-            kind = K::NAME,
-            %owner,
-            lease_ms,
-            ?wait,
-        );
-        async move {
+        {
             let mode = match wait {
                 Wait::Once => AcquireMode::Once,
                 Wait::Until(_, budget) => AcquireMode::Queue {
@@ -848,6 +871,7 @@ impl<K: LockKind> Lock<K> {
                 Wait::Until(deadline, _) => Some(deadline),
                 Wait::Forever => None,
             };
+            let _waiting = telemetry::Waiting::start(K::NAME);
             let waited = match self.kind.waiting(&self.target(owner)) {
                 Waiting::Channel(channel) => {
                     self.wait_on_channel(
@@ -879,8 +903,6 @@ impl<K: LockKind> Lock<K> {
                 Err(error) => Err(error),
             }
         }
-        .instrument(span)
-        .await
     }
 
     /// The pub/sub wait: subscribe, then retry and sleep until a message or
@@ -1264,13 +1286,23 @@ impl<K: LockKind> Lock<K> {
         self.settle_doubt(owner, &field).await?;
         let lease = self.internal_lease_ms.load(Ordering::Relaxed);
         let released = self.release_script(owner, lease).await;
-        match released {
-            Ok(UnlockReply::StillHeld) => self.context.holds.released(&self.name, &field, false),
-            Ok(UnlockReply::Released | UnlockReply::NotOwner) => {
-                self.context.holds.released(&self.name, &field, true)
+        let (outcome, held_for) = match released {
+            Ok(UnlockReply::StillHeld) => (
+                telemetry::UnlockOutcome::StillHeld,
+                self.context.holds.released(&self.name, &field, false),
+            ),
+            Ok(UnlockReply::Released) => (
+                telemetry::UnlockOutcome::Released,
+                self.context.holds.released(&self.name, &field, true),
+            ),
+            Ok(UnlockReply::NotOwner) => {
+                self.context.holds.released(&self.name, &field, true);
+                (telemetry::UnlockOutcome::NotOwner, None)
             }
-            Err(_) => {}
-        }
+            Err(_) => (telemetry::UnlockOutcome::Error, None),
+        };
+        tracing::Span::current().record("outcome", outcome.as_str());
+        telemetry::unlock_finished(K::NAME, outcome, held_for, self.metric_name());
         if matches!(released, Ok(UnlockReply::Released | UnlockReply::NotOwner)) {
             self.internal_lease_ms
                 .store(self.context.watchdog_ms, Ordering::Relaxed);

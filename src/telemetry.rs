@@ -1,0 +1,170 @@
+//! Metrics through the [`metrics`](https://docs.rs/metrics) facade (feature `metrics`):
+//! the application installs the recorder and exporter it likes; without the feature every
+//! function here compiles to nothing.
+//!
+//! Every name and label is listed in `docs/operations.md`. Labels are low-cardinality:
+//! the lock kind and an outcome; the lock name only when
+//! [`ConfigBuilder::metrics_lock_names`](crate::ConfigBuilder::metrics_lock_names) opts
+//! in.
+
+use std::time::Duration;
+
+/// How an acquisition call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AcquireOutcome {
+    Acquired,
+    TimedOut,
+    Error,
+}
+
+impl AcquireOutcome {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            AcquireOutcome::Acquired => "acquired",
+            AcquireOutcome::TimedOut => "timed_out",
+            AcquireOutcome::Error => "error",
+        }
+    }
+}
+
+/// How an unlock call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UnlockOutcome {
+    Released,
+    StillHeld,
+    NotOwner,
+    Error,
+}
+
+impl UnlockOutcome {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            UnlockOutcome::Released => "released",
+            UnlockOutcome::StillHeld => "still_held",
+            UnlockOutcome::NotOwner => "not_owner",
+            UnlockOutcome::Error => "error",
+        }
+    }
+}
+
+/// Names of every metric this crate records.
+pub(crate) mod names {
+    /// Counter: acquisition calls, by `kind` and `outcome`.
+    pub(crate) const ACQUIRE_TOTAL: &str = "redisson_lock_acquire_total";
+    /// Histogram (seconds): from the call to its outcome, by `kind` and `outcome`.
+    pub(crate) const ACQUIRE_WAIT: &str = "redisson_lock_acquire_wait_seconds";
+    /// Histogram (seconds): from the first hold to the release of the last, by `kind`.
+    pub(crate) const HOLD: &str = "redisson_lock_hold_seconds";
+    /// Counter: unlock calls, by `kind` and `outcome`.
+    pub(crate) const UNLOCK_TOTAL: &str = "redisson_lock_unlock_total";
+    /// Counter: watchdog renewal rounds.
+    pub(crate) const RENEWAL_ROUNDS: &str = "redisson_lock_renewal_rounds_total";
+    /// Counter: locks renewed, by `outcome` (`renewed`, `lost`, `failed`).
+    pub(crate) const RENEWALS: &str = "redisson_lock_renewals_total";
+    /// Counter: watchdog-held locks found lost.
+    pub(crate) const LOST: &str = "redisson_lock_lost_total";
+    /// Gauge: tasks waiting to acquire, by `kind`.
+    pub(crate) const WAITERS: &str = "redisson_lock_waiters";
+    /// Gauge: lock channels this process is subscribed to.
+    pub(crate) const SUBSCRIPTIONS: &str = "redisson_lock_subscriptions";
+}
+
+#[cfg(feature = "metrics")]
+fn labels(kind: &'static str, outcome: &'static str, lock: Option<&str>) -> Vec<metrics::Label> {
+    let mut labels = vec![
+        metrics::Label::new("kind", kind),
+        metrics::Label::new("outcome", outcome),
+    ];
+    if let Some(lock) = lock {
+        labels.push(metrics::Label::new("lock", lock.to_owned()));
+    }
+    labels
+}
+
+/// An acquisition call ended after `waited`.
+#[allow(unused_variables)]
+pub(crate) fn acquire_finished(
+    kind: &'static str,
+    outcome: AcquireOutcome,
+    waited: Duration,
+    lock: Option<&str>,
+) {
+    #[cfg(feature = "metrics")]
+    {
+        let labels = labels(kind, outcome.as_str(), lock);
+        metrics::counter!(names::ACQUIRE_TOTAL, labels.clone()).increment(1);
+        metrics::histogram!(names::ACQUIRE_WAIT, labels).record(waited.as_secs_f64());
+    }
+}
+
+/// An unlock call ended; `held_for` is set when it gave back the last hold.
+#[allow(unused_variables)]
+pub(crate) fn unlock_finished(
+    kind: &'static str,
+    outcome: UnlockOutcome,
+    held_for: Option<Duration>,
+    lock: Option<&str>,
+) {
+    #[cfg(feature = "metrics")]
+    {
+        metrics::counter!(names::UNLOCK_TOTAL, labels(kind, outcome.as_str(), lock)).increment(1);
+        if let Some(held_for) = held_for {
+            let mut labels = vec![metrics::Label::new("kind", kind)];
+            if let Some(lock) = lock {
+                labels.push(metrics::Label::new("lock", lock.to_owned()));
+            }
+            metrics::histogram!(names::HOLD, labels).record(held_for.as_secs_f64());
+        }
+    }
+}
+
+/// One renewal round: locks renewed, found lost, and not renewed because of an error.
+#[allow(unused_variables)]
+pub(crate) fn renewal_round(renewed: u64, lost: u64, failed: u64) {
+    #[cfg(feature = "metrics")]
+    {
+        metrics::counter!(names::RENEWAL_ROUNDS).increment(1);
+        for (outcome, n) in [("renewed", renewed), ("lost", lost), ("failed", failed)] {
+            if n > 0 {
+                metrics::counter!(names::RENEWALS, "outcome" => outcome).increment(n);
+            }
+        }
+        if lost > 0 {
+            metrics::counter!(names::LOST).increment(lost);
+        }
+    }
+}
+
+/// The number of subscribed lock channels changed.
+#[allow(unused_variables)]
+pub(crate) fn subscriptions(count: usize) {
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(names::SUBSCRIPTIONS).set(count as f64);
+}
+
+/// One task waiting to acquire, counted in the waiters gauge while it lives.
+#[derive(Debug)]
+pub(crate) struct Waiting {
+    #[cfg(feature = "metrics")]
+    kind: &'static str,
+}
+
+impl Waiting {
+    #[allow(unused_variables)]
+    pub(crate) fn start(kind: &'static str) -> Waiting {
+        #[cfg(feature = "metrics")]
+        {
+            metrics::gauge!(names::WAITERS, "kind" => kind).increment(1.0);
+            Waiting { kind }
+        }
+        #[cfg(not(feature = "metrics"))]
+        Waiting {}
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        #[cfg(feature = "metrics")]
+        metrics::gauge!(names::WAITERS, "kind" => self.kind).decrement(1.0);
+    }
+}
