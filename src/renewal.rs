@@ -183,9 +183,14 @@ impl Renewal {
         }
     }
 
-    /// Stops renewing `name` for every owner (force unlock).
-    pub(crate) fn remove_lock(&self, name: &str) {
-        self.held().retain(|(n, _), _| &**n != name);
+    /// Stops renewing `name` for every owner (force unlock), but only holds renewed the
+    /// way `like` is: a read lock's force unlock stops its read holds, any other kind's
+    /// (the write half's too) its owner fields. The two halves of a read-write lock share
+    /// the name, and one half's force unlock must not stop the other half's renewal.
+    pub(crate) fn remove_lock(&self, name: &str, like: &Renewable) {
+        let read_holds = matches!(like, Renewable::ReadHolds { .. });
+        self.held()
+            .retain(|(n, _), h| &**n != name || h.key_prefix.is_some() != read_holds);
     }
 
     /// Stops renewing everything and fires every loss signal (client shutdown).

@@ -571,8 +571,11 @@ impl<K: LockKind> Lock<K> {
     pub async fn force_unlock(&self) -> Result<bool> {
         self.check()?;
         let context = &self.context;
-        context.renewal.remove_lock(&self.name);
-        let call = self.kind.force_release(&self.target(self.owner()));
+        let target = self.target(self.owner());
+        context
+            .renewal
+            .remove_lock(&self.name, &self.kind.renewable(&target));
+        let call = self.kind.force_release(&target);
         let reply = self
             .run(call, Resend::Allowed)
             .instrument(tracing::debug_span!("redisson_lock.force_unlock", lock = %self.name, kind = K::NAME))
