@@ -37,7 +37,8 @@ pub(crate) enum Renewable {
     /// The lock's hash while `field` is in it (RLock, fair, fenced, spin, write locks).
     Field { field: String },
     /// A read lock's holds of `field`: each hold's timeout key under `key_prefix`, and
-    /// the hash (Redisson 4.4+'s read renewal, which renews only its own holds).
+    /// the hash unless its TTL is longer already (Redisson 4.4+'s read renewal, which
+    /// renews only its own holds).
     ReadHolds { field: String, key_prefix: String },
 }
 

@@ -1335,7 +1335,8 @@ async fn assert_loss_detected<K: redisson_lock::LockKind>(
     lock: &redisson_lock::Lock<K>,
 ) {
     let guard = lock.acquire().await.unwrap();
-    tokio::time::sleep(PERIOD * 2).await;
+    // Between two renewals, so the loss is seen at the next one.
+    tokio::time::sleep(PERIOD * 5 / 2).await;
     assert!(!guard.is_lost(), "renewed, not lost");
     let _: i64 = raw.del(lock.name()).await.unwrap();
     let started = Instant::now();
