@@ -15,7 +15,8 @@
 -- Returns nil when ARGV[2] holds no read hold (when N is gone, ARGV[1] is published on
 -- KEYS[2] too, as Redisson does), 0 when the lock stays held (by this owner's other
 -- holds, other readers, or a write hold; N's TTL becomes the longest remaining read
--- hold lease), 1 when the lock was released (N deleted, ARGV[1] published on KEYS[2]).
+-- hold lease, but in write mode it is never shortened, unlike Redisson), 1 when the
+-- lock was released (N deleted, ARGV[1] published on KEYS[2]).
 -- A call repeated with the same latch returns the first call's answer (nil answers
 -- write no latch, so a repeat answers nil again) and changes nothing.
 local earlier = redis.call('get', KEYS[5])
@@ -51,7 +52,12 @@ if redis.call('hlen', KEYS[1]) > 1 then
         end
     end
     if longest > 0 then
-        redis.call('pexpire', KEYS[1], longest)
+        -- Redisson re-arms N to `longest` in write mode too, which cuts the write hold's
+        -- own lease short (N then expires with the writer's shortest read hold). In write
+        -- mode N's TTL only ever grows here.
+        if mode ~= 'write' or redis.call('pttl', KEYS[1]) < longest then
+            redis.call('pexpire', KEYS[1], longest)
+        end
         redis.call('set', KEYS[5], '0', 'px', ARGV[4])
         return 0
     end

@@ -9,8 +9,8 @@
 -- ARGV[j+1]  owner field "<client-uuid>:<owner-id>" of the j-th entry
 --
 -- Returns an array: element j is 1 when the owner still has read holds on N_j (each
--- hold's timeout key and N_j itself were re-armed to ARGV[1] ms), else 0 (holds gone,
--- or N_j is not a hash).
+-- hold's timeout key was re-armed to ARGV[1] ms, and N_j to ARGV[1] ms unless its TTL
+-- was longer already), else 0 (holds gone, or N_j is not a hash).
 local renewed = {}
 for j = 1, #KEYS / 2 do
     local lock = KEYS[2 * j - 1]
@@ -27,7 +27,11 @@ for j = 1, #KEYS / 2 do
             local holdKey = prefix .. ':' .. owner .. ':rwlock_timeout:' .. c
             redis.call('pexpire', holdKey, ARGV[1])
         end
-        redis.call('pexpire', lock, ARGV[1])
+        -- Never below the TTL other holds gave N (another reader's longer lease, this
+        -- owner's write lease); Redisson sets ARGV[1] outright.
+        if redis.call('pttl', lock) < tonumber(ARGV[1]) then
+            redis.call('pexpire', lock, ARGV[1])
+        end
         renewed[j] = 1
     else
         renewed[j] = 0

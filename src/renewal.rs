@@ -38,7 +38,8 @@ pub(crate) enum Renewable {
     /// The lock's hash while `field` is in it (RLock, fair, fenced, spin, write locks).
     Field { field: String },
     /// A read lock's holds of `field`: each hold's timeout key under `key_prefix`, and
-    /// the hash (Redisson 4.4+'s read renewal, which renews only its own holds).
+    /// the hash unless its TTL is longer already (Redisson 4.4+'s read renewal, which
+    /// renews only its own holds).
     ReadHolds { field: String, key_prefix: String },
 }
 
@@ -184,9 +185,14 @@ impl Renewal {
         }
     }
 
-    /// Stops renewing `name` for every owner (force unlock).
-    pub(crate) fn remove_lock(&self, name: &str) {
-        self.held().retain(|(n, _), _| &**n != name);
+    /// Stops renewing `name` for every owner (force unlock), but only holds renewed the
+    /// way `like` is: a read lock's force unlock stops its read holds, any other kind's
+    /// (the write half's too) its owner fields. The two halves of a read-write lock share
+    /// the name, and one half's force unlock must not stop the other half's renewal.
+    pub(crate) fn remove_lock(&self, name: &str, like: &Renewable) {
+        let read_holds = matches!(like, Renewable::ReadHolds { .. });
+        self.held()
+            .retain(|(n, _), h| &**n != name || h.key_prefix.is_some() != read_holds);
     }
 
     /// Stops renewing everything and fires every loss signal (client shutdown).

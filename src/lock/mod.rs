@@ -580,9 +580,11 @@ impl<K: LockKind> Lock<K> {
     pub async fn force_unlock(&self) -> Result<bool> {
         self.check()?;
         let context = &self.context;
-        context.renewal.remove_lock(&self.name);
-        context.holds.forget_lock(&self.name);
-        let call = self.kind.force_release(&self.target(self.owner()));
+        let target = self.target(self.owner());
+        context
+            .renewal
+            .remove_lock(&self.name, &self.kind.renewable(&target));
+        let call = self.kind.force_release(&target);
         let reply = self
             .run(call, Resend::Allowed)
             .instrument(tracing::debug_span!("redisson_lock.force_unlock", lock = %self.name, kind = K::NAME))
@@ -591,7 +593,13 @@ impl<K: LockKind> Lock<K> {
         self.internal_lease_ms
             .store(context.watchdog_ms, Ordering::Relaxed);
         match reply {
-            Value::Integer(n) => Ok(n == 1),
+            Value::Integer(n) => {
+                if n == 1 {
+                    // The hash is gone: no owner of this client holds it any more.
+                    context.holds.forget_lock(&self.name);
+                }
+                Ok(n == 1)
+            }
             other => Err(unexpected("force_unlock", other)),
         }
     }

@@ -5,7 +5,8 @@
 //! `<client-id>:<owner>` → its read holds, the writer's `<client-id>:<owner>:write` → its
 //! write holds. Each read hold `k` also has a key `{N}:<client-id>:<owner>:rwlock_timeout:k`
 //! with that hold's own lease, and a read unlock re-arms the hash to the longest lease
-//! still alive. Both halves wait on `redisson_rwlock:{N}`: a read unlock publishes `0`
+//! still alive (in write mode only upward: the write hold's lease is never cut short,
+//! see docs/protocol.md section 10.5). Both halves wait on `redisson_rwlock:{N}`: a read unlock publishes `0`
 //! (wakes one waiter), a write unlock `1` (wakes every waiter, so all readers get in).
 //!
 //! The write holder may also take read holds (a downgrade); a read holder that asks for
