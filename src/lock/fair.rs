@@ -141,10 +141,17 @@ fn force_release(target: &Target<'_>) -> ScriptCall {
 fn acquire_failed(target: &Target<'_>, wait_ms: u64) -> ScriptCall {
     ScriptCall::new(
         &ACQUIRE_FAILED,
-        vec![fair_queue(target.name), fair_timeouts(target.name)],
+        vec![
+            fair_queue(target.name),
+            fair_timeouts(target.name),
+            target.name.to_owned(),
+            lock_channel(target.name),
+        ],
         vec![
             Value::from(target.owner_field()),
             Value::from(wait_ms as i64),
+            Value::from("0"),
+            target.publish(),
         ],
     )
 }
