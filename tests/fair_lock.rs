@@ -1098,7 +1098,11 @@ async fn a_head_dropped_at_the_hand_off_does_not_stall_the_next() {
         let released = Instant::now();
         holder.unlock().await.unwrap();
         head.abort();
-        let _ = head.await;
+        if let Ok(taken) = head.await {
+            // The head won the race and took the lock before the abort: let it go.
+            taken.unwrap();
+            fair(&client, &name, 2).unlock().await.unwrap();
+        }
         tokio::time::timeout(Duration::from_secs(5), next)
             .await
             .unwrap_or_else(|_| panic!("round {round}: the next waiter stalled"))
