@@ -129,6 +129,19 @@ async fn until_queued(raw: &RawClient, name: &str, member: &str) {
     );
 }
 
+/// Waits until `member` is queued, subscribed to its channel, and past the retry that
+/// follows its subscription (so it sleeps until a message or its ttl).
+async fn until_waiting(raw: &RawClient, name: &str, member: &str) {
+    until_queued(raw, name, member).await;
+    let channel = waiter_channel(name, member);
+    let subscribed = eventually(Duration::from_secs(5), || async {
+        numsub(raw, &channel).await == 1
+    })
+    .await;
+    assert!(subscribed, "{member} never subscribed");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+}
+
 /// Neither the lock hash nor the queue nor the deadlines exist.
 async fn assert_nothing_left(raw: &RawClient, name: &str) {
     for k in [name.to_string(), queue_key(name), zset_key(name)] {
@@ -1377,7 +1390,7 @@ async fn unlocking_a_vanished_fair_lock_is_ok_and_wakes_the_head() {
         let lock = fair(&client, &name, 2);
         async move { lock.lock().await }
     });
-    until_queued(&raw, &name, &field(&client, 2)).await;
+    until_waiting(&raw, &name, &field(&client, 2)).await;
     let _: i64 = raw.del(&name).await.unwrap(); // the hash vanishes behind the holder
     let woken = Instant::now();
     holder.unlock().await.unwrap();
