@@ -11,11 +11,19 @@
 -- ARGV[3]  wait in ms reserved per queue slot (the fair-lock wait timeout)
 -- ARGV[4]  caller's clock, epoch ms
 -- ARGV[5]  "1" reentrant (RFairLock), "0" non-reentrant (a re-entry is an error)
+-- ARGV[6]  poll interval in ms for a queued waiter while the lock is free but a waiter
+--          ahead of it has not taken it yet
 --
 -- Returns nil when ARGV[2] now holds the lock (first hold or re-entry; the TTL is
 -- re-armed to ARGV[1]); otherwise an integer ttl in ms to wait, after making sure
 -- ARGV[2] is queued with deadline ttl + wait + now. A re-entry with ARGV[5] = "0"
 -- returns the error reply NON_REENTRANT_REACQUIRE and changes nothing.
+--
+-- Deviation (reply only; the keys are written as Redisson writes them): an already
+-- queued waiter gets the holder's PTTL as in Redisson, but when the lock has no TTL
+-- (free, or persisted) Redisson answers 0, and its waiter retries at once, in a loop, until
+-- the head takes the lock or is purged. Here it gets min(ARGV[6], time until the head's
+-- deadline), at least 1: it polls, and wakes exactly when a dead head's slot ends.
 local wait = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
 
@@ -58,13 +66,25 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     return nil
 end
 
--- already queued: wait for the holder's TTL (never a negative answer)
+-- already queued: wait for the holder's TTL; with no TTL to wait for, poll (see above)
 if redis.call('zscore', KEYS[3], ARGV[2]) then
     local ttl = redis.call('pttl', KEYS[1])
-    if ttl < 0 then
-        return 0
+    if ttl >= 0 then
+        return ttl
     end
-    return ttl
+    local poll = tonumber(ARGV[6])
+    local head = redis.call('lindex', KEYS[2], 0)
+    local headDeadline = nil
+    if head then
+        headDeadline = tonumber(redis.call('zscore', KEYS[3], head))
+    end
+    if headDeadline ~= nil and headDeadline - now < poll then
+        poll = headDeadline - now
+    end
+    if poll < 1 then
+        return 1
+    end
+    return poll
 end
 
 -- queue behind the last waiter (or behind the holder when nobody usable is queued)

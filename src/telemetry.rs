@@ -48,6 +48,7 @@ impl UnlockOutcome {
 }
 
 /// Names of every metric this crate records.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
 pub(crate) mod names {
     /// Counter: acquisition calls, by `kind` and `outcome`.
     pub(crate) const ACQUIRE_TOTAL: &str = "redisson_lock_acquire_total";

@@ -31,6 +31,11 @@ pub(crate) const FAIR_FORCE_RELEASE: &str = include_str!("../../lua/fair_force_r
 /// `lua/fair_acquire_failed.lua`: leave the queue (`acquireFailed`).
 pub(crate) const FAIR_ACQUIRE_FAILED: &str = include_str!("../../lua/fair_acquire_failed.lua");
 
+/// How often (ms) a queued waiter retries while the lock is free but a waiter ahead of it
+/// has not taken it yet (Redisson retries at once, in a loop). The wait ends earlier when
+/// the head's slot ends, or on the `0` the head's unlock or departure publishes.
+const FREE_LOCK_POLL_MS: i64 = 100;
+
 static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_ACQUIRE));
 static TRY_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_TRY_ACQUIRE));
 static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_RELEASE));
@@ -89,7 +94,12 @@ fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: boo
         }
         AcquireMode::Queue { wait_ms } => {
             let wait = Value::from(wait_ms as i64);
-            ScriptCall::new(&ACQUIRE, keys, vec![lease, field, wait, now, reentrant])
+            let poll = Value::from(FREE_LOCK_POLL_MS);
+            ScriptCall::new(
+                &ACQUIRE,
+                keys,
+                vec![lease, field, wait, now, reentrant, poll],
+            )
         }
     }
 }
@@ -131,10 +141,17 @@ fn force_release(target: &Target<'_>) -> ScriptCall {
 fn acquire_failed(target: &Target<'_>, wait_ms: u64) -> ScriptCall {
     ScriptCall::new(
         &ACQUIRE_FAILED,
-        vec![fair_queue(target.name), fair_timeouts(target.name)],
+        vec![
+            fair_queue(target.name),
+            fair_timeouts(target.name),
+            target.name.to_owned(),
+            lock_channel(target.name),
+        ],
         vec![
             Value::from(target.owner_field()),
             Value::from(wait_ms as i64),
+            Value::from("0"),
+            target.publish(),
         ],
     )
 }

@@ -1422,7 +1422,10 @@ impl<K: LockKind> QueueExit<K> {
 
     async fn leave(&mut self) {
         if let Some((lock, owner, wait_ms)) = self.pending.take() {
-            lock.leave_queue(owner, wait_ms).await;
+            // Once disarmed, only this call leaves the queue: finish it even if the caller
+            // is dropped at this await.
+            let work = async move { lock.leave_queue(owner, wait_ms).await };
+            FinishOnDrop::new(work, |()| async {}).await;
         }
     }
 }
