@@ -22,6 +22,7 @@ use crate::config::Config;
 use crate::hold_ledger::HoldLedger;
 use crate::pubsub::PubSub;
 use crate::renewal::Renewal;
+use crate::writer_gates::WriterGates;
 
 /// A release of a dropped guard's hold, run by the chore task.
 pub(crate) type BackgroundRelease = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -36,6 +37,8 @@ pub(crate) struct LockContext {
     pub(crate) renewal: Arc<Renewal>,
     /// What this client knows of its holds, to settle acquires whose reply was lost.
     pub(crate) holds: HoldLedger,
+    /// Write waiters of this client, which its readers let go first.
+    pub(crate) writers: Arc<WriterGates>,
     /// `"PUBLISH"` or `"SPUBLISH"`, passed into the scripts that notify waiters.
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
@@ -73,6 +76,7 @@ impl LockContext {
             pubsub: parts.pubsub,
             renewal: parts.renewal,
             holds: HoldLedger::default(),
+            writers: Arc::default(),
             publish_command: parts.publish_command,
             watchdog_ms: parts.watchdog_ms,
             config: parts.config,

@@ -78,6 +78,7 @@ mod pubsub;
 mod renewal;
 mod scripts;
 mod telemetry;
+mod writer_gates;
 
 pub use client::Client;
 pub use config::{

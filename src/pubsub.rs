@@ -163,7 +163,7 @@ impl PubSub {
                 self.confirm_subscribed().await?;
             }
             tracing::debug!(channel = name, "subscribed");
-            crate::telemetry::subscriptions(self.channels.len());
+            crate::telemetry::subscription(true);
         }
         Ok(share)
     }
@@ -174,7 +174,11 @@ impl PubSub {
         if channel.refs.load(Ordering::Acquire) != 0 {
             return; // somebody subscribed again meanwhile
         }
-        if channel.subscribed.swap(false, Ordering::AcqRel) && !self.is_closed() {
+        let was_subscribed = channel.subscribed.swap(false, Ordering::AcqRel);
+        if was_subscribed {
+            crate::telemetry::subscription(false);
+        }
+        if was_subscribed && !self.is_closed() {
             let sent = if self.sharded {
                 self.subscriber.sunsubscribe(name.as_str()).await
             } else {
@@ -188,7 +192,6 @@ impl PubSub {
         self.channels.remove_if(&name, |_, current| {
             Arc::ptr_eq(current, &channel) && current.refs.load(Ordering::Acquire) == 0
         });
-        crate::telemetry::subscriptions(self.channels.len());
     }
 
     /// Wakes every waiter of every channel, so that each retries its acquire.

@@ -136,11 +136,19 @@ pub(crate) fn renewal_round(renewed: u64, lost: u64, failed: u64) {
     }
 }
 
-/// The number of subscribed lock channels changed.
+/// A lock channel was subscribed (`true`) or unsubscribed (`false`). A gauge moved up
+/// and down, not set, so that several clients in one process add up.
 #[allow(unused_variables)]
-pub(crate) fn subscriptions(count: usize) {
+pub(crate) fn subscription(subscribed: bool) {
     #[cfg(feature = "metrics")]
-    metrics::gauge!(names::SUBSCRIPTIONS).set(count as f64);
+    {
+        let gauge = metrics::gauge!(names::SUBSCRIPTIONS);
+        if subscribed {
+            gauge.increment(1.0);
+        } else {
+            gauge.decrement(1.0);
+        }
+    }
 }
 
 /// One task waiting to acquire, counted in the waiters gauge while it lives.

@@ -13,8 +13,9 @@ use redisson_lock::fred::prelude::*;
 use redisson_lock::Error;
 
 /// Cumulative metrics: the debugging recorder's snapshots hand out what happened since
-/// the previous one (counters and histograms are drained), so every read first folds a
-/// new snapshot into these totals.
+/// the previous one (counters, gauges and histograms are all reset by a snapshot; the
+/// crate's gauges only move up and down), so every read first folds a new snapshot into
+/// these totals.
 struct Totals {
     snapshotter: Snapshotter,
     counters: HashMap<String, u64>,
@@ -48,9 +49,7 @@ impl Totals {
             let id = series(key.name(), labels);
             match value {
                 DebugValue::Counter(n) => *self.counters.entry(id).or_default() += n,
-                DebugValue::Gauge(v) => {
-                    self.gauges.insert(id, v.0);
-                }
+                DebugValue::Gauge(v) => *self.gauges.entry(id).or_default() += v.0,
                 DebugValue::Histogram(v) => self
                     .histograms
                     .entry(id)
@@ -169,7 +168,8 @@ async fn a_known_sequence_shows_up_in_the_metrics() {
             .gauge("redisson_lock_subscriptions", &[])
             == 1.0)
             .await,
-        "the waiter subscription was not counted: {:?}", m.gauges
+        "the waiter subscription was not counted: {:?}",
+        m.gauges
     );
     assert!(!waiter.await.unwrap().unwrap());
     let timed_out = [("kind", "reentrant"), ("outcome", "timed_out")];

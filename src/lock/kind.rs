@@ -56,6 +56,14 @@ mod sealed {
         /// reply was lost is then undone rather than reported, as its token is unknown.
         const TOKENS: bool = false;
 
+        /// A write lock: its waiters announce themselves to this client's readers of the
+        /// same lock (see `writer_gates`).
+        const WRITER: bool = false;
+
+        /// A read lock: a reader that holds nothing on the lock lets this client's
+        /// announced write waiters go first.
+        const YIELDS_TO_WRITERS: bool = false;
+
         /// The hash field `owner` writes: `<client-id>:<owner>` (write locks add
         /// `:write`).
         fn field(&self, context: &LockContext, owner: LockOwner) -> String {

@@ -860,6 +860,14 @@ impl<K: LockKind> Lock<K> {
             // A queued waiter that leaves without the lock must leave the queue: on every
             // early return and on drop (unless an attempt in flight does it itself).
             let mut queued = QueueExit::new(self, owner, mode);
+            let first_deadline = match wait {
+                Wait::Once => Some(Instant::now()),
+                Wait::Until(deadline, _) => Some(deadline),
+                Wait::Forever => None,
+            };
+            if !self.yield_to_writers(owner, first_deadline).await {
+                return Ok(None);
+            }
             queued.in_flight = true;
             let first = self.attempt(owner, lease_ms, mode, wait).await;
             queued.in_flight = false;
@@ -880,6 +888,7 @@ impl<K: LockKind> Lock<K> {
                 Wait::Forever => None,
             };
             let _waiting = telemetry::Waiting::start(K::NAME);
+            let _announced = K::WRITER.then(|| self.context.writers.announce(&self.name));
             let waited = match self.kind.waiting(&self.target(owner)) {
                 Waiting::Channel(channel) => {
                     self.wait_on_channel(
@@ -911,6 +920,27 @@ impl<K: LockKind> Lock<K> {
                 Err(error) => Err(error),
             }
         }
+    }
+
+    /// A reader that holds nothing on this lock lets this client's announced write
+    /// waiters go first (see `writer_gates`); returns false when `deadline` passed
+    /// first. Every other kind passes at once.
+    async fn yield_to_writers(&self, owner: LockOwner, deadline: Option<Instant>) -> bool {
+        if !K::YIELDS_TO_WRITERS {
+            return true;
+        }
+        let Some(gate) = self.context.writers.waiting(&self.name) else {
+            return true;
+        };
+        let field = crate::names::owner_field(&self.context.id, owner);
+        let holds = &self.context.holds;
+        if holds.known(&self.name, &field) > 0
+            || holds.known(&self.name, &format!("{field}:write")) > 0
+        {
+            return true; // re-entry or downgrade: never wait on a writer here
+        }
+        tracing::trace!(lock = %self.name, %owner, "a writer of this client waits: letting it go first");
+        gate.cleared_by(deadline).await
     }
 
     /// The pub/sub wait: subscribe, then retry and sleep until a message or
@@ -948,6 +978,11 @@ impl<K: LockKind> Lock<K> {
             }
         };
         loop {
+            // Before listening: a reader that lets a writer go first must not take the
+            // writer's wake-up (a `0` wakes one listener).
+            if !self.yield_to_writers(owner, deadline).await {
+                return Ok(None);
+            }
             let woken = subscription.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();

@@ -162,6 +162,7 @@ pub struct Write;
 
 impl Kind for Read {
     const NAME: &'static str = "read";
+    const YIELDS_TO_WRITERS: bool = true;
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         let field = target.owner_field();
@@ -229,6 +230,7 @@ impl Kind for Read {
 
 impl Kind for Write {
     const NAME: &'static str = "write";
+    const WRITER: bool = true;
 
     fn field(&self, context: &LockContext, owner: LockOwner) -> String {
         format!("{}:write", owner_field(&context.id, owner))
