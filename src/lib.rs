@@ -71,6 +71,7 @@ mod detach;
 mod error;
 pub mod fencing;
 mod hold_ledger;
+mod keys;
 mod lock;
 mod names;
 mod owner;
@@ -88,6 +89,7 @@ pub use config::{
 };
 pub use error::{Error, Result};
 pub use fencing::{FencedWriter, FencingGate};
+pub use keys::LockKeys;
 pub use lock::{
     Backoff, Fair, FairLock, Fenced, FencedLock, Lock, LockGuard, LockKind, NonReentrant,
     NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, Read, ReadLock, ReadWriteLock,

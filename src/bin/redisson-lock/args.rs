@@ -1,0 +1,79 @@
+//! The command line: `redisson-lock [--url URL] [--json] <command>`.
+
+use std::ffi::OsString;
+
+use clap::{Parser, Subcommand};
+
+/// Inspect Redisson locks (Java Redisson's and this crate's) in Redis: who holds them,
+/// since when, for how long, and who waits.
+///
+/// Exit codes: 0 found / done, 1 not found / not locked / not a lock, 2 usage or
+/// connection error.
+#[derive(Debug, Parser)]
+#[command(name = "redisson-lock", version, propagate_version = true)]
+pub(crate) struct Cli {
+    /// Redis URL: redis://, rediss://, redis-cluster://h:p?node=h2:p2,
+    /// redis-sentinel://h:p/db?sentinelServiceName=NAME, redis+unix:///path.
+    #[arg(long, env = "REDIS_URL", global = true, value_name = "URL")]
+    pub(crate) url: Option<String>,
+
+    /// Print JSON for scripts instead of tables.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Give up connecting after this many seconds.
+    #[arg(
+        long,
+        global = true,
+        default_value_t = 5,
+        value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub(crate) connect_timeout: u64,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Show each lock's kind, holders, TTL, fencing token and waiters.
+    Inspect {
+        /// Lock names, as stored in Redis (the key of the lock hash).
+        #[arg(required = true, value_name = "NAME")]
+        names: Vec<OsString>,
+    },
+    /// List every lock-shaped key (SCAN, never KEYS; every primary of a cluster).
+    List {
+        /// Only keys matching this glob pattern (SCAN's MATCH), e.g. 'orders:*'.
+        #[arg(long = "match", value_name = "PATTERN", default_value = "*")]
+        pattern: String,
+        /// Keys per SCAN call (SCAN's COUNT).
+        #[arg(long, default_value_t = 500, value_name = "N",
+              value_parser = clap::value_parser!(u32).range(1..))]
+        count: u32,
+    },
+    /// Follow a lock live (channel messages, holder and waiter changes) until Ctrl-C.
+    Watch {
+        /// The lock name.
+        #[arg(value_name = "NAME")]
+        name: OsString,
+        /// How often to read the lock's state, in milliseconds.
+        #[arg(long, default_value_t = 200, value_name = "MS",
+              value_parser = clap::value_parser!(u64).range(10..=60_000))]
+        interval: u64,
+        /// Stop after this many seconds instead of waiting for Ctrl-C.
+        #[arg(long, value_name = "SECONDS")]
+        duration: Option<f64>,
+    },
+    /// Delete a lock whoever holds it, and wake its waiters as Redisson's forceUnlock
+    /// does for its kind. Refuses without --yes.
+    ForceUnlock {
+        /// The lock name.
+        #[arg(value_name = "NAME")]
+        name: OsString,
+        /// Really do it.
+        #[arg(long)]
+        yes: bool,
+    },
+}

@@ -1,0 +1,526 @@
+//! Reading one lock's raw state from Redis into a typed [`Report`].
+//!
+//! The kind is read from Redis, never guessed from the name: a `mode` field means a
+//! read-write lock; a wait queue or deadline set means a fair lock; a token counter means a
+//! fenced lock; any other hash whose every field is `<uuid>:<digits>` with an integer value
+//! is a reentrant lock (spin and non-reentrant locks write the very same hash).
+
+use std::collections::HashMap;
+
+use redisson_lock::fred::prelude::{
+    Client as Redis, ClientLike, Error as RedisError, HashesInterface, KeysInterface, Value,
+};
+use redisson_lock::fred::types::{ClusterHash, CustomCommand};
+use redisson_lock::LockKeys;
+
+/// The lock kinds that can be told apart from Redis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Reentrant,
+    Fair,
+    ReadWrite,
+    Fenced,
+}
+
+impl Kind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Kind::Reentrant => "reentrant",
+            Kind::Fair => "fair",
+            Kind::ReadWrite => "read-write",
+            Kind::Fenced => "fenced",
+        }
+    }
+}
+
+/// One hash field of a lock: who holds it and how often.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Holder {
+    /// The hash field as stored: `<client-id>:<owner>` (`:write` appended for a writer).
+    pub(crate) field: String,
+    /// The Redisson client id (a `RedissonClient`'s UUID, or this crate's `Client::id`).
+    pub(crate) client_id: String,
+    /// The Java thread id, or this crate's owner id.
+    pub(crate) owner: String,
+    /// The hold count (re-entries included).
+    pub(crate) holds: i64,
+    /// `read` or `write` for a read-write lock, `None` for the other kinds.
+    pub(crate) role: Option<&'static str>,
+    /// For a reader: the remaining TTL of each read hold (`rwlock_timeout:k`, k = 1..),
+    /// in ms; `None` when that hold's timeout key is gone.
+    pub(crate) read_hold_ttls_ms: Vec<Option<i64>>,
+}
+
+/// One queued fair-lock waiter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Waiter {
+    pub(crate) field: String,
+    pub(crate) client_id: String,
+    pub(crate) owner: String,
+    /// The absolute deadline (epoch ms) by which it must have taken the lock, as written
+    /// by the waiter; `None` when the deadline set has no entry for it.
+    pub(crate) deadline_ms: Option<i64>,
+    /// Connections subscribed to this waiter's own channel (a live waiter listens there).
+    pub(crate) subscribed: Option<i64>,
+}
+
+/// Subscriber counts of a lock's channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Subscribers {
+    pub(crate) channel: String,
+    /// `PUBSUB NUMSUB` (classic pub/sub); on a cluster only the slot owner's connections.
+    pub(crate) classic: Option<i64>,
+    /// `PUBSUB SHARDNUMSUB` (sharded pub/sub, Redis 7+).
+    pub(crate) sharded: Option<i64>,
+}
+
+/// What Redis holds for one lock name.
+#[derive(Clone, Debug)]
+pub(crate) struct Report {
+    pub(crate) name: String,
+    pub(crate) kind: Kind,
+    /// Whether the lock hash exists (someone holds it).
+    pub(crate) locked: bool,
+    /// `PTTL` of the lock hash: ms left, -1 without expiry, `None` when not locked.
+    pub(crate) ttl_ms: Option<i64>,
+    /// The read-write lock's `mode` field.
+    pub(crate) mode: Option<String>,
+    pub(crate) holders: Vec<Holder>,
+    /// The fenced lock's last token (`redisson_lock_token:{N}`).
+    pub(crate) fencing_token: Option<String>,
+    /// The fair lock's queue, head first.
+    pub(crate) queue: Vec<Waiter>,
+    /// Subscribers of the lock's channel (not for fair locks: their waiters each have a
+    /// channel of their own).
+    pub(crate) subscribers: Option<Subscribers>,
+    /// Our clock when the state was read, epoch ms (fair deadlines are relative to it).
+    pub(crate) read_at_ms: i64,
+    pub(crate) notes: Vec<String>,
+}
+
+/// The result of looking up one name.
+#[derive(Clone, Debug)]
+pub(crate) enum Outcome {
+    Lock(Box<Report>),
+    /// No lock key and no auxiliary key.
+    NotFound {
+        name: String,
+    },
+    /// A key that exists but is not a lock.
+    NotALock {
+        name: String,
+        key_type: String,
+        reason: String,
+    },
+}
+
+impl Outcome {
+    /// Whether this is a lock that someone holds (exit code 0 for it).
+    pub(crate) fn is_held(&self) -> bool {
+        matches!(self, Outcome::Lock(report) if report.locked)
+    }
+}
+
+/// What `CLIENT LIST` cannot tell: said once per report, in every output form.
+pub(crate) const HOLDER_CONNECTED: &str =
+    "unknown: Redisson client ids are not visible to the server (neither Java Redisson nor \
+     this crate sends them to Redis, so CLIENT LIST cannot match a holder to a connection)";
+
+/// Reads the state of lock `name`.
+pub(crate) async fn inspect(redis: &Redis, name: &str) -> Result<Outcome, RedisError> {
+    let keys = LockKeys::new(name);
+    let key_type: String = redis.r#type(name).await?;
+    let queue_exists: i64 = redis.exists(keys.fair_queue()).await?;
+    let timeouts_exist: i64 = redis.exists(keys.fair_timeouts()).await?;
+    let fair = queue_exists + timeouts_exist > 0;
+    let token_type: String = redis.r#type(keys.fencing_token()).await?;
+    let mut notes = Vec::new();
+    let fencing_token = match token_type.as_str() {
+        "none" => None,
+        "string" => redis.get::<Option<String>, _>(keys.fencing_token()).await?,
+        other => {
+            notes.push(format!(
+                "{} is a {other}, not a token counter",
+                keys.fencing_token()
+            ));
+            None
+        }
+    };
+    let read_at_ms = now_ms();
+
+    let mut key_type = key_type;
+    let mut fields = Vec::new();
+    if key_type == "hash" {
+        fields = hash_fields(redis, name).await?;
+        if fields.is_empty() {
+            // Deleted between TYPE and HGETALL.
+            key_type = "none".to_owned();
+        }
+    }
+    match key_type.as_str() {
+        "none" => {
+            if !fair && fencing_token.is_none() {
+                return Ok(Outcome::NotFound {
+                    name: name.to_owned(),
+                });
+            }
+        }
+        "hash" => {}
+        other => {
+            return Ok(Outcome::NotALock {
+                name: name.to_owned(),
+                key_type: other.to_owned(),
+                reason: format!("the key is a {other}; a Redisson lock is a hash"),
+            })
+        }
+    }
+    let locked = key_type == "hash";
+
+    let mode = fields
+        .iter()
+        .find(|(field, _)| field.as_slice() == b"mode")
+        .map(|(_, value)| String::from_utf8_lossy(value).into_owned());
+    let kind = if mode.is_some() {
+        Kind::ReadWrite
+    } else if fair {
+        Kind::Fair
+    } else if fencing_token.is_some() {
+        Kind::Fenced
+    } else {
+        Kind::Reentrant
+    };
+
+    let holders = match parse_holders(kind, mode.as_deref(), &fields) {
+        Ok(holders) => holders,
+        Err(reason) => {
+            return Ok(Outcome::NotALock {
+                name: name.to_owned(),
+                key_type,
+                reason,
+            })
+        }
+    };
+    let mut holders = holders;
+    if kind == Kind::ReadWrite {
+        for holder in holders.iter_mut().filter(|h| h.role == Some("read")) {
+            // A bounded look: a count in the thousands is a bug, not something to list.
+            let shown = holder.holds.clamp(0, 64) as u64;
+            for k in 1..=shown {
+                let ttl: i64 = redis.pttl(keys.read_timeout_key(&holder.field, k)).await?;
+                holder
+                    .read_hold_ttls_ms
+                    .push(if ttl == -2 { None } else { Some(ttl) });
+            }
+        }
+    }
+    let ttl_ms = if locked {
+        Some(redis.pttl::<i64, _>(name).await?)
+    } else {
+        None
+    };
+
+    let mut queue = Vec::new();
+    let mut subscribers = None;
+    if kind == Kind::Fair {
+        let by_key =
+            |name: &'static str| CustomCommand::new_static(name, ClusterHash::FirstKey, false);
+        let fields: Vec<Value> = redis
+            .custom(
+                by_key("LRANGE"),
+                vec![keys.fair_queue(), "0".into(), "-1".into()],
+            )
+            .await?;
+        let scores: Vec<Value> = redis
+            .custom(
+                by_key("ZRANGE"),
+                vec![
+                    keys.fair_timeouts(),
+                    "0".into(),
+                    "-1".into(),
+                    "WITHSCORES".into(),
+                ],
+            )
+            .await?;
+        let deadlines = pairs_to_scores(scores);
+        for field in fields {
+            let field = value_text(&field);
+            let (client_id, owner) = split_field(&field);
+            let subscribed = numsub(redis, &keys.fair_waiter_channel(&field)).await;
+            queue.push(Waiter {
+                deadline_ms: deadlines.get(&field).copied(),
+                client_id: client_id.to_owned(),
+                owner: owner.to_owned(),
+                subscribed: match subscribed {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (a, b) => a.or(b),
+                },
+                field,
+            });
+        }
+        let queued: Vec<&str> = queue.iter().map(|w| w.field.as_str()).collect();
+        let orphans = deadlines
+            .keys()
+            .filter(|field| !queued.contains(&field.as_str()))
+            .count();
+        if orphans > 0 {
+            notes.push(format!(
+                "{orphans} deadline(s) in {} have no queue entry (left by a waiter that \
+                 gave up without acquireFailed; purged by the next acquire)",
+                keys.fair_timeouts()
+            ));
+        }
+        if queue
+            .iter()
+            .any(|w| w.deadline_ms.is_some_and(|d| d <= read_at_ms))
+        {
+            notes.push(
+                "a waiter whose deadline has passed is stale: the next acquire, unlock or \
+                 force-unlock purges it"
+                    .to_owned(),
+            );
+        }
+        if !queue.is_empty() && !locked {
+            notes.push(
+                "nobody holds the lock but waiters are queued: the head takes it on its next \
+                 try, or leaves at its deadline"
+                    .to_owned(),
+            );
+        }
+    } else {
+        let channel = if kind == Kind::ReadWrite {
+            keys.rwlock_channel()
+        } else {
+            keys.channel()
+        };
+        let (classic, sharded) = numsub(redis, &channel).await;
+        subscribers = Some(Subscribers {
+            channel,
+            classic,
+            sharded,
+        });
+        notes.push(
+            "subscribers = connections subscribed to the channel (a Redisson client shares \
+             one subscription among all its waiting threads), not waiting tasks"
+                .to_owned(),
+        );
+    }
+    match kind {
+        Kind::Reentrant => notes.push(
+            "spin and non-reentrant locks write the same hash as the reentrant lock: \
+             they cannot be told apart in Redis"
+                .to_owned(),
+        ),
+        Kind::Fenced if !locked => notes.push(
+            "free; the token counter outlives the lock (the next holder gets the next token)"
+                .to_owned(),
+        ),
+        Kind::Fair if !locked && queue.is_empty() => {
+            notes.push("free; only an empty fair-lock bookkeeping key is left".to_owned())
+        }
+        _ => {}
+    }
+    if ttl_ms == Some(-1) {
+        notes.push(
+            "the lock hash has no expiry: it stays until unlocked or force-unlocked".to_owned(),
+        );
+    }
+
+    Ok(Outcome::Lock(Box::new(Report {
+        name: name.to_owned(),
+        kind,
+        locked,
+        ttl_ms,
+        mode,
+        holders,
+        fencing_token,
+        queue,
+        subscribers,
+        read_at_ms,
+        notes,
+    })))
+}
+
+/// `HGETALL` as raw (field, value) pairs, sorted by field.
+async fn hash_fields(redis: &Redis, name: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, RedisError> {
+    let map = redis.hgetall::<Value, _>(name).await?.into_map()?;
+    let mut fields: Vec<(Vec<u8>, Vec<u8>)> = map
+        .inner()
+        .into_iter()
+        .map(|(field, value)| {
+            let value = value
+                .as_bytes()
+                .map(<[u8]>::to_vec)
+                .unwrap_or_else(|| value_text(&value).into_bytes());
+            (field.as_bytes().to_vec(), value)
+        })
+        .collect();
+    fields.sort();
+    Ok(fields)
+}
+
+/// The holders of a lock hash, or why the hash is not a lock.
+fn parse_holders(
+    kind: Kind,
+    mode: Option<&str>,
+    fields: &[(Vec<u8>, Vec<u8>)],
+) -> Result<Vec<Holder>, String> {
+    if let Some(mode) = mode {
+        if mode != "read" && mode != "write" {
+            return Err(format!(
+                "a hash with a `mode` field of {mode:?}: a read-write lock's mode is \"read\" \
+                 or \"write\""
+            ));
+        }
+    }
+    let mut holders = Vec::new();
+    for (field, value) in fields {
+        if kind == Kind::ReadWrite && field.as_slice() == b"mode" {
+            continue;
+        }
+        let shown = String::from_utf8_lossy(field).into_owned();
+        let holds = std::str::from_utf8(value)
+            .ok()
+            .and_then(|v| v.parse::<i64>().ok())
+            .ok_or_else(|| {
+                format!(
+                    "a hash whose field {} has the value {}, not a hold count",
+                    escape(&shown),
+                    escape(&String::from_utf8_lossy(value))
+                )
+            })?;
+        let (base, role) = match shown.strip_suffix(":write") {
+            Some(base) if kind == Kind::ReadWrite => (base, Some("write")),
+            _ if kind == Kind::ReadWrite => (shown.as_str(), Some("read")),
+            _ => (shown.as_str(), None),
+        };
+        if !is_owner_field(base) {
+            return Err(format!(
+                "a hash with the field {}: lock fields are <client-uuid>:<thread-id>{}",
+                escape(&shown),
+                if kind == Kind::ReadWrite {
+                    " (\":write\" appended for the writer)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let (client_id, owner) = split_field(base);
+        holders.push(Holder {
+            field: shown.clone(),
+            client_id: client_id.to_owned(),
+            owner: owner.to_owned(),
+            holds,
+            role,
+            read_hold_ttls_ms: Vec::new(),
+        });
+    }
+    // Writer first, then readers.
+    holders.sort_by_key(|h| (h.role != Some("write"), h.field.clone()));
+    Ok(holders)
+}
+
+/// `<uuid>:<digits>`: a Redisson client id and a thread (or owner) id.
+pub(crate) fn is_owner_field(field: &str) -> bool {
+    let Some((uuid, owner)) = field.rsplit_once(':') else {
+        return false;
+    };
+    let owner_ok = !owner.is_empty() && owner.bytes().all(|b| b.is_ascii_digit());
+    owner_ok && is_uuid(uuid)
+}
+
+fn is_uuid(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+/// `(client id, owner)` of a field `<uuid>:<owner>`; the whole field as client id when it
+/// has no `:`.
+pub(crate) fn split_field(field: &str) -> (&str, &str) {
+    field.rsplit_once(':').unwrap_or((field, ""))
+}
+
+/// Escapes control characters (and quotes) so a name with odd bytes prints on one line.
+pub(crate) fn escape(text: &str) -> String {
+    if text
+        .chars()
+        .any(|c| c.is_control() || c == '"' || c == '\\')
+    {
+        format!("\"{}\"", text.escape_debug())
+    } else {
+        text.to_owned()
+    }
+}
+
+fn value_text(value: &Value) -> String {
+    match value.as_bytes() {
+        Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        None => value.as_str().map(|s| s.into_owned()).unwrap_or_default(),
+    }
+}
+
+/// `ZRANGE .. WITHSCORES` (a flat list or pairs, by protocol) as member → score.
+fn pairs_to_scores(values: Vec<Value>) -> HashMap<String, i64> {
+    let mut flat = Vec::new();
+    for value in values {
+        match value {
+            Value::Array(pair) => flat.extend(pair),
+            other => flat.push(other),
+        }
+    }
+    flat.chunks(2)
+        .filter_map(|pair| match pair {
+            [member, score] => {
+                let score = score
+                    .as_f64()
+                    .or_else(|| value_text(score).parse::<f64>().ok())?;
+                Some((value_text(member), score as i64))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `(PUBSUB NUMSUB, PUBSUB SHARDNUMSUB)` of one channel, each `None` when the server does
+/// not answer it. Sent to the node of the channel's slot (cluster).
+pub(crate) async fn numsub(redis: &Redis, channel: &str) -> (Option<i64>, Option<i64>) {
+    let slot = redisson_lock::fred::util::redis_keyslot(channel.as_bytes());
+    let mut counts = [None, None];
+    for (i, sub) in ["NUMSUB", "SHARDNUMSUB"].into_iter().enumerate() {
+        let command = CustomCommand::new_static("PUBSUB", ClusterHash::Custom(slot), false);
+        if let Ok(reply) = redis
+            .custom::<Vec<Value>, _>(command, vec![sub, channel])
+            .await
+        {
+            counts[i] = reply.get(1).and_then(Value::as_i64);
+        }
+    }
+    (counts[0], counts[1])
+}
+
+/// Our wall clock, epoch ms.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_fields() {
+        assert!(is_owner_field("6e3d30b7-83b1-433a-9335-5e8b9916d3ac:731"));
+        assert!(!is_owner_field("6e3d30b7-83b1-433a-9335-5e8b9916d3ac:x"));
+        assert!(!is_owner_field("6e3d30b7-83b1-433a-9335-5e8b9916d3ac"));
+        assert!(!is_owner_field("name:1"));
+        assert_eq!(split_field("u:1:2"), ("u:1", "2"));
+        assert_eq!(escape("a\nb"), "\"a\\nb\"");
+        assert_eq!(escape("plain"), "plain");
+    }
+}

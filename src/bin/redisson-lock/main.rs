@@ -1,0 +1,298 @@
+//! `redisson-lock`: inspect, list, watch and force-unlock Redisson locks (Java Redisson's
+//! and this crate's) in Redis.
+//!
+//! Exit codes: 0 found / done; 1 not found, not locked or not a lock; 2 usage or
+//! connection error (the message names the URL and the cause).
+
+mod args;
+mod force_unlock;
+mod inspect;
+mod list;
+mod render;
+mod watch;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use redisson_lock::fred::prelude::ReconnectPolicy;
+use redisson_lock::{Client, Config};
+
+use crate::args::{Cli, Command};
+
+/// Exit code for a lock that was found (and held) or a command that did its work.
+pub(crate) const EXIT_OK: u8 = 0;
+/// Exit code for a name that is not locked, not found, or not a lock.
+pub(crate) const EXIT_NOT_FOUND: u8 = 1;
+/// Exit code for bad usage or a Redis that cannot be reached.
+pub(crate) const EXIT_ERROR: u8 = 2;
+
+/// The default when neither `--url` nor `REDIS_URL` is given.
+const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
+
+/// Why a command could not do its work (exit code 2).
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// Bad input.
+    Usage(String),
+    /// Redis could not be reached or answered with an error.
+    Redis { url: String, cause: String },
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(message) => f.write_str(message),
+            Failure::Redis { url, cause } => write!(f, "Redis at {url}: {cause}"),
+        }
+    }
+}
+
+/// Where output goes; a closed pipe (`| head`) ends the program quietly.
+pub(crate) struct Out {
+    json: bool,
+}
+
+impl Out {
+    pub(crate) fn json(&self) -> bool {
+        self.json
+    }
+
+    /// Writes `text` to stdout. `false` when stdout is gone.
+    pub(crate) fn write(&self, text: &str) -> bool {
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .is_ok()
+    }
+
+    /// Writes a JSON value, pretty, or one line when `line` is set.
+    pub(crate) fn write_json(&self, value: &serde_json::Value, line: bool) -> bool {
+        let text = if line {
+            serde_json::to_string(value)
+        } else {
+            serde_json::to_string_pretty(value)
+        };
+        match text {
+            Ok(text) => self.write(&(text + "\n")),
+            Err(_) => false,
+        }
+    }
+}
+
+/// The connection and what the commands need to talk about it.
+pub(crate) struct Session {
+    pub(crate) client: Client,
+    /// The URL with any password masked, for messages.
+    pub(crate) url: String,
+    pub(crate) clustered: bool,
+}
+
+impl Session {
+    /// A Redis error as a [`Failure`] that names the URL.
+    pub(crate) fn failure(&self, cause: impl std::fmt::Display) -> Failure {
+        Failure::Redis {
+            url: self.url.clone(),
+            cause: cause.to_string(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // --help and --version print and exit 0; usage errors exit 2.
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { EXIT_ERROR } else { 0 });
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("redisson-lock: error: cannot start the async runtime: {error}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    let code = match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("redisson-lock: error: {failure}");
+            EXIT_ERROR
+        }
+    };
+    ExitCode::from(code)
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    let out = Out { json: cli.json };
+    let url = cli.url.clone().unwrap_or_else(|| DEFAULT_URL.to_owned());
+    let timeout = Duration::from_secs(cli.connect_timeout);
+    match cli.command {
+        Command::Inspect { names } => {
+            let names = names.iter().map(lock_name).collect::<Result<Vec<_>, _>>()?;
+            let session = connect(&url, timeout).await?;
+            let code = run_inspect(&session, &out, &names).await;
+            shutdown(&session).await;
+            code
+        }
+        Command::List { pattern, count } => {
+            let session = connect(&url, timeout).await?;
+            let code = list::run(&session, &out, &pattern, count).await;
+            shutdown(&session).await;
+            code
+        }
+        Command::Watch {
+            name,
+            interval,
+            duration,
+        } => {
+            let name = lock_name(&name)?;
+            let duration = match duration {
+                Some(secs) if !(secs.is_finite() && secs > 0.0 && secs < 1e9) => {
+                    return Err(Failure::Usage(format!(
+                        "--duration must be a positive number of seconds, not {secs}"
+                    )))
+                }
+                Some(secs) => Some(Duration::from_secs_f64(secs)),
+                None => None,
+            };
+            let session = connect(&url, timeout).await?;
+            let code = watch::run(
+                &session,
+                &out,
+                &name,
+                Duration::from_millis(interval),
+                duration,
+            )
+            .await;
+            shutdown(&session).await;
+            code
+        }
+        Command::ForceUnlock { name, yes } => {
+            let name = lock_name(&name)?;
+            if !yes {
+                return Err(Failure::Usage(format!(
+                    "refusing to force-unlock {} without --yes: it deletes the lock whoever \
+                     holds it (check first with `redisson-lock inspect`)",
+                    inspect::escape(&name)
+                )));
+            }
+            let session = connect(&url, timeout).await?;
+            let code = force_unlock::run(&session, &out, &name).await;
+            shutdown(&session).await;
+            code
+        }
+    }
+}
+
+async fn run_inspect(session: &Session, out: &Out, names: &[String]) -> Result<u8, Failure> {
+    let redis = session.client.redis();
+    let mut outcomes = Vec::with_capacity(names.len());
+    for name in names {
+        let outcome = inspect::inspect(redis, name)
+            .await
+            .map_err(|e| session.failure(format!("reading lock {}: {e}", inspect::escape(name))))?;
+        outcomes.push(outcome);
+    }
+    if out.json() {
+        let all: Vec<_> = outcomes.iter().map(render::outcome_json).collect();
+        out.write_json(&serde_json::Value::Array(all), false);
+    } else {
+        let text: Vec<String> = outcomes.iter().map(render::outcome_text).collect();
+        out.write(&text.join("\n"));
+    }
+    Ok(if outcomes.iter().all(inspect::Outcome::is_held) {
+        EXIT_OK
+    } else {
+        EXIT_NOT_FOUND
+    })
+}
+
+/// A lock name from the command line. Redisson lock names are strings, so the bytes must
+/// be UTF-8; control characters are fine (they are shown escaped).
+fn lock_name(raw: &OsString) -> Result<String, Failure> {
+    match raw.to_str() {
+        Some("") => Err(Failure::Usage("a lock name cannot be empty".to_owned())),
+        Some(name) => Ok(name.to_owned()),
+        None => Err(Failure::Usage(format!(
+            "the lock name {raw:?} is not valid UTF-8: Redisson (Java and this crate) names \
+             locks with strings, so no lock can have this name"
+        ))),
+    }
+}
+
+/// `redis://user:secret@host` as `redis://user:***@host`.
+fn masked(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
+            if userinfo.contains(':') {
+                format!("{scheme}://{user}:***@{host}{tail}")
+            } else {
+                format!("{scheme}://***@{host}{tail}")
+            }
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// Connects with the library's client; gives up after `timeout` and does not keep
+/// reconnecting (an inspector should fail fast and say why).
+async fn connect(url: &str, timeout: Duration) -> Result<Session, Failure> {
+    let shown = masked(url);
+    let config = Config::builder()
+        .url(url)
+        .reconnect_policy(ReconnectPolicy::new_constant(1, 100))
+        .response_timeout(timeout)
+        .build()
+        .map_err(|e| Failure::Usage(format!("bad Redis URL {shown}: {e}")))?;
+    let clustered = config.redis().server.is_clustered();
+    let client = match tokio::time::timeout(timeout, Client::connect(config)).await {
+        Ok(Ok(client)) => client,
+        Ok(Err(error)) => {
+            return Err(Failure::Redis {
+                url: shown,
+                cause: format!("cannot connect: {error}"),
+            })
+        }
+        Err(_) => {
+            return Err(Failure::Redis {
+                url: shown,
+                cause: format!("cannot connect: no connection within {timeout:?}"),
+            })
+        }
+    };
+    Ok(Session {
+        client,
+        url: shown,
+        clustered,
+    })
+}
+
+async fn shutdown(session: &Session) {
+    let _ = tokio::time::timeout(Duration::from_secs(2), session.client.shutdown()).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_passwords() {
+        assert_eq!(masked("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_eq!(masked("redis://u:p@h:1/0?x=y"), "redis://u:***@h:1/0?x=y");
+        assert_eq!(masked("redis://p@h"), "redis://***@h");
+    }
+}

@@ -1,0 +1,643 @@
+//! The `redisson-lock` inspector binary, run as a user runs it (`std::process::Command`
+//! on the built binary) against a real redis-server holding locks of every kind: taken
+//! with this crate, and written raw the way Java Redisson writes them.
+#![cfg(feature = "cli")]
+
+mod support;
+use support::*;
+
+use std::ffi::{OsStr, OsString};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use redisson_lock::fred::prelude::*;
+use redisson_lock::LockOwner;
+use serde_json::Value as Json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
+const JAVA_UUID: &str = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac";
+
+/// Runs the binary with `args` against `url` (off the async runtime).
+async fn cli<I, S>(url: &str, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        Command::new(BIN)
+            .arg("--url")
+            .arg(url)
+            .args(args)
+            .env_remove("REDIS_URL")
+            .output()
+            .expect("run redisson-lock")
+    })
+    .await
+    .expect("join")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().expect("exit code, not a signal")
+}
+
+fn json(out: &Output) -> Json {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(out), stderr(out)))
+}
+
+/// No Rust panic message, ever.
+fn no_panic(out: &Output) {
+    let all = stdout(out) + &stderr(out);
+    assert!(!all.contains("panicked"), "{all}");
+    assert!(!all.contains("RUST_BACKTRACE"), "{all}");
+}
+
+/// A Java Redisson holder: its hash field, count and lease, written raw.
+async fn java_hold(raw: &Client, name: &str, thread: u64, holds: i64, lease_ms: i64) {
+    let _: () = raw
+        .hset(name, (format!("{JAVA_UUID}:{thread}"), holds))
+        .await
+        .unwrap();
+    let _: () = raw.pexpire(name, lease_ms, None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_reports_every_kind_in_json_and_text() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let lease = Duration::from_secs(60);
+    let owner = LockOwner::from_raw(7);
+
+    // Reentrant, held twice by this crate.
+    let plain = key("plain");
+    let lock = client.get_lock(&plain).with_owner(owner);
+    assert!(lock
+        .try_lock_with_lease(Duration::ZERO, lease)
+        .await
+        .unwrap());
+    assert!(lock
+        .try_lock_with_lease(Duration::ZERO, lease)
+        .await
+        .unwrap());
+    // Reentrant, held by "Java".
+    let java = key("java");
+    java_hold(&raw, &java, 731, 3, 45_000).await;
+    // Fenced: two acquisitions, token 2.
+    let fenced = key("fenced");
+    let fenced_lock = client.get_fenced_lock(&fenced).with_owner(owner);
+    fenced_lock
+        .lock_and_get_token_with_lease(lease)
+        .await
+        .unwrap();
+    fenced_lock.unlock().await.unwrap();
+    let token = fenced_lock
+        .lock_and_get_token_with_lease(lease)
+        .await
+        .unwrap();
+    assert_eq!(token, 2);
+    // Read-write: two readers (one with two holds), and a write lock elsewhere.
+    let read = key("read");
+    let rw = client.get_read_write_lock(&read);
+    rw.read_lock()
+        .with_owner(owner)
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    rw.read_lock()
+        .with_owner(owner)
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    rw.read_lock()
+        .with_owner(LockOwner::from_raw(8))
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    let write = key("write");
+    client
+        .get_read_write_lock(&write)
+        .write_lock()
+        .with_owner(owner)
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    // Fair: held by this crate; a second client queued; then a "Java" waiter queued raw.
+    let fair = key("fair");
+    client
+        .get_fair_lock(&fair)
+        .with_owner(owner)
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    let other = server.client().await;
+    let waiter = {
+        let lock = other
+            .get_fair_lock(&fair)
+            .with_owner(LockOwner::from_raw(9));
+        tokio::spawn(async move { lock.try_lock_for(Duration::from_secs(30)).await })
+    };
+    let queue = format!("redisson_lock_queue:{{{fair}}}");
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            let n: i64 = raw
+                .custom(fred::cmd!("LLEN"), vec![queue.as_str()])
+                .await
+                .unwrap();
+            n == 1
+        })
+        .await
+    );
+    let java_waiter = format!("{JAVA_UUID}:12");
+    let deadline = 4_102_444_800_000i64; // 2100-01-01
+    let _: i64 = raw
+        .custom(
+            fred::cmd!("RPUSH"),
+            vec![queue.clone(), java_waiter.clone()],
+        )
+        .await
+        .unwrap();
+    let _: i64 = raw
+        .custom(
+            fred::cmd!("ZADD"),
+            vec![
+                format!("redisson_lock_timeout:{{{fair}}}"),
+                deadline.to_string(),
+                java_waiter.clone(),
+            ],
+        )
+        .await
+        .unwrap();
+
+    let names = [&plain, &java, &fenced, &read, &write, &fair];
+    let mut args = vec!["--json".to_owned(), "inspect".to_owned()];
+    args.extend(names.iter().map(|n| n.to_string()));
+    let out = cli(&url, &args).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let all = json(&out);
+    let all = all.as_array().expect("an array, one entry per name");
+    assert_eq!(all.len(), names.len());
+    let by_name = |n: &str| {
+        all.iter()
+            .find(|r| r["name"] == n)
+            .unwrap_or_else(|| panic!("{n} missing"))
+            .clone()
+    };
+
+    let r = by_name(&plain);
+    assert_eq!(r["kind"], "reentrant");
+    assert_eq!(r["locked"], true);
+    assert_eq!(r["holders"][0]["client_id"], client.id());
+    assert_eq!(r["holders"][0]["owner"], "7");
+    assert_eq!(r["holders"][0]["holds"], 2);
+    let ttl = r["ttl_ms"].as_i64().unwrap();
+    assert!(ttl > 50_000 && ttl <= 60_000, "{ttl}");
+    assert_eq!(r["subscribers"]["classic"], 0);
+    assert!(r["holder_connected"]
+        .as_str()
+        .unwrap()
+        .starts_with("unknown"));
+    assert!(r["notes"].to_string().contains("spin and non-reentrant"));
+
+    let r = by_name(&java);
+    assert_eq!(r["kind"], "reentrant");
+    assert_eq!(r["holders"][0]["field"], format!("{JAVA_UUID}:731"));
+    assert_eq!(r["holders"][0]["holds"], 3);
+    assert!(r["ttl_ms"].as_i64().unwrap() <= 45_000);
+
+    let r = by_name(&fenced);
+    assert_eq!(r["kind"], "fenced");
+    assert_eq!(r["fencing_token"], 2);
+    assert_eq!(r["holders"][0]["holds"], 1);
+
+    let r = by_name(&read);
+    assert_eq!(r["kind"], "read-write");
+    assert_eq!(r["mode"], "read");
+    let holders = r["holders"].as_array().unwrap();
+    assert_eq!(holders.len(), 2);
+    let mine = holders.iter().find(|h| h["owner"] == "7").unwrap();
+    assert_eq!(mine["mode"], "read");
+    assert_eq!(mine["holds"], 2);
+    let ttls = mine["read_hold_ttls_ms"].as_array().unwrap();
+    assert_eq!(ttls.len(), 2);
+    assert!(
+        ttls.iter().all(|t| t.as_i64().unwrap() > 50_000),
+        "{ttls:?}"
+    );
+    assert_eq!(
+        r["subscribers"]["channel"],
+        format!("redisson_rwlock:{{{read}}}")
+    );
+
+    let r = by_name(&write);
+    assert_eq!(r["mode"], "write");
+    assert_eq!(r["holders"][0]["mode"], "write");
+    assert_eq!(r["holders"][0]["field"], format!("{}:7:write", client.id()));
+
+    let r = by_name(&fair);
+    assert_eq!(r["kind"], "fair");
+    assert_eq!(r["holders"][0]["owner"], "7");
+    let queue_json = r["queue"].as_array().unwrap();
+    assert_eq!(queue_json.len(), 2);
+    assert_eq!(queue_json[0]["position"], 1);
+    assert_eq!(queue_json[0]["client_id"], other.id());
+    assert_eq!(queue_json[0]["owner"], "9");
+    assert_eq!(queue_json[0]["subscribed"], 1, "the waiting client listens");
+    assert!(queue_json[0]["deadline_in_ms"].as_i64().unwrap() > 0);
+    assert_eq!(queue_json[1]["field"], java_waiter);
+    assert_eq!(queue_json[1]["deadline_ms"], deadline);
+    assert_eq!(queue_json[1]["deadline"], "2100-01-01T00:00:00.000Z");
+    assert_eq!(
+        queue_json[1]["subscribed"], 0,
+        "nobody listens for the raw waiter"
+    );
+
+    // The human table says the same.
+    let out = cli(&url, ["inspect", fair.as_str()]).await;
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    assert!(text.contains("kind     fair"), "{text}");
+    assert!(text.contains(client.id()), "{text}");
+    assert!(text.contains("2100-01-01T00:00:00.000Z"), "{text}");
+    assert!(text.contains("waiters: 2 queued"), "{text}");
+    assert!(text.contains("connected: unknown"), "{text}");
+    let out = cli(&url, ["inspect", fenced.as_str(), read.as_str()]).await;
+    let text = stdout(&out);
+    assert!(text.contains("token    2"), "{text}");
+    assert!(text.contains("locked (read mode)"), "{text}");
+    assert!(text.contains("READ HOLD TTLS"), "{text}");
+
+    waiter.abort();
+    other.shutdown().await.unwrap();
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_codes_and_bad_input() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let raw = server.raw().await;
+    let held = key("held");
+    java_hold(&raw, &held, 1, 1, 60_000).await;
+    let string = key("string");
+    let _: () = raw.set(&string, "x", None, None, false).await.unwrap();
+    let hash = key("user");
+    let _: () = raw.hset(&hash, ("name", "bob")).await.unwrap();
+    let bad_field = key("badfield");
+    let _: () = raw.hset(&bad_field, ("not-a-uuid:1", "1")).await.unwrap();
+
+    let out = cli(&url, ["inspect", held.as_str()]).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = cli(&url, ["inspect", "no-such-lock"]).await;
+    assert_eq!(code(&out), 1);
+    assert!(stdout(&out).contains("not locked"), "{}", stdout(&out));
+    let out = cli(&url, ["--json", "inspect", held.as_str(), "no-such-lock"]).await;
+    assert_eq!(code(&out), 1, "one name not locked: 1");
+    assert_eq!(json(&out)[1]["found"], false);
+
+    let out = cli(&url, ["inspect", string.as_str()]).await;
+    assert_eq!(code(&out), 1);
+    assert!(
+        stdout(&out).contains("not a lock (string)"),
+        "{}",
+        stdout(&out)
+    );
+    no_panic(&out);
+    let out = cli(
+        &url,
+        ["--json", "inspect", hash.as_str(), bad_field.as_str()],
+    )
+    .await;
+    assert_eq!(code(&out), 1);
+    let reports = json(&out);
+    assert_eq!(reports[0]["kind"], "not-a-lock");
+    assert_eq!(reports[0]["key_type"], "hash");
+    assert!(reports[0]["error"].as_str().unwrap().contains("bob"));
+    assert!(reports[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("not-a-uuid:1"));
+
+    // Bytes that are not UTF-8 cannot name a Redisson lock.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = OsStr::from_bytes(b"lock\xff\xfe");
+        let out = cli(&url, [OsStr::new("inspect"), name]).await;
+        assert_eq!(code(&out), 2);
+        assert!(stderr(&out).contains("not valid UTF-8"), "{}", stderr(&out));
+        no_panic(&out);
+    }
+    // Control characters are a valid (if odd) name: found, and printed escaped.
+    let odd = format!("{}\u{1}\n", key("odd"));
+    java_hold(&raw, &odd, 1, 1, 60_000).await;
+    let out = cli(&url, ["inspect", odd.as_str()]).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("\\u{1}\\n"), "{}", stdout(&out));
+    let out = cli(&url, ["--json", "inspect", odd.as_str()]).await;
+    assert_eq!(json(&out)[0]["name"], odd.as_str());
+
+    // Usage errors.
+    let out = cli(&url, ["inspect"]).await;
+    assert_eq!(code(&out), 2);
+    let out = cli(&url, ["frobnicate"]).await;
+    assert_eq!(code(&out), 2);
+    let out = cli(&url, ["force-unlock", held.as_str()]).await;
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    assert!(exists(&raw, &held).await, "refused: nothing deleted");
+
+    // A server that is not there: exit 2, the URL and the cause, no panic.
+    let mut gone = RedisServer::start();
+    let gone_url = gone.url();
+    gone.kill();
+    let started = Instant::now();
+    let out = cli(&gone_url, ["inspect", "x"]).await;
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains(&gone_url), "{err}");
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(8));
+    no_panic(&out);
+    let out = cli("not a url", ["list"]).await;
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("not a url"), "{}", stderr(&out));
+    no_panic(&out);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_scans_every_lock_and_nothing_else() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let lease = Duration::from_secs(60);
+    let a = "app:a".to_owned();
+    let b = "app:b".to_owned();
+    let c = "other:c".to_owned();
+    client.get_lock(&a).lock_with_lease(lease).await.unwrap();
+    client
+        .get_read_write_lock(&b)
+        .write_lock()
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    java_hold(&raw, &c, 4, 1, 60_000).await;
+    let _: () = raw.set("app:string", "x", None, None, false).await.unwrap();
+    let _: () = raw.hset("app:user", ("name", "bob")).await.unwrap();
+    // Enough other keys that SCAN needs several calls with a small COUNT.
+    for i in 0..200 {
+        let _: () = raw
+            .set(format!("filler:{i}"), i, None, None, false)
+            .await
+            .unwrap();
+    }
+
+    let out = cli(&url, ["list", "--count", "10"]).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("NAME"), "{text}");
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.contains("app:a") && text.contains("other:c"), "{text}");
+    assert!(text.contains("read-write (write)"), "{text}");
+    assert!(
+        !text.contains("app:user") && !text.contains("app:string"),
+        "{text}"
+    );
+
+    let out = cli(&url, ["--json", "list", "--match", "app:*"]).await;
+    assert_eq!(code(&out), 0);
+    let listed = json(&out);
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["app:a", "app:b"]);
+    assert_eq!(listed[1]["kind"], "read-write");
+    assert_eq!(listed[0]["holders"][0]["client_id"], client.id());
+
+    let out = cli(&url, ["list", "--match", "nothing:*"]).await;
+    assert_eq!(code(&out), 1);
+    client.shutdown().await.unwrap();
+}
+
+/// Starts `watch` and returns the child; its stdout is read line by line.
+fn spawn_watch(url: &str, name: &str, extra: &[&str]) -> std::process::Child {
+    Command::new(BIN)
+        .args(["--url", url, "--json", "watch", name, "--interval", "50"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start watch")
+}
+
+/// Events of a finished `watch --json`, as (event, line).
+fn events(out: &Output) -> Vec<Json> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_follows_messages_and_holders_until_stopped() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let client = server.client().await;
+    let name = key("watched");
+    let lock = client.get_lock(&name);
+
+    let child = spawn_watch(&url, &name, &["--duration", "4"]);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    lock.lock_with_lease(Duration::from_secs(60)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    lock.lock_with_lease(Duration::from_secs(60)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    lock.unlock().await.unwrap();
+    lock.unlock().await.unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let events = events(&out);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds[..2], ["watching", "state"], "{kinds:?}");
+    let field = format!("{}:{}", client.id(), LockOwner::current());
+    let find = |kind: &str| {
+        events
+            .iter()
+            .find(|e| e["event"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} in {kinds:?}"))
+    };
+    assert_eq!(find("acquired")["field"], field);
+    assert_eq!(find("re-entered")["to"], 2);
+    assert_eq!(find("released")["field"], field);
+    let message = find("message");
+    assert_eq!(
+        message["channel"],
+        format!("redisson_lock__channel:{{{name}}}")
+    );
+    assert_eq!(message["payload"], "0");
+    assert!(events
+        .iter()
+        .all(|e| e["at"].as_str().unwrap().ends_with('Z')));
+
+    // Ctrl-C (SIGINT) ends it with exit code 0.
+    #[cfg(unix)]
+    {
+        let child = spawn_watch(&url, &name, &[]);
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        let killed = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        no_panic(&out);
+    }
+    client.shutdown().await.unwrap();
+}
+
+/// Holds `name` in a way that `start_waiter` waits for; force-unlocks it with the CLI and
+/// requires the waiter to get the lock long before the holder's lease would run out.
+async fn force_unlock_wakes(
+    server: &RedisServer,
+    name: &str,
+    kind: &str,
+    waiter: tokio::task::JoinHandle<bool>,
+) {
+    // Let the waiter subscribe (and queue) before the lock goes.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiter.is_finished(), "{kind}: the waiter must be waiting");
+    let started = Instant::now();
+    let out = cli(&server.url(), ["--json", "force-unlock", name, "--yes"]).await;
+    assert_eq!(code(&out), 0, "{kind}: {}{}", stdout(&out), stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["deleted"], true, "{kind}");
+    assert_eq!(report["kind"], kind);
+    let woke = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .unwrap_or_else(|_| panic!("{kind}: the waiter was not woken"))
+        .unwrap();
+    assert!(woke, "{kind}: the waiter got the lock");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{kind}: woken by the message, not by the 60 s lease"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_unlock_wakes_a_waiter_of_every_kind() {
+    let server = RedisServer::start();
+    let holder = server.client().await;
+    let waiter_client = server.client().await;
+    let lease = Duration::from_secs(60);
+    let wait = Duration::from_secs(30);
+
+    let name = key("reentrant");
+    holder.get_lock(&name).lock_with_lease(lease).await.unwrap();
+    let lock = waiter_client.get_lock(&name);
+    force_unlock_wakes(
+        &server,
+        &name,
+        "reentrant",
+        tokio::spawn(async move { lock.try_lock_with_lease(wait, lease).await.unwrap() }),
+    )
+    .await;
+
+    let name = key("fair");
+    holder
+        .get_fair_lock(&name)
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    let lock = waiter_client.get_fair_lock(&name);
+    force_unlock_wakes(
+        &server,
+        &name,
+        "fair",
+        tokio::spawn(async move { lock.try_lock_with_lease(wait, lease).await.unwrap() }),
+    )
+    .await;
+
+    let name = key("fenced");
+    holder
+        .get_fenced_lock(&name)
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    let lock = waiter_client.get_fenced_lock(&name);
+    force_unlock_wakes(
+        &server,
+        &name,
+        "fenced",
+        tokio::spawn(async move { lock.try_lock_with_lease(wait, lease).await.unwrap() }),
+    )
+    .await;
+
+    // A write hold force-unlocked wakes a reader (message 1).
+    let name = key("rw-write");
+    holder
+        .get_read_write_lock(&name)
+        .write_lock()
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    let lock = waiter_client.get_read_write_lock(&name).read_lock();
+    force_unlock_wakes(
+        &server,
+        &name,
+        "read-write",
+        tokio::spawn(async move { lock.try_lock_with_lease(wait, lease).await.unwrap() }),
+    )
+    .await;
+
+    // A read hold force-unlocked wakes a writer (message 0).
+    let name = key("rw-read");
+    holder
+        .get_read_write_lock(&name)
+        .read_lock()
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    let lock = waiter_client.get_read_write_lock(&name).write_lock();
+    force_unlock_wakes(
+        &server,
+        &name,
+        "read-write",
+        tokio::spawn(async move { lock.try_lock_with_lease(wait, lease).await.unwrap() }),
+    )
+    .await;
+
+    // Nothing left to unlock: exit 1.
+    let out = cli(&server.url(), ["force-unlock", "nothing-here", "--yes"]).await;
+    assert_eq!(code(&out), 1);
+    assert!(
+        stdout(&out).contains("nothing to force-unlock"),
+        "{}",
+        stdout(&out)
+    );
+
+    holder.shutdown().await.unwrap();
+    waiter_client.shutdown().await.unwrap();
+}
