@@ -612,6 +612,20 @@ fn dropping_the_client_ends_its_threads() {
     #[cfg(target_os = "linux")]
     assert_eq!(runtime_threads(), 0, "shutdown ended the threads");
     assert!(matches!(lock.lock(), Err(Error::Shutdown)));
+
+    // A failed connect stops the runtime it started.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port(); // free once the listener is dropped: nothing listens there
+    let start = Instant::now();
+    let refused = Client::connect(
+        redisson_lock::Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap(),
+    );
+    assert!(matches!(refused, Err(Error::Redis(_))), "{refused:?}");
+    eprintln!("a refused connect failed after {:?}", start.elapsed());
+    #[cfg(target_os = "linux")]
+    assert_eq!(runtime_threads(), 0, "a failed connect leaves no threads");
 }
 
 /// Blocking calls inside a current-thread runtime (the body of `#[tokio::test]`) neither
