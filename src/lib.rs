@@ -14,6 +14,8 @@
 //! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
 //!   Redis data, [`FencingGate`] for anything else; a write with an older token than the
 //!   resource has seen is refused.
+//! * `blocking` (feature `blocking`): the same locks for code that is not async, with
+//!   the OS thread as the owner, as in Java Redisson.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -63,7 +65,11 @@
     rust_2018_idioms
 )]
 #![deny(rustdoc::broken_intra_doc_links)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "blocking")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
+pub mod blocking;
 mod client;
 mod config;
 mod context;

@@ -1,0 +1,695 @@
+//! The blocking API (`redisson_lock::blocking`, feature `blocking`) with `std::thread`s
+//! against a real redis-server: the owner is the OS thread (re-entry per thread,
+//! exclusion between threads and with async clients), waits and leases take the time
+//! asked, every kind works, guards release on drop and on panic, shutdown and drop end
+//! the client's threads, and calls made inside a tokio runtime work.
+#![cfg(feature = "blocking")]
+
+mod support;
+use support::*;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, Mutex, RwLock, RwLockReadGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use redisson_lock::blocking::{self, Client};
+use redisson_lock::{Error, LockOwner};
+
+/// The thread-count test holds this exclusively, every other test shared: it counts the
+/// process's runtime threads by name, which other tests' clients would disturb.
+static THREAD_COUNT: RwLock<()> = RwLock::new(());
+
+fn shared() -> RwLockReadGuard<'static, ()> {
+    THREAD_COUNT.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn connect(server: &RedisServer) -> Client {
+    Client::connect(server.config().build().expect("config")).expect("connect")
+}
+
+/// Runs `f` on a new thread and returns its result.
+fn on_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    thread::spawn(f).join().expect("thread")
+}
+
+#[test]
+fn reentry_is_per_thread() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let lock = client.get_lock(key("reentry"));
+
+    lock.lock().unwrap();
+    lock.lock().unwrap();
+    assert_eq!(lock.hold_count().unwrap(), 2);
+    assert!(lock.is_held_by_current_thread().unwrap());
+    assert!(lock.is_held_by(LockOwner::current_thread()).unwrap());
+    // A second handle on the same name, same thread: the same owner.
+    assert_eq!(client.get_lock(lock.name()).hold_count().unwrap(), 2);
+
+    let other = lock.clone();
+    let (held_elsewhere, count_elsewhere, unlock_elsewhere, waited) = on_thread(move || {
+        let start = Instant::now();
+        let taken = other.try_lock_for(Duration::from_millis(300)).unwrap();
+        (
+            other.is_held_by_current_thread().unwrap(),
+            other.hold_count().unwrap(),
+            other.unlock(),
+            (taken, start.elapsed()),
+        )
+    });
+    assert!(!held_elsewhere);
+    assert_eq!(count_elsewhere, 0);
+    assert!(matches!(unlock_elsewhere, Err(Error::NotOwner { .. })));
+    assert!(!waited.0, "another thread must not get a held lock");
+    assert!(waited.1 >= Duration::from_millis(250), "{:?}", waited.1);
+
+    // A waiter in another thread gets the lock only after the second unlock.
+    let waiter = lock.clone();
+    let (got_tx, got_rx) = mpsc::channel();
+    let waiting = thread::spawn(move || {
+        waiter.lock().unwrap();
+        got_tx.send(Instant::now()).unwrap();
+        waiter.unlock().unwrap();
+    });
+    lock.unlock().unwrap();
+    assert_eq!(lock.hold_count().unwrap(), 1);
+    assert!(
+        got_rx.recv_timeout(Duration::from_millis(300)).is_err(),
+        "one hold remains: the waiter must still wait"
+    );
+    let released = Instant::now();
+    lock.unlock().unwrap();
+    let got = got_rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("waiter woken");
+    assert!(got.duration_since(released) < Duration::from_secs(2));
+    waiting.join().unwrap();
+    assert!(!lock.is_locked().unwrap());
+    client.shutdown().unwrap();
+}
+
+/// 8 blocking threads and 4 tasks of an async client (another Redisson node) take the
+/// same lock `ROUNDS` times each and increment an in-process counter by a read, a pause
+/// and a write: two holders at once would lose an increment or trip `inside`.
+#[test]
+fn threads_and_async_tasks_exclude_each_other() {
+    const THREADS: usize = 8;
+    const TASKS: usize = 4;
+    const ROUNDS: u64 = 25;
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let name = key("mutex");
+    let counter = Arc::new(AtomicU64::new(0));
+    let inside = Arc::new(AtomicBool::new(false));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let async_client = runtime.block_on(server.client());
+    let started = Instant::now();
+
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|t| {
+            let lock = async_client.get_lock(&name);
+            let (counter, inside) = (counter.clone(), inside.clone());
+            runtime.spawn(async move {
+                for _ in 0..ROUNDS {
+                    if t % 2 == 0 {
+                        lock.lock().await.unwrap();
+                    } else {
+                        while !lock.try_lock_for(Duration::from_secs(5)).await.unwrap() {}
+                    }
+                    assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
+                    let value = counter.load(Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_micros(300)).await;
+                    counter.store(value + 1, Ordering::SeqCst);
+                    inside.store(false, Ordering::SeqCst);
+                    lock.unlock().await.unwrap();
+                }
+            })
+        })
+        .collect();
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let lock = client.get_lock(&name);
+            let (counter, inside) = (counter.clone(), inside.clone());
+            thread::spawn(move || {
+                for round in 0..ROUNDS {
+                    // Mix the three ways in: waiting, bounded waiting, a guard.
+                    let guard = match (t + round as usize) % 3 {
+                        0 => {
+                            lock.lock().unwrap();
+                            None
+                        }
+                        1 => {
+                            while !lock.try_lock_for(Duration::from_secs(5)).unwrap() {}
+                            None
+                        }
+                        _ => Some(lock.acquire().unwrap()),
+                    };
+                    assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
+                    let value = counter.load(Ordering::SeqCst);
+                    thread::sleep(Duration::from_micros(300));
+                    counter.store(value + 1, Ordering::SeqCst);
+                    inside.store(false, Ordering::SeqCst);
+                    match guard {
+                        Some(guard) => guard.unlock().unwrap(),
+                        None => lock.unlock().unwrap(),
+                    }
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("a blocking worker panicked");
+    }
+    runtime.block_on(async {
+        for task in tasks {
+            task.await.expect("an async worker panicked");
+        }
+    });
+    let expected = (THREADS + TASKS) as u64 * ROUNDS;
+    assert_eq!(counter.load(Ordering::SeqCst), expected);
+    eprintln!("{expected} acquisitions in {:?}", started.elapsed());
+    assert!(!client.get_lock(&name).is_locked().unwrap());
+    client.shutdown().unwrap();
+    runtime.block_on(async_client.shutdown()).unwrap();
+}
+
+#[test]
+fn try_lock_waits_as_long_as_asked() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let lock = client.get_lock(key("wait"));
+    lock.lock().unwrap();
+
+    let other = lock.clone();
+    let (for_wait, with_lease_wait) = on_thread(move || {
+        let start = Instant::now();
+        assert!(!other.try_lock_for(Duration::from_millis(400)).unwrap());
+        let for_wait = start.elapsed();
+        let start = Instant::now();
+        assert!(!other
+            .try_lock_with_lease(Duration::from_millis(400), Duration::from_secs(5))
+            .unwrap());
+        assert!(other.try_acquire_for(Duration::ZERO).unwrap().is_none());
+        (for_wait, start.elapsed())
+    });
+    for waited in [for_wait, with_lease_wait] {
+        assert!(
+            waited >= Duration::from_millis(380) && waited < Duration::from_millis(1500),
+            "gave up after {waited:?}, asked 400 ms"
+        );
+    }
+    lock.unlock().unwrap();
+    client.shutdown().unwrap();
+}
+
+#[test]
+fn a_lease_ends_the_lock() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let lock = client.get_lock(key("lease"));
+    let lease = Duration::from_millis(600);
+
+    assert!(lock.try_lock_with_lease(Duration::ZERO, lease).unwrap());
+    let ttl = lock.remain_time_to_live().unwrap().expect("held");
+    assert!(ttl <= lease && ttl > Duration::from_millis(300), "{ttl:?}");
+    let taken_at = Instant::now();
+
+    let other = lock.clone();
+    let (taken, after) = on_thread(move || {
+        let taken = other.try_lock_for(Duration::from_secs(5)).unwrap();
+        let after = taken_at.elapsed();
+        other.unlock().unwrap();
+        (taken, after)
+    });
+    assert!(taken);
+    assert!(
+        after >= Duration::from_millis(450) && after < Duration::from_millis(2500),
+        "a 600 ms lease ended after {after:?}"
+    );
+    assert!(matches!(lock.unlock(), Err(Error::NotOwner { .. })));
+
+    // The guard of a lease knows when it ran out.
+    let guard = lock.acquire_with_lease(Duration::from_millis(300)).unwrap();
+    assert!(!guard.is_lost());
+    thread::sleep(Duration::from_millis(400));
+    assert!(guard.is_lost());
+    assert!(matches!(guard.unlock(), Err(Error::NotOwner { .. })));
+    client.shutdown().unwrap();
+}
+
+#[test]
+fn every_kind_works() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+
+    let fair = client.get_fair_lock(key("fair"));
+    fair.lock().unwrap();
+    fair.lock().unwrap();
+    assert_eq!(fair.hold_count().unwrap(), 2);
+    let other = fair.clone();
+    assert!(!on_thread(move || other.try_lock().unwrap()));
+    fair.unlock().unwrap();
+    fair.unlock().unwrap();
+    assert!(!fair.is_locked().unwrap());
+
+    let fenced = client.get_fenced_lock(key("fenced"));
+    let first = fenced.lock_and_get_token().unwrap();
+    fenced.unlock().unwrap();
+    let second = fenced
+        .try_lock_and_get_token(Duration::ZERO, Duration::from_secs(5))
+        .unwrap()
+        .expect("free");
+    fenced.unlock().unwrap();
+    let third = fenced
+        .try_lock_and_get_token_for(Duration::ZERO)
+        .unwrap()
+        .expect("free");
+    fenced.unlock().unwrap();
+    let fourth = fenced
+        .lock_and_get_token_with_lease(Duration::from_secs(5))
+        .unwrap();
+    fenced.unlock().unwrap();
+    let guard = fenced.acquire().unwrap();
+    let fifth = guard.token().expect("a fenced guard has a token");
+    guard.unlock().unwrap();
+    assert!(first < second && second < third && third < fourth && fourth < fifth);
+    assert_eq!(fenced.token().unwrap(), Some(fifth));
+    assert_eq!(
+        client.get_lock(key("plain")).acquire().unwrap().token(),
+        None
+    );
+
+    let spin = client.get_spin_lock(key("spin"));
+    spin.lock().unwrap();
+    let other = spin.clone();
+    let start = Instant::now();
+    let (tx, rx) = mpsc::channel();
+    let waiter = thread::spawn(move || {
+        let taken = other.try_lock_for(Duration::from_secs(5)).unwrap();
+        tx.send(Instant::now()).unwrap();
+        other.unlock().unwrap();
+        taken
+    });
+    thread::sleep(Duration::from_millis(200));
+    spin.unlock().unwrap();
+    assert!(waiter.join().unwrap(), "the spin waiter polls its way in");
+    assert!(rx.recv().unwrap().duration_since(start) >= Duration::from_millis(190));
+    assert!(
+        client.get_spin_lock(spin.name()).kind().backoff() == redisson_lock::Backoff::default()
+    );
+
+    let non_reentrant = client.get_non_reentrant_lock(key("nonreentrant"));
+    non_reentrant.lock().unwrap();
+    assert!(matches!(
+        non_reentrant.lock(),
+        Err(Error::NonReentrant { .. })
+    ));
+    assert!(!non_reentrant.try_lock().unwrap());
+    non_reentrant.unlock().unwrap();
+
+    let non_reentrant_fair = client.get_non_reentrant_fair_lock(key("nonreentrant-fair"));
+    non_reentrant_fair.lock().unwrap();
+    assert!(!non_reentrant_fair
+        .try_lock_for(Duration::from_millis(50))
+        .unwrap());
+    non_reentrant_fair.unlock().unwrap();
+    assert!(!non_reentrant_fair.is_locked().unwrap());
+
+    // force_unlock works from any thread.
+    let forced = client.get_lock(key("forced"));
+    forced.lock().unwrap();
+    let other = forced.clone();
+    assert!(on_thread(move || other.force_unlock().unwrap()));
+    assert!(!forced.is_locked().unwrap());
+    client.shutdown().unwrap();
+}
+
+/// Four threads queue one after the other behind a holder; they get the fair lock in
+/// that order.
+#[test]
+fn fair_lock_serves_threads_in_order() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let fair = client.get_fair_lock(key("fifo"));
+    fair.lock().unwrap();
+
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut waiters = Vec::new();
+    for i in 0..4 {
+        let (lock, order) = (fair.clone(), order.clone());
+        waiters.push(thread::spawn(move || {
+            lock.lock().unwrap();
+            order.lock().unwrap().push(i);
+            lock.unlock().unwrap();
+        }));
+        // Let this waiter join the queue before the next one asks.
+        thread::sleep(Duration::from_millis(150));
+    }
+    fair.unlock().unwrap();
+    for waiter in waiters {
+        waiter.join().unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
+    client.shutdown().unwrap();
+}
+
+#[test]
+fn readers_share_and_a_writer_excludes() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let rw = client.get_read_write_lock(key("rw"));
+    assert_eq!(rw.name(), rw.read_lock().name());
+
+    // Three reader threads hold the read lock at the same time.
+    let barrier = Arc::new(Barrier::new(4));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (read, barrier) = (rw.read_lock(), barrier.clone());
+            thread::spawn(move || {
+                let guard = read
+                    .try_acquire_for(Duration::from_secs(5))
+                    .unwrap()
+                    .expect("readers share");
+                barrier.wait(); // all three hold it now
+                barrier.wait(); // the writer has tried
+                guard.unlock().unwrap();
+            })
+        })
+        .collect();
+    barrier.wait();
+    let write = rw.write_lock();
+    let start = Instant::now();
+    assert!(!write.try_lock_for(Duration::from_millis(200)).unwrap());
+    assert!(start.elapsed() >= Duration::from_millis(180));
+    barrier.wait();
+    for reader in readers {
+        reader.join().unwrap();
+    }
+
+    // With the readers gone the writer gets in, and excludes a reader of another thread.
+    let guard = write
+        .try_acquire_for(Duration::from_secs(5))
+        .unwrap()
+        .expect("free");
+    let read = rw.read_lock();
+    assert!(!on_thread(move || read.try_lock().unwrap()));
+    // The writer's own thread may read (a downgrade).
+    rw.read_lock().lock().unwrap();
+    rw.read_lock().unlock().unwrap();
+    guard.unlock().unwrap();
+    assert!(!rw.write_lock().is_locked().unwrap());
+    client.shutdown().unwrap();
+}
+
+#[test]
+fn with_owner_and_guards_hand_a_lock_between_threads() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let name = key("handover");
+
+    // Taken in one thread as owner 77, released in another as owner 77.
+    let job = client.get_lock(&name).with_owner(LockOwner::from_raw(77));
+    assert_eq!(job.owner(), LockOwner::from_raw(77));
+    let taker = job.clone();
+    on_thread(move || taker.lock().unwrap());
+    assert!(job.is_held_by(LockOwner::from_raw(77)).unwrap());
+    assert!(!client.get_lock(&name).is_held_by_current_thread().unwrap());
+    let releaser = job.clone();
+    on_thread(move || releaser.unlock().unwrap());
+    assert!(!job.is_locked().unwrap());
+
+    // A guard keeps its owner: taken here, unlocked in another thread.
+    let lock = client.get_lock(&name);
+    let guard = lock.acquire().unwrap();
+    assert_eq!(guard.owner(), LockOwner::current_thread());
+    assert_eq!(blocking::LockGuard::lock(&guard).hold_count().unwrap(), 1);
+    on_thread(move || guard.unlock().unwrap());
+    assert!(!lock.is_locked().unwrap());
+
+    // into_lock: the hold stays until the handle unlocks it, from any thread.
+    let guard = lock.acquire().unwrap();
+    let handle = blocking::LockGuard::into_lock(guard);
+    assert!(lock.is_locked().unwrap());
+    on_thread(move || handle.unlock().unwrap());
+    assert!(!lock.is_locked().unwrap());
+    client.shutdown().unwrap();
+}
+
+/// Polls `check` every 10 ms until it holds or `limit` passes.
+fn eventually_sync(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if check() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    check()
+}
+
+#[test]
+fn a_dropped_guard_releases_even_when_its_thread_panics() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let lock = client.get_lock(key("panic"));
+
+    let holder = lock.clone();
+    let panicked = thread::spawn(move || {
+        let _guard = holder.acquire().unwrap();
+        panic!("work failed while holding the lock");
+    })
+    .join();
+    assert!(panicked.is_err());
+    // Well before the 30 s watchdog lease would end it.
+    assert!(eventually_sync(Duration::from_secs(2), || !lock
+        .is_locked()
+        .unwrap()));
+    assert_eq!(client.renewed_locks(), 0);
+
+    // A guard dropped at the end of a scope, in another thread.
+    let holder = lock.clone();
+    on_thread(move || {
+        let _guard = holder.acquire().unwrap();
+    });
+    assert!(eventually_sync(Duration::from_secs(2), || !lock
+        .is_locked()
+        .unwrap()));
+    client.shutdown().unwrap();
+}
+
+/// The guard is the client's last handle: dropping it still releases the lock before the
+/// client stops.
+#[test]
+fn a_guard_outlives_its_client_and_still_releases() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let observer = connect(&server);
+    let name = key("last-handle");
+    let guard = {
+        let client = connect(&server);
+        let guard = client.get_lock(&name).acquire().unwrap();
+        drop(client);
+        guard
+    };
+    assert!(observer.get_lock(&name).is_locked().unwrap());
+    assert!(!guard.is_lost(), "the client lives on in its guard");
+    drop(guard);
+    assert!(
+        !observer.get_lock(&name).is_locked().unwrap(),
+        "the unlock ran before the client stopped"
+    );
+    observer.shutdown().unwrap();
+}
+
+#[test]
+fn calls_after_shutdown_are_typed_errors() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let lock = client.get_lock(key("shutdown"));
+    let fenced = client.get_fenced_lock(key("shutdown-fenced"));
+    lock.lock().unwrap();
+    let guard = fenced.acquire().unwrap();
+
+    // A thread waiting in lock() is woken by the shutdown.
+    let other = lock.clone();
+    let waiter = thread::spawn(move || {
+        let start = Instant::now();
+        (other.lock(), start.elapsed())
+    });
+    thread::sleep(Duration::from_millis(200));
+    let start = Instant::now();
+    client.shutdown().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(3));
+    let (waited, _) = waiter.join().unwrap();
+    assert!(matches!(waited, Err(Error::Shutdown)), "{waited:?}");
+
+    assert!(client.is_shutdown());
+    assert!(guard.is_lost());
+    assert!(matches!(lock.lock(), Err(Error::Shutdown)));
+    assert!(matches!(lock.try_lock(), Err(Error::Shutdown)));
+    assert!(matches!(
+        lock.try_lock_for(Duration::from_secs(1)),
+        Err(Error::Shutdown)
+    ));
+    assert!(matches!(lock.unlock(), Err(Error::Shutdown)));
+    assert!(matches!(lock.is_locked(), Err(Error::Shutdown)));
+    assert!(matches!(lock.hold_count(), Err(Error::Shutdown)));
+    assert!(matches!(lock.acquire(), Err(Error::Shutdown)));
+    assert!(matches!(fenced.token(), Err(Error::Shutdown)));
+    assert!(matches!(guard.unlock(), Err(Error::Shutdown)));
+    assert!(matches!(
+        client.get_fair_lock("new").lock(),
+        Err(Error::Shutdown)
+    ));
+    client.shutdown().unwrap(); // again: nothing to do
+    drop(client);
+    drop(lock); // the last handles: nothing left to stop, no panic
+}
+
+/// The names of this process's threads, as Linux shows them (15 bytes).
+#[cfg(target_os = "linux")]
+fn runtime_threads() -> usize {
+    let short = &blocking::THREAD_NAME[..15];
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim_end() == short)
+        .count()
+}
+
+#[test]
+fn dropping_the_client_ends_its_threads() {
+    let _exclusive = THREAD_COUNT.write().unwrap_or_else(|p| p.into_inner());
+    let server = RedisServer::start();
+    #[cfg(target_os = "linux")]
+    assert_eq!(runtime_threads(), 0, "no blocking client yet");
+
+    let client = connect(&server);
+    let lock = client.get_lock(key("threads"));
+    lock.lock().unwrap();
+    #[cfg(target_os = "linux")]
+    {
+        let running = runtime_threads();
+        assert!(
+            (1..=blocking::WORKER_THREADS + 2).contains(&running),
+            "{running} runtime threads"
+        );
+    }
+    lock.unlock().unwrap();
+    drop(lock);
+    let start = Instant::now();
+    drop(client);
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(2), "drop took {took:?}");
+    #[cfg(target_os = "linux")]
+    assert_eq!(
+        runtime_threads(),
+        0,
+        "the runtime's threads ended with the drop"
+    );
+
+    // The same after an explicit shutdown, even with a handle still alive.
+    let client = connect(&server);
+    let lock = client.get_lock(key("threads"));
+    client.shutdown().unwrap();
+    #[cfg(target_os = "linux")]
+    assert_eq!(runtime_threads(), 0, "shutdown ended the threads");
+    assert!(matches!(lock.lock(), Err(Error::Shutdown)));
+
+    // A failed connect stops the runtime it started.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port(); // free once the listener is dropped: nothing listens there
+    let start = Instant::now();
+    let refused = Client::connect(
+        redisson_lock::Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap(),
+    );
+    assert!(matches!(refused, Err(Error::Redis(_))), "{refused:?}");
+    eprintln!("a refused connect failed after {:?}", start.elapsed());
+    #[cfg(target_os = "linux")]
+    assert_eq!(runtime_threads(), 0, "a failed connect leaves no threads");
+}
+
+/// Blocking calls inside a current-thread runtime (the body of `#[tokio::test]`) neither
+/// panic nor deadlock: they block this thread while the client's own runtime does the
+/// work, including a wait for a lock another thread releases.
+#[tokio::test(flavor = "current_thread")]
+// The guard only keeps the thread-count test out; no task ever waits for it.
+#[allow(clippy::await_holding_lock)]
+async fn works_inside_a_current_thread_runtime() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    inside_a_runtime(&client);
+    // A task of this runtime may call it too.
+    let lock = client.get_lock(key("in-task"));
+    let held = tokio::spawn(async move {
+        lock.lock().unwrap();
+        let count = lock.hold_count().unwrap();
+        lock.unlock().unwrap();
+        count
+    })
+    .await
+    .unwrap();
+    assert_eq!(held, 1);
+    drop(client); // the last handle, dropped inside a runtime: no panic
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// The guard only keeps the thread-count test out; no task ever waits for it.
+#[allow(clippy::await_holding_lock)]
+async fn works_inside_a_multi_thread_runtime() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    inside_a_runtime(&client);
+    let worker = client.clone();
+    let from_blocking = tokio::task::spawn_blocking(move || {
+        let lock = worker.get_lock(key("spawn-blocking"));
+        lock.lock().unwrap();
+        lock.unlock()
+    });
+    from_blocking.await.unwrap().unwrap();
+    client.shutdown().unwrap(); // shutdown inside a runtime: no panic
+}
+
+fn inside_a_runtime(client: &Client) {
+    let lock = client.get_lock(key("in-runtime"));
+    let holder = lock.clone();
+    let (taken_tx, taken_rx) = mpsc::channel();
+    let releaser = thread::spawn(move || {
+        holder.lock().unwrap();
+        taken_tx.send(()).unwrap();
+        thread::sleep(Duration::from_millis(300));
+        holder.unlock().unwrap();
+    });
+    taken_rx.recv().unwrap();
+    let start = Instant::now();
+    lock.lock().unwrap();
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_millis(150) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    assert_eq!(lock.hold_count().unwrap(), 1);
+    lock.unlock().unwrap();
+    releaser.join().unwrap();
+}
