@@ -392,3 +392,40 @@ async fn dropped_lock_futures_leave_no_member_held() {
     let renewed: usize = bed.clients.iter().map(|c| c.renewed_locks()).sum();
     assert_eq!(renewed, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_a_typed_error() {
+    let bed = bed(3, Duration::from_secs(30)).await;
+    let none: Vec<redisson_lock::RLock> = Vec::new();
+    assert!(
+        matches!(RedLock::new(none), Err(Error::InvalidArgument(t)) if t == "Lock objects are not defined")
+    );
+    let name = key("red-bad");
+    assert!(matches!(
+        RedLock::new([
+            bed.clients[0].get_lock(name.clone()),
+            bed.clients[0].get_lock(name.clone())
+        ]),
+        Err(Error::DuplicateMember { .. })
+    ));
+    let doomed = bed.servers[2].client().await;
+    let lock = RedLock::new([
+        bed.clients[0].get_lock(name.clone()),
+        bed.clients[1].get_lock(name.clone()),
+        doomed.get_lock(name.clone()),
+    ])
+    .unwrap();
+    doomed.shutdown().await.unwrap();
+    assert!(matches!(lock.try_lock().await, Err(Error::Shutdown)));
+    assert!(matches!(lock.lock().await, Err(Error::Shutdown)));
+    assert!(matches!(
+        RedLock::new([
+            bed.clients[0].get_lock(name.clone()),
+            doomed.get_lock(name.clone())
+        ]),
+        Err(Error::Shutdown)
+    ));
+    for raw in &bed.raws {
+        assert!(!exists(raw, &name).await);
+    }
+}

@@ -66,6 +66,9 @@ pub(super) trait Member: Send + Sync + fmt::Debug + 'static {
     fn held_by(&self, owner: LockOwner) -> BoxFuture<'_, Result<bool>>;
     /// Stops `owner`'s renewal of one hold and releases it in the background.
     fn release_later(&self, owner: LockOwner);
+    /// Releases one hold of `owner` in the background that may or may not exist (an
+    /// acquire whose reply was lost), without touching renewal: it was never registered.
+    fn release_if_taken(&self, owner: LockOwner);
 }
 
 impl<K: LockKind> Member for Lock<K> {
@@ -114,6 +117,10 @@ impl<K: LockKind> Member for Lock<K> {
 
     fn release_later(&self, owner: LockOwner) {
         self.stop_renewal(owner);
+        self.with_owner(owner).release_in_background();
+    }
+
+    fn release_if_taken(&self, owner: LockOwner) {
         self.with_owner(owner).release_in_background();
     }
 }
@@ -740,7 +747,8 @@ impl<R: GroupRule> LockGroup<R> {
     /// background).
     ///
     /// # Errors
-    /// [`Error::Shutdown`] if a member's client is shut down. For a [`MultiLock`]:
+    /// [`Error::Shutdown`] if a member's client is shut down (the other members are still
+    /// unlocked). For a [`MultiLock`]:
     /// [`Error::NotOwner`] if the owner did not hold a member (expired, or never taken),
     /// and the other errors of [`Lock::unlock`].
     ///
@@ -759,7 +767,6 @@ impl<R: GroupRule> LockGroup<R> {
     /// # Ok(()) }
     /// ```
     pub async fn unlock(&self) -> Result<()> {
-        self.check()?;
         let all: Vec<usize> = (0..self.members.len()).collect();
         self.unlock_members(self.owner(), &all).await
     }
@@ -1091,7 +1098,7 @@ impl<R: GroupRule> LockGroup<R> {
                     // Redisson 3.2x+: a member whose reply was lost may hold the lock:
                     // unlock it (the unlock latch makes that safe to repeat).
                     if matches!(&error, Error::Redis(e) if outcome_unknown(e)) {
-                        member.release_later(owner);
+                        member.release_if_taken(owner);
                     }
                     Ok(Tried::Failed(Some(error)))
                 }
@@ -1188,6 +1195,7 @@ impl<R: GroupRule> LockGroup<R> {
         }))
         .await;
         let mut first = None;
+        let mut shut_down = false;
         for (member, reply) in replies {
             let error = match reply {
                 Ok(UnlockReply::StillHeld | UnlockReply::Released) => continue,
@@ -1197,11 +1205,16 @@ impl<R: GroupRule> LockGroup<R> {
                 },
                 Err(error) => error,
             };
+            shut_down |= matches!(error, Error::Shutdown);
             if R::UNLOCK_IGNORES_FAILURES {
                 tracing::debug!(lock = member.member_name(), %error, "RedLock member not unlocked");
             } else {
                 first = first.or(Some(error));
             }
+        }
+        // A shut-down client says more than the other members' answers.
+        if shut_down {
+            return Err(Error::Shutdown);
         }
         first.map_or(Ok(()), Err)
     }
@@ -1368,7 +1381,6 @@ impl<R: GroupRule> GroupGuard<R> {
     /// ```
     pub async fn unlock(mut self) -> Result<()> {
         self.armed = false;
-        self.group.check()?;
         let indices: Vec<usize> = self.held.iter().map(|h| h.0).collect();
         self.group
             .unlock_members(self.group.owner(), &indices)
