@@ -40,7 +40,6 @@ use crate::context::LockContext;
 use crate::error::{Error, Result};
 use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
-use crate::scripts::outcome_unknown;
 
 // ---- members --------------------------------------------------------------------------
 
@@ -66,9 +65,6 @@ pub(super) trait Member: Send + Sync + fmt::Debug + 'static {
     fn held_by(&self, owner: LockOwner) -> BoxFuture<'_, Result<bool>>;
     /// Stops `owner`'s renewal of one hold and releases it in the background.
     fn release_later(&self, owner: LockOwner);
-    /// Releases one hold of `owner` in the background that may or may not exist (an
-    /// acquire whose reply was lost), without touching renewal: it was never registered.
-    fn release_if_taken(&self, owner: LockOwner);
 }
 
 impl<K: LockKind> Member for Lock<K> {
@@ -117,10 +113,6 @@ impl<K: LockKind> Member for Lock<K> {
 
     fn release_later(&self, owner: LockOwner) {
         self.stop_renewal(owner);
-        self.with_owner(owner).release_in_background();
-    }
-
-    fn release_if_taken(&self, owner: LockOwner) {
         self.with_owner(owner).release_in_background();
     }
 }
@@ -1094,12 +1086,10 @@ impl<R: GroupRule> LockGroup<R> {
                 Ok(None) => Ok(Tried::Busy),
                 Err(error) if is_fatal(&error) => Err(error),
                 Err(error) => {
+                    // A member whose acquire reply was lost (Redisson unlocks it) is
+                    // settled by the engine: it reads the owner's hold count, and undoes
+                    // a hold nobody was told of (Error::OutcomeUnknown: at its next call).
                     tracing::debug!(lock = member.member_name(), %error, "group member failed");
-                    // Redisson 3.2x+: a member whose reply was lost may hold the lock:
-                    // unlock it (the unlock latch makes that safe to repeat).
-                    if matches!(&error, Error::Redis(e) if outcome_unknown(e)) {
-                        member.release_if_taken(owner);
-                    }
                     Ok(Tried::Failed(Some(error)))
                 }
             }
