@@ -127,6 +127,28 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// A [`MultiLock`](crate::MultiLock) or [`RedLock`](crate::RedLock) was given the same
+    /// lock twice (the same name on the same server and database, whatever the kinds):
+    /// the group would wait on itself.
+    #[error("lock `{name}` is listed twice in one lock group")]
+    DuplicateMember {
+        /// The lock's name.
+        name: String,
+    },
+
+    /// Taking a [`MultiLock`](crate::MultiLock) or [`RedLock`](crate::RedLock) with a
+    /// lease took so long that the lease (less the clock drift allowance, for a RedLock)
+    /// had run out by the time every member was held. Everything taken was released.
+    #[error(
+        "the lease of {lease:?} ran out while the locks were taken ({elapsed:?}); nothing is held"
+    )]
+    LeaseTooShort {
+        /// The lease asked for.
+        lease: Duration,
+        /// How much of it had passed when the members were held.
+        elapsed: Duration,
+    },
+
     /// The client was shut down (or dropped) before or during the call.
     #[error("the redisson-lock client is shut down")]
     Shutdown,

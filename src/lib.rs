@@ -97,9 +97,10 @@ pub use error::{Error, Result};
 pub use fencing::{FencedWriter, FencingGate};
 pub use keys::LockKeys;
 pub use lock::{
-    Backoff, Fair, FairLock, Fenced, FencedLock, Lock, LockGuard, LockKind, NonReentrant,
+    AllMembers, AnyLock, Backoff, Fair, FairLock, Fenced, FencedLock, GroupGuard, GroupRule, Lock,
+    LockGroup, LockGuard, LockKind, Majority, MultiLock, MultiLockGuard, NonReentrant,
     NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, Read, ReadLock, ReadWriteLock,
-    Reentrant, Spin, SpinLock, Write, WriteLock,
+    RedLock, RedLockGuard, Reentrant, Spin, SpinLock, Write, WriteLock,
 };
 pub use owner::LockOwner;
 

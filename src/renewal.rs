@@ -11,15 +11,19 @@
 //! * A lock whose field is gone at a renewal is lost: it leaves the registry and its
 //!   [`LostSignal`] fires, which is how a [`LockGuard`](crate::LockGuard) learns it.
 //! * Errors (a dropped connection, a timeout) are logged and the next tick tries again,
-//!   as Redisson 3.44+ does; only a missing field counts as lost.
+//!   as Redisson 3.44+ does. The lock stays registered, but once renewals have failed for
+//!   a whole lease since the last confirmed one (the server is down or out of reach, so
+//!   the key may have expired there) its [`LostSignal`] fires: the holder can no longer
+//!   count on it.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::Duration;
 
 use fred::prelude::Value;
 use tokio::sync::{watch, Notify};
+use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::scripts::{Resend, Script};
@@ -52,13 +56,47 @@ impl Renewable {
 }
 
 /// Tells the holders of one lock that it was lost. Fires once, for good.
+///
+/// Also remembers when the lock's lease was last known to be set (acquired or renewed), so
+/// that renewals failing for as long as the lease lasts count as a loss: by then the key
+/// has expired on a server that is alive but out of reach, and another client may hold it.
 #[derive(Debug, Default)]
 pub(crate) struct LostSignal {
     lost: AtomicBool,
     notify: Notify,
+    /// Milliseconds since [`EPOCH`] when the lease was last known to be set.
+    confirmed_ms: AtomicU64,
+}
+
+/// The origin of [`LostSignal`]'s timestamps.
+static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+fn millis_since_epoch(at: Instant) -> u64 {
+    at.saturating_duration_since(*EPOCH).as_millis() as u64
 }
 
 impl LostSignal {
+    /// Records that the lease was set (or renewed) by a command sent at `at`.
+    pub(crate) fn confirm(&self, at: Instant) {
+        self.confirmed_ms
+            .fetch_max(millis_since_epoch(at), Ordering::AcqRel);
+    }
+
+    /// Fires (returning true the first time) if the lease set at the last confirmation
+    /// has ended by `now`. A failed renewal may still have run (a timeout), so only a
+    /// lease that surely ran out without a confirmed renewal counts.
+    fn fire_if_expired(&self, now: Instant, lease_ms: u64) -> bool {
+        if self.is_fired() {
+            return false;
+        }
+        let confirmed = self.confirmed_ms.load(Ordering::Acquire);
+        if millis_since_epoch(now) >= confirmed.saturating_add(lease_ms) {
+            self.fire();
+            return true;
+        }
+        false
+    }
+
     pub(crate) fn fire(&self) {
         if !self.lost.swap(true, Ordering::AcqRel) {
             self.notify.notify_waiters();
@@ -158,6 +196,8 @@ impl Renewal {
             }
         });
         entry.holds += 1;
+        // The acquire script just set the lease.
+        entry.lost.confirm(Instant::now());
         let lost = entry.lost.clone();
         drop(held);
         if was_empty {
@@ -294,6 +334,7 @@ impl Renewal {
                 .push(item);
         }
         let lease = Value::from(settings.lease_ms as i64);
+        let sent_at = Instant::now();
         let batches = groups
             .iter()
             .flat_map(|(slot, group)| {
@@ -345,17 +386,28 @@ impl Renewal {
                             self.lost(&lock.hold, &lock.lost);
                         } else {
                             renewed += 1;
+                            lock.lost.confirm(sent_at);
                         }
                     }
                 }
-                Ok(other) => {
+                other => {
                     failed += batch.len() as u64;
-                    tracing::warn!(reply = ?other, "unexpected renewal reply")
-                }
-                Err(error) => {
-                    failed += batch.len() as u64;
-                    let names: Vec<&str> = batch.iter().map(|r| &*r.hold.0).collect();
-                    tracing::warn!(%error, locks = ?names, "can't update locks expiration; will retry");
+                    match other {
+                        Ok(other) => tracing::warn!(reply = ?other, "unexpected renewal reply"),
+                        Err(error) => {
+                            let names: Vec<&str> = batch.iter().map(|r| &*r.hold.0).collect();
+                            tracing::warn!(%error, locks = ?names, "can't update locks expiration; will retry");
+                        }
+                    }
+                    // Still renewed on later rounds, but a lease that ran out without a
+                    // confirmed renewal no longer protects its holder (the server may be
+                    // alive but out of reach, and the key gone).
+                    let now = Instant::now();
+                    for lock in batch {
+                        if lock.lost.fire_if_expired(now, settings.lease_ms) {
+                            tracing::warn!(lock = %lock.hold.0, owner = %lock.hold.1, "lock presumed lost: not renewed for its whole lease");
+                        }
+                    }
                 }
             }
         }

@@ -25,6 +25,7 @@ pub(crate) mod fair;
 pub(crate) mod fenced;
 mod guard;
 mod kind;
+pub(crate) mod multi;
 pub(crate) mod non_reentrant;
 pub(crate) mod read_write;
 pub(crate) mod reentrant;
@@ -35,6 +36,10 @@ pub use fair::{Fair, NonReentrantFair};
 pub use fenced::Fenced;
 pub use guard::LockGuard;
 pub use kind::LockKind;
+pub use multi::{
+    AllMembers, AnyLock, GroupGuard, GroupRule, LockGroup, Majority, MultiLock, MultiLockGuard,
+    RedLock, RedLockGuard,
+};
 pub use non_reentrant::NonReentrant;
 pub use read_write::{Read, ReadWriteLock, Write};
 pub use reentrant::Reentrant;
