@@ -20,6 +20,7 @@ use crate::lock::{
 };
 use crate::pubsub::PubSub;
 use crate::renewal::{Renewal, RenewalSettings};
+use crate::replicas::ReplicaSync;
 
 /// A connection to Redis that hands out locks, like a `RedissonClient`.
 ///
@@ -119,12 +120,19 @@ impl Client {
             },
             shutdown_rx,
         ));
+        let replicas = Arc::new(ReplicaSync::new(&config));
+        tokio::spawn(
+            replicas
+                .clone()
+                .watch(redis.clone(), shutdown.subscribe()),
+        );
         let inner = LockContext::start(ContextParts {
             id,
             redis,
             subscriber,
             pubsub,
             renewal,
+            replicas,
             publish_command: if sharded { "SPUBLISH" } else { "PUBLISH" },
             watchdog_ms,
             config,

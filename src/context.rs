@@ -22,6 +22,7 @@ use crate::config::Config;
 use crate::hold_ledger::HoldLedger;
 use crate::pubsub::PubSub;
 use crate::renewal::Renewal;
+use crate::replicas::ReplicaSync;
 
 /// A release of a dropped guard's hold, run by the chore task.
 pub(crate) type BackgroundRelease = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -34,6 +35,8 @@ pub(crate) struct LockContext {
     pub(crate) subscriber: fred::prelude::Client,
     pub(crate) pubsub: Arc<PubSub>,
     pub(crate) renewal: Arc<Renewal>,
+    /// The `WAIT` behind lock scripts (Redisson's `checkLockSyncedSlaves`).
+    pub(crate) replicas: Arc<ReplicaSync>,
     /// What this client knows of its holds, to settle acquires whose reply was lost.
     pub(crate) holds: HoldLedger,
     /// `"PUBLISH"` or `"SPUBLISH"`, passed into the scripts that notify waiters.
@@ -55,6 +58,7 @@ pub(crate) struct ContextParts {
     pub(crate) subscriber: fred::prelude::Client,
     pub(crate) pubsub: Arc<PubSub>,
     pub(crate) renewal: Arc<Renewal>,
+    pub(crate) replicas: Arc<ReplicaSync>,
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
     pub(crate) config: Config,
@@ -72,6 +76,7 @@ impl LockContext {
             subscriber: parts.subscriber,
             pubsub: parts.pubsub,
             renewal: parts.renewal,
+            replicas: parts.replicas,
             holds: HoldLedger::default(),
             publish_command: parts.publish_command,
             watchdog_ms: parts.watchdog_ms,
