@@ -87,7 +87,12 @@ impl Client {
                 .with_performance_config(|p| {
                     p.default_command_timeout = config.response_timeout;
                     p.broadcast_channel_capacity = broadcast_capacity;
-                });
+                })
+                // TCP_NODELAY, as Redisson (Netty) sets by default: fred pipelines
+                // concurrent commands on one connection, and with Nagle a small write
+                // behind an unacknowledged one waits for the server's reply (a round
+                // trip) before it leaves this machine.
+                .with_connection_config(|c| c.tcp.nodelay = Some(true));
             Ok(builder.build()?)
         };
         let redis = build(32)?;
