@@ -126,11 +126,7 @@ impl Client {
             shutdown_rx,
         ));
         let replicas = Arc::new(ReplicaSync::new(&config));
-        tokio::spawn(
-            replicas
-                .clone()
-                .watch(redis.clone(), shutdown.subscribe()),
-        );
+        tokio::spawn(replicas.clone().watch(redis.clone(), shutdown.subscribe()));
         let inner = LockContext::start(ContextParts {
             id,
             redis,

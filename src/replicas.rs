@@ -150,7 +150,10 @@ impl ReplicaSync {
         let timeout_ms = self.timeout.as_millis().clamp(1, i64::MAX as u128) as i64;
         (
             command,
-            vec![Value::from(i64::from(wait.replicas)), Value::from(timeout_ms)],
+            vec![
+                Value::from(i64::from(wait.replicas)),
+                Value::from(timeout_ms),
+            ],
         )
     }
 

@@ -5,7 +5,9 @@
 //! also puts the script back in the server's cache. Scripts that change a hold count
 //! (acquire, unlock) are sent with [`Resend::Never`]: fred writes them at most once, so a
 //! reconnect can never apply one twice; the caller gets an error instead. Only a call that
-//! fred failed before writing it (no connection to route it to) is sent again.
+//! fred failed before writing it (no connection to route it to) is sent again. A script
+//! sent with [`Script::run_synced`] carries its `WAIT` for the replicas in the same
+//! pipeline (see [`ReplicaSync`]).
 
 use std::sync::Arc;
 use std::time::Duration;

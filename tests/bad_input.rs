@@ -124,17 +124,61 @@ async fn durations_zero_tiny_and_overflowing() {
 
     // Settings.
     let url = server.url();
-    invalid(Config::builder().url(&url).watchdog_timeout(Duration::ZERO).build());
-    invalid(Config::builder().url(&url).watchdog_timeout(Duration::MAX).build());
-    invalid(Config::builder().url(&url).response_timeout(Duration::ZERO).build());
-    invalid(Config::builder().url(&url).subscription_timeout(Duration::ZERO).build());
-    invalid(Config::builder().url(&url).unlock_latch_ttl(Duration::ZERO).build());
-    invalid(Config::builder().url(&url).unlock_latch_ttl(Duration::MAX).build());
-    invalid(Config::builder().url(&url).fair_lock_wait_timeout(Duration::ZERO).build());
-    invalid(Config::builder().url(&url).replicas_sync_timeout(Duration::ZERO).build());
+    invalid(
+        Config::builder()
+            .url(&url)
+            .watchdog_timeout(Duration::ZERO)
+            .build(),
+    );
+    invalid(
+        Config::builder()
+            .url(&url)
+            .watchdog_timeout(Duration::MAX)
+            .build(),
+    );
+    invalid(
+        Config::builder()
+            .url(&url)
+            .response_timeout(Duration::ZERO)
+            .build(),
+    );
+    invalid(
+        Config::builder()
+            .url(&url)
+            .subscription_timeout(Duration::ZERO)
+            .build(),
+    );
+    invalid(
+        Config::builder()
+            .url(&url)
+            .unlock_latch_ttl(Duration::ZERO)
+            .build(),
+    );
+    invalid(
+        Config::builder()
+            .url(&url)
+            .unlock_latch_ttl(Duration::MAX)
+            .build(),
+    );
+    invalid(
+        Config::builder()
+            .url(&url)
+            .fair_lock_wait_timeout(Duration::ZERO)
+            .build(),
+    );
+    invalid(
+        Config::builder()
+            .url(&url)
+            .replicas_sync_timeout(Duration::ZERO)
+            .build(),
+    );
     invalid(Config::builder().url(&url).renewal_batch_size(0).build());
     invalid(Backoff::constant(Duration::ZERO));
-    invalid(Backoff::exponential(Duration::ZERO, Duration::from_millis(5), 2));
+    invalid(Backoff::exponential(
+        Duration::ZERO,
+        Duration::from_millis(5),
+        2,
+    ));
     invalid(Backoff::exponential(
         Duration::from_millis(5),
         Duration::from_millis(1),
@@ -149,11 +193,17 @@ async fn wrong_type_keys() {
     let client = server.client().await;
     let raw = server.raw().await;
     let name = key("string");
-    let _: () = raw.set(&name, "not a lock", None, None, false).await.unwrap();
+    let _: () = raw
+        .set(&name, "not a lock", None, None, false)
+        .await
+        .unwrap();
 
     let lock = client.get_lock(&name);
     let wrong = |r: redisson_lock::Result<_>| {
-        assert!(matches!(r, Err(Error::WrongType { ref key }) if *key == name), "{r:?}")
+        assert!(
+            matches!(r, Err(Error::WrongType { ref key }) if *key == name),
+            "{r:?}"
+        )
     };
     wrong(lock.lock().await.map(drop));
     wrong(lock.try_lock().await.map(drop));
@@ -164,14 +214,23 @@ async fn wrong_type_keys() {
     wrong(client.get_fair_lock(&name).lock().await.map(drop));
     wrong(client.get_fenced_lock(&name).lock().await.map(drop));
     wrong(client.get_spin_lock(&name).try_lock().await.map(drop));
-    wrong(client.get_non_reentrant_lock(&name).try_lock().await.map(drop));
+    wrong(
+        client
+            .get_non_reentrant_lock(&name)
+            .try_lock()
+            .await
+            .map(drop),
+    );
     let rw = client.get_read_write_lock(&name);
     wrong(rw.read_lock().try_lock().await.map(drop));
     wrong(rw.write_lock().try_lock().await.map(drop));
     wrong(rw.read_lock().is_locked().await.map(drop));
     // Type-blind queries answer about the key: it exists and has no TTL.
     assert!(lock.is_locked().await.unwrap());
-    assert_eq!(lock.remain_time_to_live().await.unwrap(), Some(Duration::MAX));
+    assert_eq!(
+        lock.remain_time_to_live().await.unwrap(),
+        Some(Duration::MAX)
+    );
     // The value is untouched by all of the above.
     let value: String = raw.get(&name).await.unwrap();
     assert_eq!(value, "not a lock");
@@ -211,6 +270,8 @@ async fn urls_wrong_scheme_host_or_port() {
         );
     }
     invalid(Config::builder().build());
+    // Accepted schemes fred cannot serve in this build (no `unix-sockets` feature).
+    invalid(Config::from_url("redis+unix:///tmp/redis.sock"));
     // Parsed, but nothing answers: Redis errors, fast.
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -249,11 +310,29 @@ async fn calls_after_shutdown() {
     shut(lock.remain_time_to_live().await.map(drop));
     shut(lock.acquire().await.map(drop));
     shut(client.get_fair_lock(&name).lock().await.map(drop));
-    shut(client.get_read_write_lock(&name).write_lock().lock().await.map(drop));
-    shut(client.get_fenced_lock(&name).lock_and_get_token().await.map(drop));
+    shut(
+        client
+            .get_read_write_lock(&name)
+            .write_lock()
+            .lock()
+            .await
+            .map(drop),
+    );
+    shut(
+        client
+            .get_fenced_lock(&name)
+            .lock_and_get_token()
+            .await
+            .map(drop),
+    );
     shut(client.get_fenced_lock(&name).token().await.map(drop));
     shut(client.get_spin_lock(&name).lock().await.map(drop));
-    shut(FencedWriter::new(&client).set(&name, "v", 1).await.map(drop));
+    shut(
+        FencedWriter::new(&client)
+            .set(&name, "v", 1)
+            .await
+            .map(drop),
+    );
     assert!(guard.is_lost());
     shut(guard.unlock().await.map(drop));
 }
@@ -286,8 +365,16 @@ async fn a_server_that_is_not_redis() {
             Some(&b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"[..]),
             Duration::from_secs(5),
         ),
-        ("SSH banner", Some(&b"SSH-2.0-OpenSSH_9.6\r\n"[..]), Duration::from_secs(5)),
-        ("binary", Some(&[0u8, 159, 146, 150, 255, 10][..]), Duration::from_secs(5)),
+        (
+            "SSH banner",
+            Some(&b"SSH-2.0-OpenSSH_9.6\r\n"[..]),
+            Duration::from_secs(5),
+        ),
+        (
+            "binary",
+            Some(&[0u8, 159, 146, 150, 255, 10][..]),
+            Duration::from_secs(5),
+        ),
         ("closes at once", Some(&b""[..]), Duration::from_secs(5)),
         // Says nothing: fred's connection timeout (10 s) ends it.
         ("silent", None, Duration::from_secs(15)),
@@ -298,7 +385,11 @@ async fn a_server_that_is_not_redis() {
         let result = tokio::time::timeout(limit, Client::connect(config))
             .await
             .unwrap_or_else(|_| panic!("{what}: connect hung past {limit:?}"));
-        println!("{what}: {:?} after {:?}", result.as_ref().err(), started.elapsed());
+        println!(
+            "{what}: {:?} after {:?}",
+            result.as_ref().err(),
+            started.elapsed()
+        );
         assert!(matches!(result, Err(Error::Redis(_))), "{what}: {result:?}");
     }
 }

@@ -148,7 +148,11 @@ async fn pump(
     });
     let mut buf = vec![0u8; 64 * 1024];
     while let Ok(n) = from.read(&mut buf).await {
-        if n == 0 || tx.send((tokio::time::Instant::now() + delay, buf[..n].to_vec())).is_err() {
+        if n == 0
+            || tx
+                .send((tokio::time::Instant::now() + delay, buf[..n].to_vec()))
+                .is_err()
+        {
             return;
         }
     }
@@ -173,7 +177,11 @@ async fn after_lock_returns_the_hash_is_on_both_replicas() {
     let on_primary = hgetall(&raw_primary, &name).await;
     assert_eq!(on_primary.len(), 1);
     for raw in &raw_replicas {
-        assert_eq!(hgetall(raw, &name).await, on_primary, "hash not on a replica");
+        assert_eq!(
+            hgetall(raw, &name).await,
+            on_primary,
+            "hash not on a replica"
+        );
     }
     lock.unlock().await.unwrap();
     for raw in &raw_replicas {
@@ -235,7 +243,10 @@ async fn after_lock_returns_the_hash_is_on_both_replicas() {
     let commands: Vec<&str> = mine.into_iter().filter(|c| *c != "UNLINK").collect();
     for pair in commands.windows(2) {
         if pair[0] == "EVALSHA" {
-            assert_eq!(pair[1], "WAIT", "EVALSHA not followed by its WAIT: {commands:?}");
+            assert_eq!(
+                pair[1], "WAIT",
+                "EVALSHA not followed by its WAIT: {commands:?}"
+            );
         }
     }
     client.shutdown().await.unwrap();
@@ -285,8 +296,14 @@ async fn the_wait_adds_no_round_trip() {
         assert_eq!(waits, if check { 2 * u64::from(rounds) } else { 0 });
         client.shutdown().await.unwrap();
     }
-    println!("lock+unlock through the proxy: unsynced {:?}, synced {:?}", per_pair[0], per_pair[1]);
-    assert!(per_pair[0] >= 4 * delay, "the proxy did not delay: {per_pair:?}");
+    println!(
+        "lock+unlock through the proxy: unsynced {:?}, synced {:?}",
+        per_pair[0], per_pair[1]
+    );
+    assert!(
+        per_pair[0] >= 4 * delay,
+        "the proxy did not delay: {per_pair:?}"
+    );
     assert!(
         per_pair[1] < per_pair[0] + 2 * delay,
         "a WAIT cost a round trip of its own: {per_pair:?}"
@@ -300,7 +317,9 @@ async fn without_replica_acks_the_acquisition_fails_and_nothing_is_held() {
     let client = sentinel_client(&setup, true).await;
     let unchecked = sentinel_client(&setup, false).await;
     let raw_primary = setup.primary.raw().await;
-    let held = client.get_lock(key("held")).with_owner(LockOwner::from_raw(1));
+    let held = client
+        .get_lock(key("held"))
+        .with_owner(LockOwner::from_raw(1));
     held.lock().await.unwrap();
     let field = format!("{}:1", client.id());
 
@@ -320,7 +339,10 @@ async fn without_replica_acks_the_acquisition_fails_and_nothing_is_held() {
     assert_eq!(error.to_string(), REDISSON_TEXT);
     assert!(took >= Duration::from_millis(900), "{took:?}");
     assert!(took < Duration::from_secs(3), "{took:?}");
-    assert!(!exists(&raw_primary, fresh.name()).await, "undo left a hold");
+    assert!(
+        !exists(&raw_primary, fresh.name()).await,
+        "undo left a hold"
+    );
     assert!(matches!(
         fresh.try_lock().await,
         Err(Error::NoSyncedReplicas { .. })
@@ -338,11 +360,20 @@ async fn without_replica_acks_the_acquisition_fails_and_nothing_is_held() {
 
     // Every other kind undoes too.
     let fair = client.get_fair_lock(key("fair"));
-    assert!(matches!(fair.try_lock().await, Err(Error::NoSyncedReplicas { .. })));
+    assert!(matches!(
+        fair.try_lock().await,
+        Err(Error::NoSyncedReplicas { .. })
+    ));
     let write = client.get_read_write_lock(key("rw")).write_lock();
-    assert!(matches!(write.try_lock().await, Err(Error::NoSyncedReplicas { .. })));
+    assert!(matches!(
+        write.try_lock().await,
+        Err(Error::NoSyncedReplicas { .. })
+    ));
     let fenced = client.get_fenced_lock(key("fenced"));
-    assert!(matches!(fenced.try_lock().await, Err(Error::NoSyncedReplicas { .. })));
+    assert!(matches!(
+        fenced.try_lock().await,
+        Err(Error::NoSyncedReplicas { .. })
+    ));
     for name in [fair.name(), write.name(), fenced.name()] {
         assert!(!exists(&raw_primary, name).await, "{name} left held");
     }
@@ -438,9 +469,10 @@ async fn a_crash_failover_loses_no_acknowledged_hold() {
         replica.resume();
     }
     let old = setup.primary.port;
-    setup
-        .sentinel
-        .wait_for(|s| s.master_port().is_some_and(|p| p != old), "the failover");
+    setup.sentinel.wait_for(
+        |s| s.master_port().is_some_and(|p| p != old),
+        "the failover",
+    );
     let new_port = setup.sentinel.master_port().unwrap();
     let new_primary = setup
         .replicas
@@ -449,7 +481,10 @@ async fn a_crash_failover_loses_no_acknowledged_hold() {
         .expect("a replica was promoted");
     let started = Instant::now();
     while server_role(new_primary.port) != "master" {
-        assert!(started.elapsed() < Duration::from_secs(20), "never promoted");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "never promoted"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     // The stream goes on against the new primary.
