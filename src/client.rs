@@ -20,6 +20,7 @@ use crate::lock::{
 };
 use crate::pubsub::PubSub;
 use crate::renewal::{Renewal, RenewalSettings};
+use crate::replicas::ReplicaSync;
 
 /// A connection to Redis that hands out locks, like a `RedissonClient`.
 ///
@@ -86,7 +87,12 @@ impl Client {
                 .with_performance_config(|p| {
                     p.default_command_timeout = config.response_timeout;
                     p.broadcast_channel_capacity = broadcast_capacity;
-                });
+                })
+                // TCP_NODELAY, as Redisson (Netty) sets by default: fred pipelines
+                // concurrent commands on one connection, and with Nagle a small write
+                // behind an unacknowledged one waits for the server's reply (a round
+                // trip) before it leaves this machine.
+                .with_connection_config(|c| c.tcp.nodelay = Some(true));
             Ok(builder.build()?)
         };
         let redis = build(32)?;
@@ -119,12 +125,15 @@ impl Client {
             },
             shutdown_rx,
         ));
+        let replicas = Arc::new(ReplicaSync::new(&config));
+        tokio::spawn(replicas.clone().watch(redis.clone(), shutdown.subscribe()));
         let inner = LockContext::start(ContextParts {
             id,
             redis,
             subscriber,
             pubsub,
             renewal,
+            replicas,
             publish_command: if sharded { "SPUBLISH" } else { "PUBLISH" },
             watchdog_ms,
             config,

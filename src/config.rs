@@ -27,6 +27,28 @@ pub const DEFAULT_UNLOCK_LATCH_TTL: Duration = Duration::from_millis(13_500);
 /// reserved beyond its predecessor's when the caller waits without a bound.
 pub const DEFAULT_FAIR_LOCK_WAIT_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Redisson's `slavesSyncTimeout`: how long `WAIT` gives the replicas to acknowledge a
+/// lock script.
+pub const DEFAULT_REPLICAS_SYNC_TIMEOUT: Duration = Duration::from_millis(1_000);
+
+/// The URL schemes [`Config::from_url`] accepts (fred's, with its `valkey` twins).
+pub const URL_SCHEMES: &[&str] = &[
+    "redis",
+    "rediss",
+    "redis-cluster",
+    "rediss-cluster",
+    "redis-sentinel",
+    "rediss-sentinel",
+    "redis+unix",
+    "valkey",
+    "valkeys",
+    "valkey-cluster",
+    "valkeys-cluster",
+    "valkey-sentinel",
+    "valkeys-sentinel",
+    "valkey+unix",
+];
+
 /// The largest lease Redis accepts without overflowing its expiry clock, with room to
 /// spare: about 146,000 years.
 pub const MAX_LEASE: Duration = Duration::from_millis(1 << 52);
@@ -89,6 +111,8 @@ pub struct Config {
     pub(crate) unlock_latch_ttl: Duration,
     pub(crate) fair_lock_wait_timeout: Duration,
     pub(crate) metrics_lock_names: bool,
+    pub(crate) check_lock_synced_replicas: bool,
+    pub(crate) replicas_sync_timeout: Duration,
     pub(crate) client_id: Option<Uuid>,
 }
 
@@ -99,12 +123,15 @@ impl Config {
     /// `redis-sentinel://`, `redis+unix://` and their `valkey` twins.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when fred cannot parse the URL.
+    /// [`Error::InvalidArgument`] when the scheme is not one of [`URL_SCHEMES`] (the
+    /// message names it), or fred cannot parse the URL (no host, a bad port).
     ///
     /// # Examples
     /// ```
     /// let config = redisson_lock::Config::from_url("redis://127.0.0.1:6379/0").unwrap();
     /// assert!(redisson_lock::Config::from_url("not a url").is_err());
+    /// let refused = redisson_lock::Config::from_url("http://nope").unwrap_err();
+    /// assert!(refused.to_string().contains("`http`"));
     /// ```
     pub fn from_url(url: &str) -> Result<Config> {
         Config::builder().url(url).build()
@@ -166,6 +193,40 @@ impl Config {
         self.fair_lock_wait_timeout
     }
 
+    /// Whether lock scripts are followed by `WAIT` (Redisson's `checkLockSyncedSlaves`);
+    /// see [`ConfigBuilder::check_lock_synced_replicas`].
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis-sentinel://127.0.0.1:26379?sentinelServiceName=m").unwrap();
+    /// assert!(config.check_lock_synced_replicas());
+    /// ```
+    pub fn check_lock_synced_replicas(&self) -> bool {
+        self.check_lock_synced_replicas
+    }
+
+    /// How long `WAIT` gives the replicas (Redisson's `slavesSyncTimeout`, default 1 s).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.replicas_sync_timeout(), redisson_lock::DEFAULT_REPLICAS_SYNC_TIMEOUT);
+    /// ```
+    pub fn replicas_sync_timeout(&self) -> Duration {
+        self.replicas_sync_timeout
+    }
+
+    /// Whether this configuration waits for replicas at all: the check is on and the
+    /// topology is Sentinel or Cluster (a single server is skipped, as Redisson does).
+    pub(crate) fn waits_for_replicas(&self) -> bool {
+        use fred::types::config::ServerConfig;
+        self.check_lock_synced_replicas
+            && matches!(
+                self.redis.server,
+                ServerConfig::Sentinel { .. } | ServerConfig::Clustered { .. }
+            )
+    }
+
     /// The fred configuration the client connects with.
     ///
     /// # Examples
@@ -203,6 +264,8 @@ pub struct ConfigBuilder {
     unlock_latch_ttl: Duration,
     fair_lock_wait_timeout: Duration,
     metrics_lock_names: bool,
+    check_lock_synced_replicas: bool,
+    replicas_sync_timeout: Duration,
     client_id: Option<Uuid>,
 }
 
@@ -222,6 +285,8 @@ impl Default for ConfigBuilder {
             unlock_latch_ttl: DEFAULT_UNLOCK_LATCH_TTL,
             fair_lock_wait_timeout: DEFAULT_FAIR_LOCK_WAIT_TIMEOUT,
             metrics_lock_names: false,
+            check_lock_synced_replicas: true,
+            replicas_sync_timeout: DEFAULT_REPLICAS_SYNC_TIMEOUT,
             client_id: None,
         }
     }
@@ -301,6 +366,28 @@ impl ConfigBuilder {
         self
     }
 
+    /// Redisson's `checkLockSyncedSlaves` (default on): on a Sentinel or Cluster setup,
+    /// every lock script that changes a lock (acquire, unlock, force unlock; not the
+    /// watchdog's renewal) is followed, in the same pipeline and on the same connection,
+    /// by `WAIT <replicas> <replicas_sync_timeout>`. An acquisition no replica
+    /// acknowledged is undone and fails with
+    /// [`Error::NoSyncedReplicas`]; an unlock or force unlock that no replica
+    /// acknowledged is logged and reported as done. A single-server configuration never
+    /// waits, as in Redisson. See `docs/reliability.md` for the cost.
+    pub fn check_lock_synced_replicas(mut self, check: bool) -> Self {
+        self.check_lock_synced_replicas = check;
+        self
+    }
+
+    /// Redisson's `slavesSyncTimeout` (default 1 s): how long `WAIT` gives the replicas.
+    /// While it waits, the node's connection carries nothing else, so a lagging replica
+    /// delays this client's other commands to that node by up to this much. At least
+    /// 1 ms (a `WAIT` timeout of 0 would block for ever).
+    pub fn replicas_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.replicas_sync_timeout = timeout;
+        self
+    }
+
     /// Use this client id instead of a fresh random one. Two live clients must never share
     /// an id; this exists for tests and for restarting a process that must release the
     /// locks its previous incarnation held.
@@ -312,15 +399,18 @@ impl ConfigBuilder {
     /// Checks the settings and returns the [`Config`].
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when no URL or fred config was given, the URL does not
-    /// parse, or a setting is out of range (a watchdog timeout under 3 ms or above
+    /// [`Error::InvalidArgument`] when no URL or fred config was given, the URL's scheme
+    /// is not one of [`URL_SCHEMES`] or the URL does not parse, or a setting is out of range (a watchdog timeout under 3 ms or above
     /// [`MAX_LEASE`], a batch size of 0, a zero response or subscription timeout, a latch
-    /// TTL or fair-lock wait timeout under 1 ms).
+    /// TTL, fair-lock wait timeout or replicas sync timeout under 1 ms).
     pub fn build(self) -> Result<Config> {
         let redis = match (self.redis, self.url) {
             (Some(config), _) => config,
-            (None, Some(url)) => fred::prelude::Config::from_url(&url)
-                .map_err(|e| Error::invalid(format!("cannot parse Redis URL `{url}`: {e}")))?,
+            (None, Some(url)) => {
+                check_scheme(&url)?;
+                fred::prelude::Config::from_url(&url)
+                    .map_err(|e| Error::invalid(format!("cannot parse Redis URL `{url}`: {e}")))?
+            }
             (None, None) => return Err(Error::invalid("no Redis URL or fred config was given")),
         };
         if self.watchdog_timeout < Duration::from_millis(3) || self.watchdog_timeout > MAX_LEASE {
@@ -349,6 +439,13 @@ impl ConfigBuilder {
                 "fair lock wait timeout must be between 1 ms and MAX_LEASE",
             ));
         }
+        if self.replicas_sync_timeout < Duration::from_millis(1)
+            || self.replicas_sync_timeout > MAX_LEASE
+        {
+            return Err(Error::invalid(
+                "replicas sync timeout must be between 1 ms and MAX_LEASE",
+            ));
+        }
         Ok(Config {
             redis,
             reconnect: self.reconnect,
@@ -360,8 +457,41 @@ impl ConfigBuilder {
             unlock_latch_ttl: self.unlock_latch_ttl,
             fair_lock_wait_timeout: self.fair_lock_wait_timeout,
             metrics_lock_names: self.metrics_lock_names,
+            check_lock_synced_replicas: self.check_lock_synced_replicas,
+            replicas_sync_timeout: self.replicas_sync_timeout,
             client_id: self.client_id,
         })
+    }
+}
+
+/// Refuses a URL whose scheme is not a Redis one, naming the scheme (fred reads any other
+/// scheme as a plain server).
+fn check_scheme(url: &str) -> Result<()> {
+    let Some((scheme, _)) = url.split_once("://") else {
+        return Err(Error::invalid(format!(
+            "Redis URL `{}` has no scheme; expected one of {}",
+            shorten(url),
+            URL_SCHEMES.join(", ")
+        )));
+    };
+    if URL_SCHEMES
+        .iter()
+        .any(|known| known.eq_ignore_ascii_case(scheme))
+    {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "Redis URL scheme `{}` is not supported; expected one of {}",
+        shorten(scheme),
+        URL_SCHEMES.join(", ")
+    )))
+}
+
+/// At most 64 characters of `text`, for error messages.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(64) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_owned(),
     }
 }
 
@@ -406,5 +536,38 @@ mod tests {
         assert!(lease_millis(Duration::from_micros(999)).is_err());
         assert!(lease_millis(Duration::MAX).is_err());
         assert_eq!(lease_millis(Duration::from_secs(10)).unwrap(), 10_000);
+    }
+
+    #[test]
+    fn url_schemes_are_checked() {
+        for scheme in URL_SCHEMES {
+            if scheme.ends_with("+unix") {
+                continue; // fred needs its unix-sockets feature for these
+            }
+            let url = if scheme.ends_with("-sentinel") {
+                format!("{scheme}://h:26379?sentinelServiceName=m")
+            } else {
+                format!("{scheme}://h:6379")
+            };
+            assert!(Config::from_url(&url).is_ok(), "{url}");
+        }
+        let refused = Config::from_url("http://nope").unwrap_err().to_string();
+        assert!(refused.contains("`http`"), "{refused}");
+        assert!(Config::from_url("REDIS://h").is_ok());
+        assert!(Config::from_url("h:6379").is_err());
+        let sentinel = Config::from_url("redis-sentinel://h:1?sentinelServiceName=m").unwrap();
+        assert!(sentinel.waits_for_replicas());
+        assert!(!Config::from_url("redis://h").unwrap().waits_for_replicas());
+        let off = Config::builder()
+            .url("redis-cluster://h:1")
+            .check_lock_synced_replicas(false)
+            .build()
+            .unwrap();
+        assert!(!off.waits_for_replicas());
+        let bad = Config::builder()
+            .url("redis://h")
+            .replicas_sync_timeout(Duration::ZERO)
+            .build();
+        assert!(matches!(bad, Err(Error::InvalidArgument(_))));
     }
 }

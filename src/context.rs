@@ -22,6 +22,7 @@ use crate::config::Config;
 use crate::hold_ledger::HoldLedger;
 use crate::pubsub::PubSub;
 use crate::renewal::Renewal;
+use crate::replicas::ReplicaSync;
 use crate::writer_gates::WriterGates;
 
 /// A release of a dropped guard's hold, run by the chore task.
@@ -35,6 +36,8 @@ pub(crate) struct LockContext {
     pub(crate) subscriber: fred::prelude::Client,
     pub(crate) pubsub: Arc<PubSub>,
     pub(crate) renewal: Arc<Renewal>,
+    /// The `WAIT` behind lock scripts (Redisson's `checkLockSyncedSlaves`).
+    pub(crate) replicas: Arc<ReplicaSync>,
     /// What this client knows of its holds, to settle acquires whose reply was lost.
     pub(crate) holds: HoldLedger,
     /// Write waiters of this client, which its readers let go first.
@@ -58,6 +61,7 @@ pub(crate) struct ContextParts {
     pub(crate) subscriber: fred::prelude::Client,
     pub(crate) pubsub: Arc<PubSub>,
     pub(crate) renewal: Arc<Renewal>,
+    pub(crate) replicas: Arc<ReplicaSync>,
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
     pub(crate) config: Config,
@@ -75,6 +79,7 @@ impl LockContext {
             subscriber: parts.subscriber,
             pubsub: parts.pubsub,
             renewal: parts.renewal,
+            replicas: parts.replicas,
             holds: HoldLedger::default(),
             writers: Arc::default(),
             publish_command: parts.publish_command,

@@ -122,6 +122,24 @@ pub enum Error {
         found: String,
     },
 
+    /// An acquisition was applied on the primary, but no replica acknowledged it within
+    /// [`ConfigBuilder::replicas_sync_timeout`](crate::ConfigBuilder::replicas_sync_timeout)
+    /// (`WAIT` answered 0 while the primary has replicas). A failover could lose such a
+    /// hold, so it was undone: nothing is held. The text is Redisson's
+    /// `NoSyncedSlavesException` message. Raised only with
+    /// [`ConfigBuilder::check_lock_synced_replicas`](crate::ConfigBuilder::check_lock_synced_replicas)
+    /// on (the default) and a Sentinel or Cluster configuration.
+    #[error(
+        "None of slaves were synced. Try to increase slavesSyncTimeout setting or set checkLockSyncedSlaves = false."
+    )]
+    NoSyncedReplicas {
+        /// The lock's name.
+        name: String,
+        /// The replicas the primary reported (`connected_slaves`), none of which
+        /// acknowledged.
+        replicas: u32,
+    },
+
     /// An argument was rejected before any I/O: an empty lock name, a zero or too large
     /// lease, a malformed configuration.
     #[error("invalid argument: {0}")]

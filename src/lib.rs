@@ -83,6 +83,7 @@ mod names;
 mod owner;
 mod pubsub;
 mod renewal;
+mod replicas;
 mod scripts;
 mod telemetry;
 mod writer_gates;
@@ -90,8 +91,8 @@ mod writer_gates;
 pub use client::Client;
 pub use config::{
     Config, ConfigBuilder, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RENEWAL_BATCH_SIZE,
-    DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
-    DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
+    DEFAULT_REPLICAS_SYNC_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT,
+    DEFAULT_UNLOCK_LATCH_TTL, DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, URL_SCHEMES,
 };
 pub use error::{Error, Result};
 pub use fencing::{FencedWriter, FencingGate};

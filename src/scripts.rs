@@ -5,12 +5,17 @@
 //! also puts the script back in the server's cache. Scripts that change a hold count
 //! (acquire, unlock) are sent with [`Resend::Never`]: fred writes them at most once, so a
 //! reconnect can never apply one twice; the caller gets an error instead. Only a call that
-//! fred failed before writing it (no connection to route it to) is sent again.
+//! fred failed before writing it (no connection to route it to) is sent again. A script
+//! sent with [`Script::run_synced`] carries its `WAIT` for the replicas in the same
+//! pipeline (see [`ReplicaSync`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use fred::prelude::{ClientLike, Options, Value};
 use fred::types::{ClusterHash, CustomCommand};
+
+use crate::replicas::{ReplicaSync, Synced};
 
 /// Whether fred may write a script again after a reconnect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,9 +97,57 @@ impl Script {
         timeout: Duration,
         push_call: impl Fn(&mut Vec<Value>),
     ) -> Result<Value, fred::error::Error> {
+        self.run_core(client, slot, resend, timeout, push_call, None)
+            .await
+            .map(|(reply, _)| reply)
+    }
+
+    /// [`Script::run`] followed by `WAIT` for the replicas (see [`ReplicaSync`]): the
+    /// `WAIT` goes in the same pipeline, right behind the script, to the same node.
+    pub(crate) async fn run_synced(
+        &self,
+        client: &fred::prelude::Client,
+        keys: &[&str],
+        args: &[Value],
+        resend: Resend,
+        timeout: Duration,
+        sync: &Arc<ReplicaSync>,
+    ) -> Result<(Value, Synced), fred::error::Error> {
+        let slot = keys
+            .first()
+            .map(|key| fred::util::redis_keyslot(key.as_bytes()))
+            .unwrap_or(0);
+        let push_call = |call: &mut Vec<Value>| {
+            call.push(Value::from(keys.len() as i64));
+            call.extend(keys.iter().map(|k| Value::from(*k)));
+            call.extend(args.iter().cloned());
+        };
+        self.run_core(client, slot, resend, timeout, push_call, Some(sync))
+            .await
+    }
+
+    async fn run_core(
+        &self,
+        client: &fred::prelude::Client,
+        slot: u16,
+        resend: Resend,
+        timeout: Duration,
+        push_call: impl Fn(&mut Vec<Value>),
+        sync: Option<&Arc<ReplicaSync>>,
+    ) -> Result<(Value, Synced), fred::error::Error> {
+        let wait = match sync {
+            Some(sync) => sync.wait_for(client, slot).await.map(|w| (sync, w)),
+            None => None,
+        };
         let options = Options {
             max_attempts: (resend == Resend::Never).then_some(1),
             timeout: Some(timeout),
+            ..Options::default()
+        };
+        // A WAIT is never re-sent: on another connection it would wait for nothing.
+        let wait_options = Options {
+            max_attempts: Some(1),
+            timeout: Some(timeout + wait.as_ref().map_or(Duration::ZERO, |(s, _)| s.timeout())),
             ..Options::default()
         };
         let call = |script: &Value| {
@@ -102,21 +155,34 @@ impl Script {
             push_call(&mut call);
             call
         };
-        let client = client.with_options(&options);
+        let scripts = client.with_options(&options);
+        let waits = client.with_options(&wait_options);
+        // The script and its WAIT, handed to fred together, script first: fred writes them
+        // in that order on the node's connection, in one pipeline.
+        let send = |command: &'static str, script: &Value| {
+            let command = CustomCommand::new_static(command, ClusterHash::Custom(slot), false);
+            let script = scripts.custom::<Value, Value>(command, call(script));
+            let wait = wait.as_ref().map(|(sync, w)| {
+                let (command, args) = sync.wait_command(slot, w);
+                waits.custom::<Value, Value>(command, args)
+            });
+            async move {
+                match wait {
+                    Some(wait) => {
+                        let (reply, waited) = futures::join!(script, wait);
+                        (reply, Some(waited))
+                    }
+                    None => (script.await, None),
+                }
+            }
+        };
         let started = tokio::time::Instant::now();
         let mut unsent = 0u32;
         loop {
-            let evalsha = CustomCommand::new_static("EVALSHA", ClusterHash::Custom(slot), false);
-            let reply = match client
-                .custom::<Value, Value>(evalsha, call(&self.sha_arg))
-                .await
-            {
-                Err(e) if is_noscript(&e) => {
+            let (reply, waited) = match send("EVALSHA", &self.sha_arg).await {
+                (Err(e), _) if is_noscript(&e) => {
                     tracing::debug!(sha = %self.sha, "NOSCRIPT: sending the script with EVAL");
-                    let eval = CustomCommand::new_static("EVAL", ClusterHash::Custom(slot), false);
-                    client
-                        .custom::<Value, Value>(eval, call(&self.body_arg))
-                        .await
+                    send("EVAL", &self.body_arg).await
                 }
                 other => other,
             };
@@ -128,7 +194,14 @@ impl Script {
                     tracing::debug!(%error, unsent, "script not sent; sending it again");
                     tokio::time::sleep(Duration::from_millis(20 * u64::from(unsent))).await;
                 }
-                other => return other,
+                Err(error) => return Err(error),
+                Ok(reply) => {
+                    let synced = match (wait.as_ref(), waited) {
+                        (Some((sync, w)), Some(waited)) => sync.answered(client, slot, w, waited),
+                        _ => Synced::Unchecked,
+                    };
+                    return Ok((reply, synced));
+                }
             }
         }
     }

@@ -60,6 +60,7 @@ use crate::error::{Error, Result};
 use crate::names::unlock_latch;
 use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
+use crate::replicas::Synced;
 use crate::scripts::{is_wrong_type, outcome_unknown, Resend};
 use crate::telemetry;
 use kind::{Acquire, AcquireMode, LockedProbe, ScriptCall, Target, Waiting};
@@ -590,11 +591,12 @@ impl<K: LockKind> Lock<K> {
             .renewal
             .remove_lock(&self.name, &self.kind.renewable(&target));
         let call = self.kind.force_release(&target);
-        let reply = self
-            .run(call, Resend::Allowed)
+        let (reply, synced) = self
+            .run_synced(call, Resend::Allowed)
             .instrument(tracing::debug_span!("redisson_lock.force_unlock", lock = %self.name, kind = K::NAME))
             .await
             .map_err(|e| self.redis_error(e))?;
+        self.log_unsynced("force unlock", &synced);
         self.internal_lease_ms
             .store(context.watchdog_ms, Ordering::Relaxed);
         match reply {
@@ -794,6 +796,49 @@ impl<K: LockKind> Lock<K> {
                 self.context.config.response_timeout,
             )
             .await
+    }
+
+    /// Sends one script call that changes the lock, followed by `WAIT` for the replicas
+    /// in the same pipeline when the configuration asks for it (see
+    /// [`ReplicaSync`](crate::replicas::ReplicaSync)).
+    async fn run_synced(
+        &self,
+        call: ScriptCall,
+        resend: Resend,
+    ) -> Result<(Value, Synced), fred::error::Error> {
+        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
+        call.script
+            .run_synced(
+                &self.context.redis,
+                &keys,
+                &call.args,
+                resend,
+                self.context.config.response_timeout,
+                &self.context.replicas,
+            )
+            .await
+    }
+
+    /// An unlock or force unlock that no replica acknowledged is logged, not failed: it
+    /// did happen on the primary, and failing it would tell the caller it still holds a
+    /// lock it gave back. (Redisson fails it with `NoSyncedSlavesException` after its
+    /// retries; see `docs/reliability.md`.)
+    fn log_unsynced(&self, operation: &str, synced: &Synced) {
+        match synced {
+            Synced::NoneAcked { replicas } => tracing::warn!(
+                lock = %self.name,
+                operation,
+                replicas,
+                "None of slaves were synced: the primary applied it, no replica acknowledged it"
+            ),
+            Synced::Failed(error) => tracing::warn!(
+                lock = %self.name,
+                operation,
+                %error,
+                "WAIT for the replicas failed: the primary applied it"
+            ),
+            Synced::Unchecked | Synced::Acked => {}
+        }
     }
 
     /// Redisson's acquire loop (protocol §7): try; if held, subscribe; then retry, and
@@ -1172,12 +1217,26 @@ impl<K: LockKind> Lock<K> {
             sends += 1;
             let before = self.context.holds.known(&self.name, &field);
             let call = self.kind.acquire(&self.target(owner), lease_ms, mode);
-            let error = match self.run(call, Resend::Never).await {
-                Ok(reply) => {
-                    return self
+            let error = match self.run_synced(call, Resend::Never).await {
+                Ok((reply, synced)) => {
+                    let acquire = self
                         .kind
                         .acquire_reply(reply)
-                        .map_err(|other| unexpected("acquire", other))
+                        .map_err(|other| unexpected("acquire", other))?;
+                    return match (acquire, synced) {
+                        (Acquire::Taken { .. }, Synced::NoneAcked { replicas }) => {
+                            self.undo_unsynced(owner, &field, before, lease_ms).await;
+                            Err(Error::NoSyncedReplicas {
+                                name: self.name.to_string(),
+                                replicas,
+                            })
+                        }
+                        (Acquire::Taken { .. }, Synced::Failed(error)) => {
+                            self.undo_unsynced(owner, &field, before, lease_ms).await;
+                            Err(self.redis_error_as(owner, error))
+                        }
+                        (acquire, _) => Ok(acquire),
+                    };
                 }
                 Err(error) if outcome_unknown(&error) && !self.context.is_closed() => error,
                 Err(error) => return Err(self.redis_error_as(owner, error)),
@@ -1199,6 +1258,19 @@ impl<K: LockKind> Lock<K> {
                 // undone), so the error is just an error.
                 return Err(self.redis_error_as(owner, error));
             }
+        }
+    }
+
+    /// Undoes an acquisition no replica acknowledged (Redisson's `handleNoSync`): one
+    /// release of the kind, without a `WAIT` of its own (the replicas just failed to
+    /// answer; waiting again would double the caller's wait). The acquisition was never
+    /// reported, so the hold ledger has nothing to take back; if the release itself
+    /// fails, the acquisition is left in doubt and the next call settles it.
+    async fn undo_unsynced(&self, owner: LockOwner, field: &str, before: u32, lease_ms: u64) {
+        tracing::warn!(lock = %self.name, %owner, "no replica acknowledged the acquisition: undoing it");
+        if let Err(error) = self.release_script_with(owner, lease_ms, false).await {
+            tracing::warn!(lock = %self.name, %owner, %error, "could not undo an unsynced acquisition; the next call settles it");
+            self.context.holds.mark_in_doubt(&self.name, field, before);
         }
     }
 
@@ -1380,11 +1452,21 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// The kind's release script, retried with the same latch while its outcome is
-    /// unknown.
+    /// unknown, and followed by `WAIT` for the replicas (logged, never failed).
     pub(crate) async fn release_script(
         &self,
         owner: LockOwner,
         lease_ms: u64,
+    ) -> Result<UnlockReply> {
+        self.release_script_with(owner, lease_ms, true).await
+    }
+
+    /// [`Lock::release_script`]; `sync`: whether to `WAIT` for the replicas.
+    async fn release_script_with(
+        &self,
+        owner: LockOwner,
+        lease_ms: u64,
+        sync: bool,
     ) -> Result<UnlockReply> {
         let context = &self.context;
         let request_id = uuid::Uuid::new_v4().simple().to_string();
@@ -1395,18 +1477,32 @@ impl<K: LockKind> Lock<K> {
         let started = Instant::now();
         let mut retries = 0u32;
         loop {
-            let reply = call
-                .script
-                .run(
-                    &context.redis,
-                    &keys,
-                    &call.args,
-                    Resend::Never,
-                    context.config.response_timeout,
-                )
-                .await;
+            let reply = if sync {
+                call.script
+                    .run_synced(
+                        &context.redis,
+                        &keys,
+                        &call.args,
+                        Resend::Never,
+                        context.config.response_timeout,
+                        &context.replicas,
+                    )
+                    .await
+            } else {
+                call.script
+                    .run(
+                        &context.redis,
+                        &keys,
+                        &call.args,
+                        Resend::Never,
+                        context.config.response_timeout,
+                    )
+                    .await
+                    .map(|reply| (reply, Synced::Unchecked))
+            };
             match reply {
-                Ok(reply) => {
+                Ok((reply, synced)) => {
+                    self.log_unsynced("unlock", &synced);
                     context.delete_latch_later(latch);
                     return match reply {
                         Value::Null => Ok(UnlockReply::NotOwner),

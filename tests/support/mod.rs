@@ -334,3 +334,166 @@ pub async fn drain_first(
     let payload = message.value.as_bytes().expect("a bulk string").to_vec();
     Some((message.channel.to_string(), payload))
 }
+
+// ---- replicas and sentinels (added for tests/replica_wait.rs) -------------------------
+
+impl RedisServer {
+    /// Starts a replica of `primary`.
+    pub fn start_replica_of(primary: &RedisServer) -> RedisServer {
+        Self::start_with(&["--replicaof", "127.0.0.1", &primary.port.to_string()])
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Freezes the server (`SIGSTOP`): it keeps its connections but answers nothing.
+    pub fn pause(&self) {
+        signal(self.pid(), "-STOP");
+    }
+
+    /// Thaws a server frozen by [`RedisServer::pause`] (`SIGCONT`).
+    pub fn resume(&self) {
+        signal(self.pid(), "-CONT");
+    }
+
+    /// A raw fred client, as [`RedisServer::raw`], that tolerates a paused server.
+    pub async fn raw_at(port: u16) -> fred::prelude::Client {
+        let url = format!("redis://127.0.0.1:{port}");
+        let client = Builder::from_config(fred::prelude::Config::from_url(&url).unwrap())
+            .build()
+            .unwrap();
+        client.init().await.expect("raw client connects");
+        client
+    }
+}
+
+fn signal(pid: u32, which: &str) {
+    let status = Command::new("kill")
+        .args([which, &pid.to_string()])
+        .status()
+        .expect("kill(1)");
+    assert!(status.success(), "kill {which} {pid} failed");
+}
+
+/// `redis-cli -p port args...` as text.
+pub fn redis_cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli is needed: apt-get install -y redis-tools");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The first line of `ROLE` (`master` / `slave` / `sentinel`), or "" when unreachable.
+pub fn server_role(port: u16) -> String {
+    redis_cli(port, &["role"])
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Blocks until the replica on `port` reports `master_link_status:up`.
+pub fn wait_replica_linked(port: u16, limit: Duration) {
+    let started = Instant::now();
+    while !redis_cli(port, &["info", "replication"]).contains("master_link_status:up") {
+        assert!(
+            started.elapsed() < limit,
+            "replica on {port} never linked to its primary"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One `redis-server --sentinel` watching `mymaster`; killed on drop.
+pub struct SentinelServer {
+    child: Child,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl SentinelServer {
+    /// A sentinel for the primary on `master_port` (quorum 1), with a `down_after_ms`
+    /// failure detection; returns once it sees the primary.
+    pub fn start(master_port: u16, down_after_ms: u64) -> SentinelServer {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!(
+            "redisson-lock-sentinel-{}-{port}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let conf = dir.join("sentinel.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "port {port}\nbind 127.0.0.1\ndir {}\n\
+                 sentinel monitor mymaster 127.0.0.1 {master_port} 1\n\
+                 sentinel down-after-milliseconds mymaster {down_after_ms}\n\
+                 sentinel failover-timeout mymaster 6000\n",
+                dir.display()
+            ),
+        )
+        .expect("sentinel.conf");
+        let child = Command::new(redis_server_bin())
+            .arg(&conf)
+            .arg("--sentinel")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server --sentinel");
+        let sentinel = SentinelServer { child, port, dir };
+        sentinel.wait_for(
+            |s| s.master_port() == Some(master_port),
+            "sentinel to see the primary",
+        );
+        sentinel
+    }
+
+    /// The sentinel URL of `mymaster`.
+    pub fn url(&self) -> String {
+        format!(
+            "redis-sentinel://127.0.0.1:{}/0?sentinelServiceName=mymaster",
+            self.port
+        )
+    }
+
+    /// The port of the primary the sentinel currently names.
+    pub fn master_port(&self) -> Option<u16> {
+        let out = redis_cli(
+            self.port,
+            &["sentinel", "get-master-addr-by-name", "mymaster"],
+        );
+        out.lines().nth(1).and_then(|p| p.trim().parse().ok())
+    }
+
+    /// How many replicas the sentinel knows of.
+    pub fn known_replicas(&self) -> usize {
+        redis_cli(self.port, &["sentinel", "replicas", "mymaster"])
+            .lines()
+            .filter(|l| l.trim() == "name")
+            .count()
+    }
+
+    /// Blocks until `ok` holds (30 s at most).
+    pub fn wait_for(&self, ok: impl Fn(&SentinelServer) -> bool, what: &str) {
+        let started = Instant::now();
+        while !ok(self) {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "timed out waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for SentinelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

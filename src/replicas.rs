@@ -1,0 +1,304 @@
+//! [`ReplicaSync`]: Redisson's "synced eval" (`checkLockSyncedSlaves`, protocol §3.2):
+//! a lock script that changes a lock is followed by `WAIT <replicas> <timeout>`.
+//!
+//! Invariants:
+//! * Nothing is waited for on a single-server configuration, or with the check off
+//!   (Redisson HEAD skips single-server setups too); nor on a primary that reported no
+//!   replicas.
+//! * The `WAIT` goes to the script's node, on the same connection, right behind the script
+//!   in the same pipeline: both commands are handed to fred together (script first), so a
+//!   synced script costs no round trip of its own. `WAIT` counts the replicas that have
+//!   every write of that connection, the script's included.
+//! * The replica count is learned per primary from `INFO replication`
+//!   (`connected_slaves`) the first time a node is used, and cached. It is read again in
+//!   the background when `WAIT` answers a different count, and forgotten (read again
+//!   before the next script) after a reconnect or a cluster change, when the primary may
+//!   be another server with other replicas. A count of zero is read again (in the
+//!   background) once it is a second old, since no `WAIT` answer would reveal a replica
+//!   that joined later.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use fred::prelude::{ClientLike, ClusterInterface, EventInterface, Options, Value};
+use fred::types::cluster::ClusterRouting;
+use fred::types::{ClusterHash, CustomCommand};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::config::Config;
+
+/// How long a count of zero replicas is trusted before it is read again (in the
+/// background).
+const ZERO_RECHECK: Duration = Duration::from_secs(1);
+
+/// The cache key of a non-cluster primary (Sentinel: there is one at a time).
+const PRIMARY: &str = "primary";
+
+/// What the replicas said about one script.
+#[derive(Debug)]
+pub(crate) enum Synced {
+    /// No `WAIT` was sent (single server, check off, or no replicas).
+    Unchecked,
+    /// At least one replica acknowledged.
+    Acked,
+    /// None of the primary's `replicas` acknowledged within the timeout.
+    NoneAcked { replicas: u32 },
+    /// The `WAIT` itself failed (the connection dropped after the script's reply).
+    Failed(fred::error::Error),
+}
+
+/// A `WAIT` to send behind a script.
+#[derive(Debug, Clone)]
+pub(crate) struct WaitFor {
+    node: String,
+    replicas: u32,
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub(crate) struct ReplicaSync {
+    enabled: bool,
+    clustered: bool,
+    timeout: Duration,
+    response_timeout: Duration,
+    nodes: Mutex<Nodes>,
+}
+
+#[derive(Debug, Default)]
+struct Nodes {
+    /// The cluster's slot map, as fred last knew it (cluster only).
+    routing: Option<ClusterRouting>,
+    /// Replica count per primary, and when it was read.
+    counts: HashMap<String, (u32, Instant)>,
+    /// Primaries whose count is being read again in the background.
+    refreshing: HashSet<String>,
+}
+
+impl ReplicaSync {
+    pub(crate) fn new(config: &Config) -> ReplicaSync {
+        ReplicaSync {
+            enabled: config.waits_for_replicas(),
+            clustered: config.redis.server.is_clustered(),
+            timeout: config.replicas_sync_timeout,
+            response_timeout: config.response_timeout,
+            nodes: Mutex::default(),
+        }
+    }
+
+    fn nodes(&self) -> MutexGuard<'_, Nodes> {
+        // Every critical section is one map operation: a poisoned lock is consistent.
+        self.nodes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How long a `WAIT` may block its connection.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The primary that serves `slot`.
+    fn node(&self, client: &fred::prelude::Client, slot: u16) -> String {
+        if !self.clustered {
+            return PRIMARY.to_owned();
+        }
+        let mut nodes = self.nodes();
+        if nodes.routing.is_none() {
+            nodes.routing = client.cached_cluster_state();
+        }
+        match nodes.routing.as_ref().and_then(|r| r.get_server(slot)) {
+            Some(server) => server.to_string(),
+            None => format!("slot {slot}"),
+        }
+    }
+
+    /// The `WAIT` to send behind a script in `slot`, if any. Reads the node's replica
+    /// count first when it is not known (once per node, and after a reconnect).
+    pub(crate) async fn wait_for(
+        self: &Arc<Self>,
+        client: &fred::prelude::Client,
+        slot: u16,
+    ) -> Option<WaitFor> {
+        if !self.enabled {
+            return None;
+        }
+        let node = self.node(client, slot);
+        let known = self.nodes().counts.get(&node).copied();
+        let replicas = match known {
+            Some((0, read_at)) if read_at.elapsed() >= ZERO_RECHECK => {
+                // No WAIT answers for a node without replicas, so nothing would tell us
+                // that one joined (a new primary's replicas attach after its promotion).
+                self.refresh_later(client, slot, &node);
+                0
+            }
+            Some((count, _)) => count,
+            None => {
+                let count = read_replica_count(client, slot, self.response_timeout).await?;
+                self.nodes()
+                    .counts
+                    .insert(node.clone(), (count, Instant::now()));
+                tracing::debug!(%node, replicas = count, "replica count learned");
+                count
+            }
+        };
+        (replicas > 0).then_some(WaitFor { node, replicas })
+    }
+
+    /// The `WAIT` command for `wait`, routed to `slot`'s node.
+    pub(crate) fn wait_command(&self, slot: u16, wait: &WaitFor) -> (CustomCommand, Vec<Value>) {
+        let command = CustomCommand::new_static("WAIT", ClusterHash::Custom(slot), false);
+        let timeout_ms = self.timeout.as_millis().clamp(1, i64::MAX as u128) as i64;
+        (
+            command,
+            vec![
+                Value::from(i64::from(wait.replicas)),
+                Value::from(timeout_ms),
+            ],
+        )
+    }
+
+    /// Reads `WAIT`'s answer. A count other than the cached one has the node's count read
+    /// again in the background.
+    pub(crate) fn answered(
+        self: &Arc<Self>,
+        client: &fred::prelude::Client,
+        slot: u16,
+        wait: &WaitFor,
+        reply: Result<Value, fred::error::Error>,
+    ) -> Synced {
+        let acked = match reply {
+            Ok(Value::Integer(n)) => n.clamp(0, i64::from(u32::MAX)) as u32,
+            Ok(other) => {
+                return Synced::Failed(fred::error::Error::new(
+                    fred::error::ErrorKind::Unknown,
+                    format!("unexpected WAIT reply {other:?}"),
+                ))
+            }
+            Err(error) => return Synced::Failed(error),
+        };
+        if acked != wait.replicas {
+            self.refresh_later(client, slot, &wait.node);
+        }
+        if acked == 0 {
+            Synced::NoneAcked {
+                replicas: wait.replicas,
+            }
+        } else {
+            Synced::Acked
+        }
+    }
+
+    /// Reads `node`'s replica count again in the background (at most one read per node at
+    /// a time); the cached count serves until it answers.
+    fn refresh_later(self: &Arc<Self>, client: &fred::prelude::Client, slot: u16, node: &str) {
+        if !self.nodes().refreshing.insert(node.to_owned()) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.nodes().refreshing.remove(node);
+            return;
+        };
+        let this = self.clone();
+        let client = client.clone();
+        let node = node.to_owned();
+        runtime.spawn(async move {
+            let count = read_replica_count(&client, slot, this.response_timeout).await;
+            let mut nodes = this.nodes();
+            nodes.refreshing.remove(&node);
+            match count {
+                Some(count) => {
+                    tracing::debug!(%node, replicas = count, "replica count read again");
+                    nodes.counts.insert(node, (count, Instant::now()));
+                }
+                // Unreadable: ask again before the next script.
+                None => {
+                    nodes.counts.remove(&node);
+                }
+            }
+        });
+    }
+
+    /// Forgets every primary's replica count and the slot map.
+    pub(crate) fn forget(&self) {
+        let mut nodes = self.nodes();
+        nodes.routing = None;
+        nodes.counts.clear();
+    }
+
+    /// Forgets what it knows after every reconnect and cluster change, until `shutdown`.
+    pub(crate) async fn watch(
+        self: Arc<Self>,
+        client: fred::prelude::Client,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
+        if !self.enabled {
+            return;
+        }
+        let mut reconnects = client.reconnect_rx();
+        let mut changes = client.cluster_change_rx();
+        drop(client);
+        loop {
+            tokio::select! {
+                event = reconnects.recv() => {
+                    if matches!(event, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
+                        return;
+                    }
+                    tracing::debug!("reconnected: replica counts forgotten");
+                    self.forget();
+                }
+                event = changes.recv() => {
+                    if matches!(event, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
+                        return;
+                    }
+                    self.forget();
+                }
+                _ = shutdown.changed() => return,
+            }
+        }
+    }
+}
+
+/// `INFO replication` on `slot`'s node: its `connected_slaves`. `None` when it could not
+/// be read (then no `WAIT` is sent this time; the next script asks again).
+async fn read_replica_count(
+    client: &fred::prelude::Client,
+    slot: u16,
+    timeout: Duration,
+) -> Option<u32> {
+    let options = Options {
+        timeout: Some(timeout),
+        ..Options::default()
+    };
+    let info = CustomCommand::new_static("INFO", ClusterHash::Custom(slot), false);
+    match client
+        .with_options(&options)
+        .custom::<String, Value>(info, vec![Value::from("replication")])
+        .await
+    {
+        Ok(text) => Some(replica_count(&text)),
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the replica count; this script is not synced");
+            None
+        }
+    }
+}
+
+/// `connected_slaves` of an `INFO replication` text (0 when absent).
+fn replica_count(info: &str) -> u32 {
+    info.lines()
+        .find_map(|line| line.trim().strip_prefix("connected_slaves:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_connected_slaves() {
+        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=1\r\n";
+        assert_eq!(replica_count(info), 2);
+        assert_eq!(replica_count("role:slave\r\n"), 0);
+    }
+}
