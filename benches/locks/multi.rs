@@ -1,19 +1,141 @@
-//! MultiLock / RedLock scenarios: a placeholder, filled in when those kinds land.
+//! MultiLock and RedLock: `multi_3_one_server` (a MultiLock of 3 RLocks on the bench's
+//! server) and `redlock_3` (a RedLock of one name over the bench's server and two more
+//! redis-servers started here), each one task looping `lock()` + `unlock()`.
 //!
-//! The pattern every kind module follows (see `fenced.rs` for a small complete one):
-//!
-//! * `SCENARIOS`: the names this module answers to in `BENCH_ONLY` (and prints as
-//!   `scenario` in its JSON lines), e.g. `multi_uncontended_3`, `redlock_contended_16`.
-//! * `run(&mut Bench)`: for each selected scenario (`bench.wants(name)`), measure with the
-//!   helpers of `measure.rs` (`drive`/`drive_counted` for a warm-up and a window, the
-//!   shared `contended` loop for any `Lock<K>`), build a `report::Row` (ops/s, p50/p99,
-//!   a `ratio` with its `ratio_to`, never an absolute time alone), add its targets with
-//!   `row.target(ok, text)`, and `bench.push(row)` (prints the JSON line).
-//! * The row of another scenario of the same run is `bench.row(name)`; if a target
-//!   compares with one that may not be selected, measure it here too (as `spin.rs` does).
+//! The target compares each group pair with a single RLock pair: members are locked
+//! concurrently (on one server in one flush), so a pair of 3 members should cost little
+//! more than a pair of 1: p50 ≤ 1.5 × the single pair's. The three pairs are timed in
+//! rotation by one task, so they see the same moment and the same load (as
+//! `fenced_uncontended_1` does); the ratio to the `uncontended_1` row is printed too.
 
+use std::time::{Duration, Instant};
+
+use redisson_lock::{Client, Config, MultiLock, RedLock};
+use serde_json::json;
+
+use crate::measure::{ns, percentile_us};
+use crate::report::{round1, round3, Row};
+use crate::support::RedisServer;
 use crate::Bench;
 
-pub const SCENARIOS: &[&str] = &[];
+pub const SCENARIOS: &[&str] = &["multi_3_one_server", "redlock_3"];
 
-pub async fn run(_bench: &mut Bench) {}
+/// Target: group pair p50 ≤ 1.5 × single RLock pair p50, measured interleaved.
+const MAX_RATIO: f64 = 1.5;
+
+pub async fn run(bench: &mut Bench) {
+    let multi = bench.wants("multi_3_one_server");
+    let red = bench.wants("redlock_3");
+    if !multi && !red {
+        return;
+    }
+    eprintln!("multi_3_one_server / redlock_3");
+    // Two more independent servers for the RedLock.
+    let others = [RedisServer::start(), RedisServer::start()];
+    let mut clients = vec![bench.client.clone()];
+    for server in &others {
+        let config = Config::from_url(&server.url()).expect("config");
+        clients.push(Client::connect(config).await.expect("connect"));
+    }
+    let settings = bench.settings;
+    let warm = Duration::from_secs_f64(settings.warmup.min(1.0));
+    let window = Duration::from_secs_f64(settings.secs.min(4.0));
+    let timed = {
+        let clients = clients.clone();
+        tokio::spawn(async move { interleaved(&clients, warm, window).await })
+            .await
+            .expect("interleaved task")
+    };
+    for (scenario, wanted, pairs) in [
+        ("multi_3_one_server", multi, &timed.multi),
+        ("redlock_3", red, &timed.red),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let p50 = percentile_us(pairs, 50.0).unwrap_or(f64::NAN);
+        let single = percentile_us(&timed.single, 50.0).unwrap_or(f64::NAN);
+        let ratio = p50 / single;
+        let mut row = Row::new(scenario);
+        row.tasks = Some(1);
+        // One pair of each kind per rotation: pairs/s of this kind alone.
+        let total_ns: u64 = pairs.iter().sum();
+        row.ops_per_s = Some(pairs.len() as f64 / (total_ns as f64 / 1e9));
+        row.p50_us = Some(p50);
+        row.p99_us = percentile_us(pairs, 99.0);
+        row.ratio = Some(ratio);
+        row.ratio_to = "p50 group pair / p50 single RLock pair (measured interleaved)".into();
+        row.set("single_pair_p50_us", json!(round1(single)));
+        if let Some(r) = bench.row("uncontended_1").and_then(|r| r.p50_us) {
+            row.set("p50_vs_uncontended_1", json!(round3(p50 / r)));
+        }
+        row.notes = format!(
+            "3 members {}; p50 {:.0} µs = {:.2} × a single pair ({:.0} µs), measured in rotation",
+            if scenario == "redlock_3" {
+                "on 3 servers"
+            } else {
+                "on one server"
+            },
+            p50,
+            ratio,
+            single
+        );
+        row.target(
+            ratio <= MAX_RATIO,
+            format!(
+                "{scenario}: p50 pair = {ratio:.2} × a single RLock pair (target ≤ {MAX_RATIO})"
+            ),
+        );
+        bench.push(row);
+    }
+    for client in &clients[1..] {
+        let _ = client.shutdown().await;
+    }
+}
+
+struct Timed {
+    single: Vec<u64>,
+    multi: Vec<u64>,
+    red: Vec<u64>,
+}
+
+/// One task times a single RLock pair, a MultiLock pair and a RedLock pair in rotation.
+async fn interleaved(clients: &[Client], warm: Duration, window: Duration) -> Timed {
+    let home = &clients[0];
+    let single = home.get_lock("bench:multi:single");
+    let multi = MultiLock::new((0..3).map(|i| home.get_lock(format!("bench:multi_3:{i}"))))
+        .expect("three distinct locks");
+    let red =
+        RedLock::new(clients.iter().map(|c| c.get_lock("bench:redlock_3"))).expect("three servers");
+    let mut timed = Timed {
+        single: Vec::new(),
+        multi: Vec::new(),
+        red: Vec::new(),
+    };
+    let warm_until = Instant::now() + warm;
+    let until = warm_until + window;
+    while Instant::now() < until {
+        let measured = Instant::now() > warm_until;
+        let t0 = Instant::now();
+        single.lock().await.expect("lock");
+        single.unlock().await.expect("unlock");
+        let s = ns(t0.elapsed());
+        let t0 = Instant::now();
+        multi.lock().await.expect("multi lock");
+        multi.unlock().await.expect("multi unlock");
+        let m = ns(t0.elapsed());
+        let t0 = Instant::now();
+        red.lock().await.expect("redlock lock");
+        red.unlock().await.expect("redlock unlock");
+        let r = ns(t0.elapsed());
+        if measured {
+            timed.single.push(s);
+            timed.multi.push(m);
+            timed.red.push(r);
+        }
+    }
+    for v in [&mut timed.single, &mut timed.multi, &mut timed.red] {
+        v.sort_unstable();
+    }
+    timed
+}
