@@ -801,7 +801,8 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, skip_lock: 
     let mut direct: Option<RedisServer> = None;
     let mut restartable: Option<Restartable> = None;
     let mut proxy: Option<CuttingProxy> = None;
-    let mut replica: Option<RedisServer> = None;
+    // Kept alive until the end of the scenario.
+    let mut _replica: Option<RedisServer> = None;
     let mut sentinel: Option<Sentinel> = None;
     let (url, raw_url) = match fault {
         Fault::Restart => {
@@ -839,7 +840,7 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, skip_lock: 
             );
             let url = watcher.url();
             direct = Some(primary);
-            replica = Some(copy);
+            _replica = Some(copy);
             sentinel = Some(watcher);
             (url.clone(), url)
         }
@@ -1027,10 +1028,9 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, skip_lock: 
     }
 
     // Nothing of the children may remain on the lock's Redis (on the primary of now).
-    let inspect_url = match (&sentinel, &replica, &direct) {
-        (Some(s), Some(r), Some(p)) => {
+    let inspect_url = match (&sentinel, &direct) {
+        (Some(s), Some(p)) => {
             let port = s.master_port().unwrap_or(p.port);
-            let _ = r;
             format!("redis://127.0.0.1:{port}")
         }
         _ => raw_url.clone(),
