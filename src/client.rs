@@ -332,8 +332,9 @@ impl Client {
     }
 
     /// Stops renewal, wakes every waiter with [`Error::Shutdown`](crate::Error::Shutdown), and closes the
-    /// connections. Locks this client holds are **not** released (as in Redisson): they
-    /// expire after their lease. Every [`LockGuard`](crate::LockGuard) of this client
+    /// connections. Answered unlock latches still waiting for their batched delete are
+    /// deleted first, so none outlives the client. Locks this client holds are **not**
+    /// released (as in Redisson): they expire after their lease. Every [`LockGuard`](crate::LockGuard) of this client
     /// reports its lock lost. Calling it again does nothing.
     ///
     /// # Errors
@@ -360,6 +361,7 @@ impl Client {
         let _ = self.inner.shutdown.send(true);
         self.inner.renewal.clear();
         self.inner.pubsub.close();
+        self.inner.flush_latches().await;
         let commands = self.inner.redis.quit().await;
         let subscriptions = self.inner.subscriber.quit().await;
         commands?;

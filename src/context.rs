@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use fred::prelude::{ClientLike, KeysInterface};
 use tokio::sync::{mpsc, watch};
 
@@ -106,7 +108,22 @@ impl LockContext {
     /// Queues an answered unlock latch for deletion. Wakes the chore task only for the
     /// first latch of a batch, so an unlock costs no task wake-up of its own.
     pub(crate) fn delete_latch_later(&self, latch: String) {
-        self.latches.push(latch);
+        self.latches.push(latch, Instant::now());
+    }
+
+    /// Deletes the latches still queued (on shutdown, after which the chore task no
+    /// longer does): answered latches do not outlive the client that wrote them.
+    pub(crate) async fn flush_latches(&self) {
+        let batch = self.latches.take();
+        if !batch.is_empty() {
+            let failed = delete_latches(self, batch).await;
+            if !failed.is_empty() {
+                tracing::debug!(
+                    left = failed.len(),
+                    "could not delete unlock latches at shutdown; they expire on their own"
+                );
+            }
+        }
     }
 
     /// Queues the release of a dropped guard's hold (a synchronous hand-off).
@@ -139,25 +156,27 @@ impl Drop for LockContext {
 /// TTL is far longer.
 const LATCH_FLUSH_DELAY: Duration = Duration::from_millis(50);
 
-/// Answered unlock latches waiting to be deleted together.
+/// Answered unlock latches waiting to be deleted together, each with when it was first
+/// queued: a failed `UNLINK` (a dropped connection, a restarting or failing-over Redis)
+/// is tried again with the next batch while the latch may still live.
 #[derive(Debug, Default)]
 struct LatchQueue {
-    pending: std::sync::Mutex<Vec<String>>,
+    pending: std::sync::Mutex<Vec<(String, Instant)>>,
     /// Woken when `pending` goes from empty to non-empty.
     first: tokio::sync::Notify,
 }
 
 impl LatchQueue {
-    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<(String, Instant)>> {
         // Each critical section is one Vec operation: a poisoned lock is still consistent.
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Queues a latch; wakes the chore task only for the first latch of a batch.
-    fn push(&self, latch: String) {
+    fn push(&self, latch: String, queued: Instant) {
         let first = {
             let mut pending = self.pending();
-            pending.push(latch);
+            pending.push((latch, queued));
             pending.len() == 1
         };
         if first {
@@ -165,7 +184,7 @@ impl LatchQueue {
         }
     }
 
-    fn take(&self) -> Vec<String> {
+    fn take(&self) -> Vec<(String, Instant)> {
         std::mem::take(&mut *self.pending())
     }
 
@@ -214,7 +233,14 @@ async fn chore_loop(
                 flush_at = None;
                 let batch = latches.take();
                 match context.upgrade() {
-                    Some(context) if !context.is_closed() => delete_latches(&context, batch).await,
+                    Some(context) if !context.is_closed() => {
+                        let ttl = context.config.unlock_latch_ttl;
+                        for (latch, queued) in delete_latches(&context, batch).await {
+                            if queued.elapsed() < ttl {
+                                latches.push(latch, queued);
+                            }
+                        }
+                    }
                     Some(_) => {}
                     None => return,
                 }
@@ -223,26 +249,36 @@ async fn chore_loop(
     }
 }
 
-/// `UNLINK`s latches, one command per hash slot on a cluster.
-async fn delete_latches(context: &LockContext, latches: Vec<String>) {
-    let groups: Vec<Vec<String>> = if context.config.redis.server.is_clustered() {
-        let mut by_slot: std::collections::BTreeMap<u16, Vec<String>> = Default::default();
-        for key in latches {
+/// `UNLINK`s latches, one command per hash slot on a cluster; returns the latches whose
+/// `UNLINK` failed.
+async fn delete_latches(
+    context: &LockContext,
+    latches: Vec<(String, Instant)>,
+) -> Vec<(String, Instant)> {
+    let groups: Vec<Vec<(String, Instant)>> = if context.config.redis.server.is_clustered() {
+        let mut by_slot: std::collections::BTreeMap<u16, Vec<(String, Instant)>> =
+            Default::default();
+        for latch in latches {
             by_slot
-                .entry(fred::util::redis_keyslot(key.as_bytes()))
+                .entry(fred::util::redis_keyslot(latch.0.as_bytes()))
                 .or_default()
-                .push(key);
+                .push(latch);
         }
         by_slot.into_values().collect()
     } else {
         vec![latches]
     };
-    let deletes = groups
-        .into_iter()
-        .map(|keys| async move { context.redis.unlink::<i64, _>(keys).await });
-    for result in futures::future::join_all(deletes).await {
+    let deletes = groups.into_iter().map(|group| async move {
+        let keys: Vec<&str> = group.iter().map(|(key, _)| key.as_str()).collect();
+        let result = context.redis.unlink::<i64, _>(keys).await;
+        (group, result)
+    });
+    let mut failed = Vec::new();
+    for (group, result) in futures::future::join_all(deletes).await {
         if let Err(error) = result {
-            tracing::debug!(%error, "could not delete unlock latches; they expire on their own");
+            tracing::debug!(%error, "could not delete unlock latches; trying again with the next batch");
+            failed.extend(group);
         }
     }
+    failed
 }
