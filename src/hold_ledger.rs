@@ -19,10 +19,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::time::Instant;
 
+use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
 
-/// A lock name and the owner field that holds it.
-type HoldKey = (Arc<str>, String);
+/// A lock name, the owner, and whether the holds are a write lock's (field
+/// `<id>:<owner>:write`, beside the same owner's read holds on the same name).
+type HoldKey = (Arc<str>, LockOwner, bool);
 
 #[derive(Debug, Default)]
 struct Entry {
@@ -61,11 +63,11 @@ impl HoldLedger {
         self.holds.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The holds `field` has on `name` as far as this client knows (0 once their lease
+    /// The holds `owner` has on `name` (its write holds when `write`) as far as this client knows (0 once their lease
     /// ran out or the watchdog found them lost).
-    pub(crate) fn known(&self, name: &Arc<str>, field: &str) -> u32 {
+    pub(crate) fn known(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> u32 {
         self.holds()
-            .get(&(name.clone(), field.to_owned()))
+            .get(&(name.clone(), owner, write))
             .map_or(0, Entry::live_count)
     }
 
@@ -73,12 +75,13 @@ impl HoldLedger {
     pub(crate) fn acquired(
         &self,
         name: &Arc<str>,
-        field: &str,
+        owner: LockOwner,
+        write: bool,
         lease_end: Option<Instant>,
         lost: Arc<LostSignal>,
     ) {
         let mut holds = self.holds();
-        let entry = holds.entry((name.clone(), field.to_owned())).or_default();
+        let entry = holds.entry((name.clone(), owner, write)).or_default();
         let live = entry.live_count();
         if live == 0 {
             entry.since = Some(Instant::now());
@@ -93,11 +96,12 @@ impl HoldLedger {
     pub(crate) fn released(
         &self,
         name: &Arc<str>,
-        field: &str,
+        owner: LockOwner,
+        write: bool,
         released: bool,
     ) -> Option<std::time::Duration> {
         let mut holds = self.holds();
-        let key = (name.clone(), field.to_owned());
+        let key = (name.clone(), owner, write);
         if released {
             holds
                 .remove(&key)
@@ -113,28 +117,34 @@ impl HoldLedger {
 
     /// Every hold on `name` is gone (force unlock).
     pub(crate) fn forget_lock(&self, name: &str) {
-        self.holds().retain(|(n, _), _| &**n != name);
+        self.holds().retain(|(n, _, _), _| &**n != name);
     }
 
     /// An acquire whose outcome is unknown: `before` is the count before it.
-    pub(crate) fn mark_in_doubt(&self, name: &Arc<str>, field: &str, before: u32) {
+    pub(crate) fn mark_in_doubt(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        before: u32,
+    ) {
         let mut holds = self.holds();
-        let entry = holds.entry((name.clone(), field.to_owned())).or_default();
+        let entry = holds.entry((name.clone(), owner, write)).or_default();
         entry.count = before;
         entry.in_doubt = Some(before);
     }
 
     /// The count before an acquire in doubt, if one is.
-    pub(crate) fn in_doubt(&self, name: &Arc<str>, field: &str) -> Option<u32> {
+    pub(crate) fn in_doubt(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> Option<u32> {
         self.holds()
-            .get(&(name.clone(), field.to_owned()))
+            .get(&(name.clone(), owner, write))
             .and_then(|e| e.in_doubt)
     }
 
     /// The doubt is settled; the owner has `count` holds known to the caller.
-    pub(crate) fn settled(&self, name: &Arc<str>, field: &str, count: u32) {
+    pub(crate) fn settled(&self, name: &Arc<str>, owner: LockOwner, write: bool, count: u32) {
         let mut holds = self.holds();
-        let key = (name.clone(), field.to_owned());
+        let key = (name.clone(), owner, write);
         if count == 0 {
             holds.remove(&key);
         } else if let Some(entry) = holds.get_mut(&key) {
@@ -149,43 +159,47 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    const OF: LockOwner = LockOwner::from_raw(1);
+    const OA: LockOwner = LockOwner::from_raw(2);
+    const OB: LockOwner = LockOwner::from_raw(3);
+
     #[tokio::test]
     async fn counts_follow_acquisitions_and_releases() {
         let ledger = HoldLedger::default();
         let name: Arc<str> = Arc::from("n");
-        assert_eq!(ledger.known(&name, "f"), 0);
-        ledger.acquired(&name, "f", None, Arc::default());
-        ledger.acquired(&name, "f", None, Arc::default());
-        assert_eq!(ledger.known(&name, "f"), 2);
-        ledger.released(&name, "f", false);
-        assert_eq!(ledger.known(&name, "f"), 1);
-        ledger.released(&name, "f", true);
-        assert_eq!(ledger.known(&name, "f"), 0);
+        assert_eq!(ledger.known(&name, OF, false), 0);
+        ledger.acquired(&name, OF, false, None, Arc::default());
+        ledger.acquired(&name, OF, false, None, Arc::default());
+        assert_eq!(ledger.known(&name, OF, false), 2);
+        ledger.released(&name, OF, false, false);
+        assert_eq!(ledger.known(&name, OF, false), 1);
+        ledger.released(&name, OF, false, true);
+        assert_eq!(ledger.known(&name, OF, false), 0);
     }
 
     #[tokio::test]
     async fn expired_leases_and_lost_holds_count_zero() {
         let ledger = HoldLedger::default();
         let name: Arc<str> = Arc::from("n");
-        ledger.acquired(&name, "a", Some(Instant::now()), Arc::default());
+        ledger.acquired(&name, OA, false, Some(Instant::now()), Arc::default());
         tokio::time::sleep(Duration::from_millis(2)).await;
-        assert_eq!(ledger.known(&name, "a"), 0);
+        assert_eq!(ledger.known(&name, OA, false), 0);
         let lost: Arc<LostSignal> = Arc::default();
-        ledger.acquired(&name, "b", None, lost.clone());
-        assert_eq!(ledger.known(&name, "b"), 1);
+        ledger.acquired(&name, OB, false, None, lost.clone());
+        assert_eq!(ledger.known(&name, OB, false), 1);
         lost.fire();
-        assert_eq!(ledger.known(&name, "b"), 0);
+        assert_eq!(ledger.known(&name, OB, false), 0);
     }
 
     #[tokio::test]
     async fn doubt_is_recorded_and_settled() {
         let ledger = HoldLedger::default();
         let name: Arc<str> = Arc::from("n");
-        ledger.mark_in_doubt(&name, "f", 0);
-        assert_eq!(ledger.in_doubt(&name, "f"), Some(0));
-        ledger.settled(&name, "f", 0);
-        assert_eq!(ledger.in_doubt(&name, "f"), None);
+        ledger.mark_in_doubt(&name, OF, false, 0);
+        assert_eq!(ledger.in_doubt(&name, OF, false), Some(0));
+        ledger.settled(&name, OF, false, 0);
+        assert_eq!(ledger.in_doubt(&name, OF, false), None);
         ledger.forget_lock("n");
-        assert_eq!(ledger.known(&name, "f"), 0);
+        assert_eq!(ledger.known(&name, OF, false), 0);
     }
 }

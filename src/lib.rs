@@ -113,11 +113,11 @@ pub use fred;
 /// inspect them (for example to check them against a Java client's behaviour).
 pub mod lua {
     /// `lua/lock_acquire.lua`.
-    pub const LOCK_ACQUIRE: &str = crate::lock::reentrant::LOCK_ACQUIRE;
+    pub const LOCK_ACQUIRE: &str = crate::lock::base::LOCK_ACQUIRE;
     /// `lua/lock_release.lua`.
-    pub const LOCK_RELEASE: &str = crate::lock::reentrant::LOCK_RELEASE;
+    pub const LOCK_RELEASE: &str = crate::lock::base::LOCK_RELEASE;
     /// `lua/lock_force_release.lua`.
-    pub const LOCK_FORCE_RELEASE: &str = crate::lock::reentrant::LOCK_FORCE_RELEASE;
+    pub const LOCK_FORCE_RELEASE: &str = crate::lock::base::LOCK_FORCE_RELEASE;
     /// `lua/lock_renew.lua`.
     pub const LOCK_RENEW: &str = crate::renewal::LOCK_RENEW;
     /// `lua/rw_read_renew.lua`.

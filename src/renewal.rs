@@ -26,6 +26,7 @@ use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::owner::LockOwner;
 use crate::scripts::{Resend, Script};
 
 /// `lua/lock_renew.lua`: the watchdog's batched renewal of owner fields.
@@ -45,14 +46,6 @@ pub(crate) enum Renewable {
     /// the hash unless its TTL is longer already (Redisson 4.4+'s read renewal, which
     /// renews only its own holds).
     ReadHolds { field: String, key_prefix: String },
-}
-
-impl Renewable {
-    fn field(&self) -> &str {
-        match self {
-            Renewable::Field { field } | Renewable::ReadHolds { field, .. } => field,
-        }
-    }
 }
 
 /// Tells the holders of one lock that it was lost. Fires once, for good.
@@ -144,8 +137,9 @@ struct Renewing {
     lost: Arc<LostSignal>,
 }
 
-/// A lock name and the owner field that holds it.
-type HoldKey = (Arc<str>, Arc<str>);
+/// A lock name, the owner that holds it, and whether the hold is a write lock's (whose
+/// field is `<id>:<owner>:write`, beside the same owner's read holds on the same name).
+type HoldKey = (Arc<str>, LockOwner, bool);
 
 /// What the renewal task needs besides the registry.
 #[derive(Debug, Clone)]
@@ -175,10 +169,16 @@ impl Renewal {
     }
 
     /// Registers one watchdog hold; returns the lock's loss signal.
-    pub(crate) fn add_hold(&self, name: &Arc<str>, renewable: Renewable) -> Arc<LostSignal> {
+    pub(crate) fn add_hold(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        renewable: Renewable,
+    ) -> Arc<LostSignal> {
         let mut held = self.held();
         let was_empty = held.is_empty();
-        let hold_key: HoldKey = (name.clone(), Arc::from(renewable.field()));
+        let hold_key: HoldKey = (name.clone(), owner, write);
         let entry = held.entry(hold_key).or_insert_with(|| {
             let (field, key_prefix) = match renewable {
                 Renewable::Field { field } => (field, None),
@@ -207,16 +207,21 @@ impl Renewal {
     }
 
     /// The loss signal of a registered hold, if any.
-    pub(crate) fn signal(&self, name: &Arc<str>, field: &str) -> Option<Arc<LostSignal>> {
+    pub(crate) fn signal(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+    ) -> Option<Arc<LostSignal>> {
         self.held()
-            .get(&(name.clone(), Arc::from(field)))
+            .get(&(name.clone(), owner, write))
             .map(|h| h.lost.clone())
     }
 
     /// Removes one hold; the lock stops being renewed with its owner's last one.
-    pub(crate) fn remove_hold(&self, name: &Arc<str>, field: &str) {
+    pub(crate) fn remove_hold(&self, name: &Arc<str>, owner: LockOwner, write: bool) {
         let mut held = self.held();
-        let key: HoldKey = (name.clone(), Arc::from(field));
+        let key: HoldKey = (name.clone(), owner, write);
         if let Some(entry) = held.get_mut(&key) {
             entry.holds = entry.holds.saturating_sub(1);
             if entry.holds == 0 {
@@ -232,7 +237,7 @@ impl Renewal {
     pub(crate) fn remove_lock(&self, name: &str, like: &Renewable) {
         let read_holds = matches!(like, Renewable::ReadHolds { .. });
         self.held()
-            .retain(|(n, _), h| &**n != name || h.key_prefix.is_some() != read_holds);
+            .retain(|(n, _, _), h| &**n != name || h.key_prefix.is_some() != read_holds);
     }
 
     /// Stops renewing everything and fires every loss signal (client shutdown).

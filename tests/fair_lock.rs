@@ -9,6 +9,7 @@
 //! sides are checked against the protocol rather than against each other's code.
 
 mod support;
+use support::java::field as java_field;
 use support::*;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -20,9 +21,6 @@ use redisson_lock::fred::prelude::{Client as RawClient, *};
 use redisson_lock::{Client, Error, FairLock, LockOwner};
 
 // ---- names and raw reads ------------------------------------------------------------------
-
-/// A Java client's id (`UUID.randomUUID().toString()`), never this crate's.
-const JAVA_UUID: &str = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac";
 
 fn queue_key(name: &str) -> String {
     format!("redisson_lock_queue:{{{name}}}")
@@ -39,10 +37,6 @@ fn waiter_channel(name: &str, field: &str) -> String {
 
 fn field(client: &Client, owner: u64) -> String {
     format!("{}:{owner}", client.id())
-}
-
-fn java_field(thread: u64) -> String {
-    format!("{JAVA_UUID}:{thread}")
 }
 
 /// A fair lock of `client` acting as owner `owner`.

@@ -424,15 +424,6 @@ fn server_bin() -> String {
     std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into())
 }
 
-fn redis_cli(port: u16, args: &[&str]) -> String {
-    let out = std::process::Command::new("redis-cli")
-        .args(["-p", &port.to_string()])
-        .args(args)
-        .output()
-        .expect("redis-cli is needed: apt-get install -y redis-tools");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A redis-server that can be shut down without saving and started again on its port.
 struct Restartable {
     port: u16,
@@ -554,82 +545,6 @@ async fn splice(client: TcpStream, server: TcpStream) {
     tokio::select! {
         _ = up => {}
         _ = down => {}
-    }
-}
-
-/// One `redis-server --sentinel` watching `mymaster`.
-struct Sentinel {
-    child: std::process::Child,
-    port: u16,
-    dir: PathBuf,
-}
-
-impl Sentinel {
-    fn start(master_port: u16) -> Sentinel {
-        let port = free_port();
-        let dir = std::env::temp_dir().join(format!(
-            "redisson-lock-faults-sentinel-{}-{port}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let conf = dir.join("sentinel.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "port {port}\nbind 127.0.0.1\ndir {}\n\
-                 sentinel monitor mymaster 127.0.0.1 {master_port} 1\n\
-                 sentinel down-after-milliseconds mymaster 2000\n\
-                 sentinel failover-timeout mymaster 6000\n",
-                dir.display()
-            ),
-        )
-        .unwrap();
-        let child = std::process::Command::new(server_bin())
-            .arg(&conf)
-            .arg("--sentinel")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server --sentinel");
-        let sentinel = Sentinel { child, port, dir };
-        sentinel.wait_for(|s| s.master_port() == Some(master_port), "the sentinel");
-        sentinel
-    }
-
-    fn master_port(&self) -> Option<u16> {
-        redis_cli(
-            self.port,
-            &["sentinel", "get-master-addr-by-name", "mymaster"],
-        )
-        .lines()
-        .nth(1)
-        .and_then(|p| p.trim().parse().ok())
-    }
-
-    fn wait_for(&self, ok: impl Fn(&Sentinel) -> bool, what: &str) {
-        let start = Instant::now();
-        while !ok(self) {
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "timed out waiting for {what}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn url(&self) -> String {
-        format!(
-            "redis-sentinel://127.0.0.1:{}/0?sentinelServiceName=mymaster",
-            self.port
-        )
-    }
-}
-
-impl Drop for Sentinel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -803,7 +718,7 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, skip_lock: 
     let mut proxy: Option<CuttingProxy> = None;
     // Kept alive until the end of the scenario.
     let mut _replica: Option<RedisServer> = None;
-    let mut sentinel: Option<Sentinel> = None;
+    let mut sentinel: Option<SentinelServer> = None;
     let (url, raw_url) = match fault {
         Fault::Restart => {
             let server = Restartable::start();
@@ -832,7 +747,7 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, skip_lock: 
                 );
                 std::thread::sleep(Duration::from_millis(100));
             }
-            let watcher = Sentinel::start(primary.port);
+            let watcher = SentinelServer::start(primary.port, 2000);
             let copy_port = copy.port.to_string();
             watcher.wait_for(
                 |s| redis_cli(s.port, &["sentinel", "replicas", "mymaster"]).contains(&copy_port),

@@ -7,6 +7,7 @@
 //! and the §4.2 unlock, written here from the protocol (not the crate's scripts).
 
 mod support;
+use support::java::{field as java_field, unlock as java_unlock};
 use support::*;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,9 +16,6 @@ use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{Client as LockClient, Error, FencedLock};
-
-/// A Java client's id: never this crate's.
-const JAVA_UUID: &str = "0b7c5a1e-2f4d-4e8a-9c3b-6d5e4f3a2b1c";
 
 /// §12, `lockAndGetToken`: `[-1, token]` when taken or re-entered, else `[PTTL, -1]`.
 const JAVA_ACQUIRE_TOKEN: &str = r#"
@@ -30,32 +28,11 @@ end
 return {redis.call('pttl', KEYS[1]), -1}
 "#;
 
-/// §4.2 (3.24+, with the latch): nil not owner, 0 still held, 1 released and published.
-const JAVA_UNLOCK: &str = r#"
-local v = redis.call('get', KEYS[3])
-if v ~= false then return tonumber(v) end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
-local c = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if c > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
-  return 0
-end
-redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
-return 1
-"#;
-
 // ---- helpers ----------------------------------------------------------------------------
 
 /// `redisson_lock_token:{N}`.
 fn token_key(name: &str) -> String {
     format!("redisson_lock_token:{{{name}}}")
-}
-
-fn java_field(thread: u64) -> String {
-    format!("{JAVA_UUID}:{thread}")
 }
 
 /// Our hash field for `lock`'s owner.
@@ -119,27 +96,6 @@ async fn java_lock_and_get_token(
         (ttl, -1) => Err(ttl),
         other => panic!("not a §12 reply: {other:?}"),
     }
-}
-
-/// The Java client's unlock: nil (not owner), 0 (still held) or 1 (released).
-async fn java_unlock(raw: &Client, name: &str, thread: u64) -> Value {
-    let latch = format!(
-        "redisson_unlock_latch:{{{name}}}:{}",
-        uuid::Uuid::new_v4().simple()
-    );
-    raw.eval(
-        JAVA_UNLOCK,
-        vec![name.to_string(), channel(name), latch],
-        vec![
-            Value::from("0"),
-            Value::from(30_000),
-            Value::from(java_field(thread)),
-            Value::from("PUBLISH"),
-            Value::from(13_500),
-        ],
-    )
-    .await
-    .unwrap()
 }
 
 /// Unlocks `times` holds.

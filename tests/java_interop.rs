@@ -12,71 +12,7 @@ use std::time::{Duration, Instant};
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{Error, LockOwner};
 
-/// A Java client's id (`UUID.randomUUID().toString()`), never this crate's.
-const JAVA_UUID: &str = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac";
-
-/// Redisson's acquire (`tryLockInnerAsync`): nil when taken or re-entered, else PTTL.
-const JAVA_ACQUIRE: &str = r#"
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-return redis.call('pttl', KEYS[1])
-"#;
-
-/// Redisson's unlock (`unlockInnerAsync`, 3.24+ with the latch): nil not owner, 0 still
-/// held, 1 released and `ARGV[1]` published.
-const JAVA_UNLOCK: &str = r#"
-local v = redis.call('get', KEYS[3])
-if v ~= false then return tonumber(v) end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
-local c = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if c > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
-  return 0
-end
-redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
-return 1
-"#;
-
-fn java_field(thread: u64) -> String {
-    format!("{JAVA_UUID}:{thread}")
-}
-
-async fn java_acquire(raw: &Client, name: &str, lease_ms: i64, thread: u64) -> Value {
-    raw.eval(
-        JAVA_ACQUIRE,
-        vec![name],
-        vec![Value::from(lease_ms), Value::from(java_field(thread))],
-    )
-    .await
-    .unwrap()
-}
-
-async fn java_unlock(raw: &Client, name: &str, thread: u64) -> Value {
-    let latch = format!(
-        "redisson_unlock_latch:{{{name}}}:{}",
-        uuid::Uuid::new_v4().simple()
-    );
-    let channel = channel(name);
-    raw.eval(
-        JAVA_UNLOCK,
-        vec![name, channel.as_str(), latch.as_str()],
-        vec![
-            Value::from("0"),
-            Value::from(30_000),
-            Value::from(java_field(thread)),
-            Value::from("PUBLISH"),
-            Value::from(13_500),
-        ],
-    )
-    .await
-    .unwrap()
-}
+use support::java::{acquire as java_acquire, field as java_field, unlock as java_unlock};
 
 /// Writes a Java-held lock the way Redisson does: one field, count 1, a lease.
 async fn java_holds(raw: &Client, name: &str, thread: u64, lease_ms: i64) {

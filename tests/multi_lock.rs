@@ -2,6 +2,7 @@
 //! owner, on three real redis-server processes.
 
 mod support;
+use support::java::UUID as JAVA_UUID;
 use support::*;
 
 use std::collections::HashMap;
@@ -13,9 +14,6 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{AnyLock, Error, LockOwner, MultiLock};
-
-/// A Java client's id: a raw holder writes what Redisson writes (hash N, field id:thread).
-const JAVA_UUID: &str = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac";
 
 async fn three() -> (Vec<RedisServer>, Vec<redisson_lock::Client>, Vec<Client>) {
     let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();

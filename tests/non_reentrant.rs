@@ -4,6 +4,7 @@
 //! RLock hash layout with a Java RLock-style holder.
 
 mod support;
+use support::java::{field as java_field, unlock as java_unlock};
 use support::*;
 
 use std::time::{Duration, Instant};
@@ -11,44 +12,10 @@ use std::time::{Duration, Instant};
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{Client as LockClient, Error, LockOwner, NonReentrantLock};
 
-/// A Java client's id: never this crate's.
-const JAVA_UUID: &str = "3c9e1f2a-7b4d-4a6e-8f10-2d3c4b5a6e7f";
-
-/// §4.1, Redisson's RLock acquire: nil when taken or re-entered, else PTTL.
-const JAVA_ACQUIRE: &str = r#"
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-return redis.call('pttl', KEYS[1])
-"#;
-
-/// §4.2 (3.24+, with the latch): nil not owner, 0 still held, 1 released and published.
-const JAVA_UNLOCK: &str = r#"
-local v = redis.call('get', KEYS[3])
-if v ~= false then return tonumber(v) end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
-local c = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if c > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
-  return 0
-end
-redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
-return 1
-"#;
-
 // ---- helpers ----------------------------------------------------------------------------
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-fn java_field(thread: u64) -> String {
-    format!("{JAVA_UUID}:{thread}")
 }
 
 fn field_of(client: &LockClient, owner: LockOwner) -> String {
@@ -59,34 +26,9 @@ fn pair(field: &str, count: u32) -> Vec<(String, String)> {
     vec![(field.to_string(), count.to_string())]
 }
 
+/// Java thread `thread` takes the lock with `lease_ms` (argument order of this file).
 async fn java_acquire(raw: &Client, name: &str, thread: u64, lease_ms: i64) -> Value {
-    raw.eval(
-        JAVA_ACQUIRE,
-        vec![name],
-        vec![Value::from(lease_ms), Value::from(java_field(thread))],
-    )
-    .await
-    .unwrap()
-}
-
-async fn java_unlock(raw: &Client, name: &str, thread: u64) -> Value {
-    let latch = format!(
-        "redisson_unlock_latch:{{{name}}}:{}",
-        uuid::Uuid::new_v4().simple()
-    );
-    raw.eval(
-        JAVA_UNLOCK,
-        vec![name.to_string(), channel(name), latch],
-        vec![
-            Value::from("0"),
-            Value::from(30_000),
-            Value::from(java_field(thread)),
-            Value::from("PUBLISH"),
-            Value::from(13_500),
-        ],
-    )
-    .await
-    .unwrap()
+    support::java::acquire(raw, name, lease_ms, thread).await
 }
 
 /// Runs `attempt` and asserts it answered within `limit` (i.e. did not wait).

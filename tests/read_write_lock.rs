@@ -17,6 +17,7 @@
 //! both sides are checked against the protocol rather than against each other's code.
 
 mod support;
+use support::java::field as java_field;
 use support::*;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -29,9 +30,6 @@ use redisson_lock::{Client as LockClient, Error, LockOwner, ReadLock, ReadWriteL
 use tokio::time::Instant;
 
 // ---- shared helpers ---------------------------------------------------------------------
-
-/// A Java client's id (`UUID.randomUUID().toString()`), never this crate's.
-const JAVA_UUID: &str = "0b5a3c1e-7d2f-4e8a-9c61-2f4d8e9a7b30";
 
 /// Slack for TTL comparisons: a PTTL read this long after the write may be this much lower.
 const TTL_SLACK_MS: i64 = 1_000;
@@ -215,10 +213,6 @@ redis.call(ARGV[3], KEYS[2], ARGV[1])
 redis.call('set', KEYS[5], 1, 'px', ARGV[4])
 return 1
 "#;
-
-fn java_field(thread: u64) -> String {
-    format!("{JAVA_UUID}:{thread}")
-}
 
 /// A Java thread's read lock with `lease_ms`: nil when taken, else the hash's PTTL.
 async fn java_read_acquire(raw: &Client, name: &str, thread: u64, lease_ms: i64) -> Value {

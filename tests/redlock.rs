@@ -3,6 +3,7 @@
 //! `RedissonRedLock` interop (its members are plain RLocks: hash N, field <id>:<thread>).
 
 mod support;
+use support::java::UUID as JAVA_UUID;
 use support::*;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,27 +14,10 @@ use rand::Rng;
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{Error, LockOwner, RedLock};
 
-const JAVA_UUID: &str = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac";
-
-/// Redisson's RLock acquire (`tryLockInnerAsync`), as a Java RedissonRedLock sends it to
-/// each member: nil when taken or re-entered, else PTTL.
-const JAVA_ACQUIRE: &str = r#"
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-return redis.call('pttl', KEYS[1])
-"#;
-
+/// Java thread 1 takes `name` with `lease_ms`, as a Java RedissonRedLock does on each
+/// member (a plain RLock acquire).
 async fn java_acquire(raw: &Client, name: &str, lease_ms: i64) -> Value {
-    raw.eval(
-        JAVA_ACQUIRE,
-        vec![name],
-        vec![Value::from(lease_ms), Value::from(format!("{JAVA_UUID}:1"))],
-    )
-    .await
-    .unwrap()
+    support::java::acquire(raw, name, lease_ms, 1).await
 }
 
 struct Bed {

@@ -4,92 +4,10 @@
 mod support;
 use support::*;
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use redisson_lock::{Client, Config};
-
-/// One `redis-server --sentinel` with its own config file (sentinels rewrite it).
-struct Sentinel {
-    child: Child,
-    port: u16,
-    dir: std::path::PathBuf,
-}
-
-impl Sentinel {
-    fn start(master_port: u16) -> Sentinel {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir().join(format!(
-            "redisson-lock-sentinel-{}-{port}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let conf = dir.join("sentinel.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "port {port}\nbind 127.0.0.1\ndir {}\n\
-                 sentinel monitor mymaster 127.0.0.1 {master_port} 1\n\
-                 sentinel down-after-milliseconds mymaster 2000\n\
-                 sentinel failover-timeout mymaster 6000\n",
-                dir.display()
-            ),
-        )
-        .unwrap();
-        let child = Command::new(
-            std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into()),
-        )
-        .arg(&conf)
-        .arg("--sentinel")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server (with --sentinel) is needed: apt-get install -y redis-server");
-        let sentinel = Sentinel { child, port, dir };
-        sentinel.wait_for(
-            |s| s.master_port() == Some(master_port),
-            "sentinel to see the primary",
-        );
-        sentinel
-    }
-
-    fn cli(&self, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
-            .args(["-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .expect("redis-cli");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn master_port(&self) -> Option<u16> {
-        let out = self.cli(&["sentinel", "get-master-addr-by-name", "mymaster"]);
-        out.lines().nth(1).and_then(|p| p.trim().parse().ok())
-    }
-
-    fn wait_for(&self, ok: impl Fn(&Sentinel) -> bool, what: &str) {
-        let started = Instant::now();
-        while !ok(self) {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "timed out waiting for {what}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Sentinel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 fn role(port: u16) -> String {
     let out = Command::new("redis-cli")
@@ -126,7 +44,7 @@ where
 async fn locks_follow_the_primary_through_a_sentinel_failover() {
     let primary = RedisServer::start();
     let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
-    let sentinel = Sentinel::start(primary.port);
+    let sentinel = SentinelServer::start(primary.port, 2000);
     // Wait for the replica to be in sync, so the failover can pick it.
     let started = Instant::now();
     while !Command::new("redis-cli")
@@ -143,7 +61,7 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
     }
     sentinel.wait_for(
         |s| {
-            s.cli(&["sentinel", "replicas", "mymaster"])
+            redis_cli(s.port, &["sentinel", "replicas", "mymaster"])
                 .contains(&replica.port.to_string())
         },
         "sentinel to discover the replica",
@@ -166,7 +84,7 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
     lock.unlock().await.unwrap();
 
     // Manual failover: the replica is promoted; the old primary is demoted.
-    let answer = sentinel.cli(&["sentinel", "failover", "mymaster"]);
+    let answer = redis_cli(sentinel.port, &["sentinel", "failover", "mymaster"]);
     assert!(
         answer.contains("OK"),
         "SENTINEL FAILOVER answered {answer:?}"

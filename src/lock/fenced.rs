@@ -12,11 +12,10 @@ use std::time::Duration;
 
 use fred::prelude::{KeysInterface, Value};
 
-use super::kind::{Acquire, AcquireMode, Kind, ScriptCall, Target, Waiting};
-use super::reentrant::{force_release_call, release_call};
+use super::kind::{Acquire, AcquireMode, Kind, ScriptCall, Target};
 use super::{Lock, Wait};
 use crate::error::{Error, Result};
-use crate::names::{fencing_token, lock_channel};
+use crate::names::fencing_token;
 use crate::scripts::{is_wrong_type, Script};
 
 /// `lua/fenced_acquire.lua`: take or re-enter, and draw a token.
@@ -67,18 +66,6 @@ impl Kind for Fenced {
             (Some(ttl), Some(-1)) => Ok(Acquire::Held { ttl }),
             _ => Err(reply),
         }
-    }
-
-    fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
-        release_call(target, lease_ms, latch)
-    }
-
-    fn force_release(&self, target: &Target<'_>) -> ScriptCall {
-        force_release_call(target)
-    }
-
-    fn waiting(&self, target: &Target<'_>) -> Waiting {
-        Waiting::Channel(lock_channel(target.name))
     }
 
     /// The acquire script's `BAD_TOKEN` error reply: the token key cannot give a token.

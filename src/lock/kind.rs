@@ -90,11 +90,16 @@ mod sealed {
         }
 
         /// The release script: give back one hold, idempotently through `latch`. It
-        /// answers nil (not the owner), 0 (holds remain) or 1 (released).
-        fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall;
+        /// answers nil (not the owner), 0 (holds remain) or 1 (released). Default: RLock's.
+        fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
+            super::super::base::release_call(target, lease_ms, latch)
+        }
 
         /// The force-release script: delete the lock whoever holds it; answers 1 or 0.
-        fn force_release(&self, target: &Target<'_>) -> ScriptCall;
+        /// Default: RLock's.
+        fn force_release(&self, target: &Target<'_>) -> ScriptCall {
+            super::super::base::force_release_call(target)
+        }
 
         /// The clean-up after a queued waiter gives up (the fair lock's `acquireFailed`);
         /// `None` for kinds without a queue.
@@ -102,8 +107,11 @@ mod sealed {
             None
         }
 
-        /// How a waiter of this kind waits between attempts.
-        fn waiting(&self, target: &Target<'_>) -> Waiting;
+        /// How a waiter of this kind waits between attempts. Default: RLock's channel
+        /// `redisson_lock__channel:{N}`.
+        fn waiting(&self, target: &Target<'_>) -> Waiting {
+            Waiting::Channel(crate::names::lock_channel(target.name))
+        }
 
         /// What the watchdog renews for a watchdog-mode hold.
         fn renewable(&self, target: &Target<'_>) -> Renewable {

@@ -21,6 +21,7 @@
 //! renewal registry before the caller sees it, and every unlock removes one registration.
 
 mod backoff;
+pub(crate) mod base;
 pub(crate) mod fair;
 pub(crate) mod fenced;
 mod guard;
@@ -982,11 +983,8 @@ impl<K: LockKind> Lock<K> {
         let Some(gate) = self.context.writers.waiting(&self.name) else {
             return true;
         };
-        let field = crate::names::owner_field(&self.context.id, owner);
         let holds = &self.context.holds;
-        if holds.known(&self.name, &field) > 0
-            || holds.known(&self.name, &format!("{field}:write")) > 0
-        {
+        if holds.known(&self.name, owner, false) > 0 || holds.known(&self.name, owner, true) > 0 {
             return true; // re-entry or downgrade: never wait on a writer here
         }
         tracing::trace!(lock = %self.name, %owner, "a writer of this client waits: letting it go first");
@@ -1009,16 +1007,18 @@ impl<K: LockKind> Lock<K> {
         tracing::trace!(ttl, channel, "held by another owner; subscribing");
         let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let pubsub = &self.context.pubsub;
+        // Boxed: subscribing is a large future (fred's subscribe and its confirmation)
+        // that runs once per wait; inline, every waiting task would carry its size for
+        // as long as it waits.
+        let subscribe = Box::pin(pubsub.subscribe(channel));
         let subscription = match deadline {
-            Some(deadline) => {
-                match tokio::time::timeout_at(deadline, pubsub.subscribe(channel)).await {
-                    Ok(subscribed) => subscribed.map_err(|e| self.redis_error_as(owner, e))?,
-                    Err(_) => return Ok(None),
-                }
-            }
+            Some(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
+                Ok(subscribed) => subscribed.map_err(|e| self.redis_error_as(owner, e))?,
+                Err(_) => return Ok(None),
+            },
             None => {
                 let limit = self.context.config.subscription_timeout;
-                tokio::time::timeout(limit, pubsub.subscribe(channel))
+                tokio::time::timeout(limit, subscribe)
                     .await
                     .map_err(|_| Error::Timeout {
                         what: "subscribing to the lock channel",
@@ -1124,7 +1124,7 @@ impl<K: LockKind> Lock<K> {
         let watchdog = lease_ms.is_none();
         let lease = lease_ms.unwrap_or(self.context.watchdog_ms);
         let started = Instant::now();
-        let settle_by = self.settle_by(wait);
+        let settle_by = self.settle_by(wait, lease);
         let work = {
             let lock = self.clone();
             async move { lock.acquire_script(owner, lease, mode, settle_by).await }
@@ -1152,10 +1152,12 @@ impl<K: LockKind> Lock<K> {
             Acquire::Taken { token } => token,
         };
         let target = self.target(owner);
-        let field = self.kind.field(&self.context, owner);
         let acquired = if watchdog {
             let renewable = self.kind.renewable(&target);
-            let lost = self.context.renewal.add_hold(&self.name, renewable);
+            let lost = self
+                .context
+                .renewal
+                .add_hold(&self.name, owner, K::WRITER, renewable);
             Acquired {
                 lost,
                 lease_deadline: None,
@@ -1166,7 +1168,7 @@ impl<K: LockKind> Lock<K> {
             let lost = self
                 .context
                 .renewal
-                .signal(&self.name, &field)
+                .signal(&self.name, owner, K::WRITER)
                 .unwrap_or_default();
             Acquired {
                 lost,
@@ -1176,7 +1178,8 @@ impl<K: LockKind> Lock<K> {
         };
         self.context.holds.acquired(
             &self.name,
-            &field,
+            owner,
+            K::WRITER,
             acquired.lease_deadline,
             acquired.lost.clone(),
         );
@@ -1184,17 +1187,19 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// Until when an acquire whose reply was lost may spend learning its outcome: the
-    /// caller's wait budget, but at least two response timeouts (and, for a caller that
-    /// waits without a bound, the watchdog timeout, after which an unrenewed hold is
-    /// gone anyway).
-    fn settle_by(&self, wait: Wait) -> Instant {
+    /// caller's wait budget, but at least two response timeouts; for a caller that waits
+    /// without a bound, until the hold it may have taken would have expired (its lease,
+    /// plus a response timeout), after which nothing of it can remain.
+    fn settle_by(&self, wait: Wait, lease_ms: u64) -> Instant {
         let now = Instant::now();
         let config = &self.context.config;
         let floor = now + config.response_timeout.saturating_mul(2);
         match wait {
             Wait::Once => floor,
             Wait::Until(deadline, _) => deadline.max(floor),
-            Wait::Forever => floor.max(now + config.watchdog_timeout),
+            Wait::Forever => {
+                floor.max(now + Duration::from_millis(lease_ms) + config.response_timeout)
+            }
         }
     }
 
@@ -1210,13 +1215,17 @@ impl<K: LockKind> Lock<K> {
         mode: AcquireMode,
         settle_by: Instant,
     ) -> Result<Acquire> {
-        let field = self.kind.field(&self.context, owner);
-        self.settle_doubt(owner, &field).await?;
+        self.settle_doubt(owner).await?;
         let mut sends = 0u32;
         loop {
             sends += 1;
-            let before = self.context.holds.known(&self.name, &field);
+            let before = self.context.holds.known(&self.name, owner, K::WRITER);
             let call = self.kind.acquire(&self.target(owner), lease_ms, mode);
+            // A hold this send takes is gone by then at the latest, unless something
+            // else keeps the hash alive (see `learn_outcome`).
+            let expires_by = Instant::now()
+                + Duration::from_millis(lease_ms)
+                + self.context.config.response_timeout;
             let error = match self.run_synced(call, Resend::Never).await {
                 Ok((reply, synced)) => {
                     let acquire = self
@@ -1225,14 +1234,14 @@ impl<K: LockKind> Lock<K> {
                         .map_err(|other| unexpected("acquire", other))?;
                     return match (acquire, synced) {
                         (Acquire::Taken { .. }, Synced::NoneAcked { replicas }) => {
-                            self.undo_unsynced(owner, &field, before, lease_ms).await;
+                            self.undo_unsynced(owner, before, lease_ms).await;
                             Err(Error::NoSyncedReplicas {
                                 name: self.name.to_string(),
                                 replicas,
                             })
                         }
                         (Acquire::Taken { .. }, Synced::Failed(error)) => {
-                            self.undo_unsynced(owner, &field, before, lease_ms).await;
+                            self.undo_unsynced(owner, before, lease_ms).await;
                             Err(self.redis_error_as(owner, error))
                         }
                         (acquire, _) => Ok(acquire),
@@ -1243,7 +1252,13 @@ impl<K: LockKind> Lock<K> {
             };
             tracing::warn!(lock = %self.name, %owner, %error, "acquire outcome unknown; reading the owner's hold count");
             match self
-                .learn_outcome(owner, &field, before, settle_by, &error)
+                .learn_outcome(
+                    owner,
+                    &self.kind.field(&self.context, owner),
+                    before,
+                    (settle_by, expires_by),
+                    &error,
+                )
                 .await?
             {
                 Outcome::Ran if !K::TOKENS => return Ok(Acquire::Taken { token: None }),
@@ -1266,11 +1281,13 @@ impl<K: LockKind> Lock<K> {
     /// answer; waiting again would double the caller's wait). The acquisition was never
     /// reported, so the hold ledger has nothing to take back; if the release itself
     /// fails, the acquisition is left in doubt and the next call settles it.
-    async fn undo_unsynced(&self, owner: LockOwner, field: &str, before: u32, lease_ms: u64) {
+    async fn undo_unsynced(&self, owner: LockOwner, before: u32, lease_ms: u64) {
         tracing::warn!(lock = %self.name, %owner, "no replica acknowledged the acquisition: undoing it");
         if let Err(error) = self.release_script_with(owner, lease_ms, false).await {
             tracing::warn!(lock = %self.name, %owner, %error, "could not undo an unsynced acquisition; the next call settles it");
-            self.context.holds.mark_in_doubt(&self.name, field, before);
+            self.context
+                .holds
+                .mark_in_doubt(&self.name, owner, K::WRITER, before);
         }
     }
 
@@ -1283,7 +1300,7 @@ impl<K: LockKind> Lock<K> {
         owner: LockOwner,
         field: &str,
         before: u32,
-        settle_by: Instant,
+        (settle_by, expires_by): (Instant, Instant),
         lost_reply: &fred::error::Error,
     ) -> Result<Outcome> {
         let mut pause = Duration::from_millis(20);
@@ -1306,7 +1323,20 @@ impl<K: LockKind> Lock<K> {
                 }
                 Err(error @ (Error::WrongType { .. } | Error::Shutdown)) => return Err(error),
                 Err(error) if Instant::now() + pause >= settle_by => {
-                    self.context.holds.mark_in_doubt(&self.name, field, before);
+                    // With no earlier hold of this owner (whose renewal would keep the
+                    // hash alive) and not a read lock (whose hash other readers keep
+                    // alive), a hold the lost send took has expired by `expires_by`.
+                    if before == 0
+                        && !K::YIELDS_TO_WRITERS
+                        && expires_by <= settle_by + Duration::from_millis(100)
+                    {
+                        tokio::time::sleep_until(expires_by).await;
+                        tracing::debug!(lock = %self.name, %owner, "any hold the lost acquire took has expired");
+                        return Ok(Outcome::NotRun);
+                    }
+                    self.context
+                        .holds
+                        .mark_in_doubt(&self.name, owner, K::WRITER, before);
                     return Err(Error::OutcomeUnknown {
                         operation: "acquire",
                         name: self.name.to_string(),
@@ -1328,10 +1358,12 @@ impl<K: LockKind> Lock<K> {
 
     /// Settles an acquire left in doubt by an earlier call: if it ran, nobody was told,
     /// so its hold is given back before anything else happens.
-    async fn settle_doubt(&self, owner: LockOwner, field: &str) -> Result<()> {
-        let Some(before) = self.context.holds.in_doubt(&self.name, field) else {
+    async fn settle_doubt(&self, owner: LockOwner) -> Result<()> {
+        let Some(before) = self.context.holds.in_doubt(&self.name, owner, K::WRITER) else {
             return Ok(());
         };
+        let field = self.kind.field(&self.context, owner);
+        let field = field.as_str();
         let count = self.hold_count_in_redis(field).await?;
         let mut known = count.min(u64::from(before)) as u32;
         if count == u64::from(before) + 1 {
@@ -1340,7 +1372,9 @@ impl<K: LockKind> Lock<K> {
             self.release_script(owner, lease).await?;
             known = before;
         }
-        self.context.holds.settled(&self.name, field, known);
+        self.context
+            .holds
+            .settled(&self.name, owner, K::WRITER, known);
         Ok(())
     }
 
@@ -1395,28 +1429,34 @@ impl<K: LockKind> Lock<K> {
     /// Removes one watchdog hold of `owner`: the first half of every unlock, done
     /// synchronously (a dropped guard calls it from `Drop`).
     pub(crate) fn stop_renewal(&self, owner: LockOwner) {
-        let field = self.kind.field(&self.context, owner);
-        self.context.renewal.remove_hold(&self.name, &field);
+        self.context
+            .renewal
+            .remove_hold(&self.name, owner, K::WRITER);
     }
 
     /// The second half of every unlock: the release script, then the re-arm lease is
     /// reset after a full release (Redisson 3.27.2+: not after a partial one).
     pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
-        let field = self.kind.field(&self.context, owner);
-        self.settle_doubt(owner, &field).await?;
+        self.settle_doubt(owner).await?;
         let lease = self.internal_lease_ms.load(Ordering::Relaxed);
         let released = self.release_script(owner, lease).await;
         let (outcome, held_for) = match released {
             Ok(UnlockReply::StillHeld) => (
                 telemetry::UnlockOutcome::StillHeld,
-                self.context.holds.released(&self.name, &field, false),
+                self.context
+                    .holds
+                    .released(&self.name, owner, K::WRITER, false),
             ),
             Ok(UnlockReply::Released) => (
                 telemetry::UnlockOutcome::Released,
-                self.context.holds.released(&self.name, &field, true),
+                self.context
+                    .holds
+                    .released(&self.name, owner, K::WRITER, true),
             ),
             Ok(UnlockReply::NotOwner) => {
-                self.context.holds.released(&self.name, &field, true);
+                self.context
+                    .holds
+                    .released(&self.name, owner, K::WRITER, true);
                 (telemetry::UnlockOutcome::NotOwner, None)
             }
             Err(_) => (telemetry::UnlockOutcome::Error, None),

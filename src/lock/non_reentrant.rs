@@ -8,10 +8,9 @@
 
 use std::sync::LazyLock;
 
-use super::kind::{AcquireMode, Kind, ScriptCall, Target, Waiting};
-use super::reentrant::{acquire_call, force_release_call, release_call};
+use super::base::acquire_call;
+use super::kind::{AcquireMode, Kind, ScriptCall, Target};
 use crate::error::Error;
-use crate::names::lock_channel;
 use crate::scripts::Script;
 
 /// `lua/nonreentrant_acquire.lua`: take the lock; a re-entry is an error.
@@ -39,18 +38,6 @@ impl Kind for NonReentrant {
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         acquire_call(&ACQUIRE, target, lease_ms)
-    }
-
-    fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
-        release_call(target, lease_ms, latch)
-    }
-
-    fn force_release(&self, target: &Target<'_>) -> ScriptCall {
-        force_release_call(target)
-    }
-
-    fn waiting(&self, target: &Target<'_>) -> Waiting {
-        Waiting::Channel(lock_channel(target.name))
     }
 
     fn script_error(&self, target: &Target<'_>, error: &fred::error::Error) -> Option<Error> {

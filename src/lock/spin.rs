@@ -14,8 +14,8 @@ use std::sync::LazyLock;
 use fred::prelude::Value;
 
 use super::backoff::Backoff;
+use super::base::{acquire_call, ACQUIRE};
 use super::kind::{AcquireMode, Kind, ScriptCall, Target, Waiting};
-use super::reentrant::{acquire_call, ACQUIRE};
 use crate::error::Result;
 use crate::scripts::Script;
 

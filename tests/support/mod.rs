@@ -5,6 +5,8 @@
 //! flush scripts or read `INFO commandstats`, which needs a server of their own.
 #![allow(dead_code)]
 
+pub mod java;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;

@@ -1,0 +1,70 @@
+//! The reentrant lock's scripts and script calls: the base most kinds start from. The
+//! [`Kind`](super::kind::Kind) trait's defaults release, force-release and wait the way
+//! `RLock` does, with these; a kind overrides only what differs.
+
+use std::sync::LazyLock;
+
+use fred::prelude::Value;
+
+use super::kind::{ScriptCall, Target};
+use crate::names::lock_channel;
+use crate::scripts::Script;
+
+/// `lua/lock_acquire.lua`: take or re-enter a lock.
+pub(crate) const LOCK_ACQUIRE: &str = include_str!("../../lua/lock_acquire.lua");
+/// `lua/lock_release.lua`: give back one hold, with the unlock latch.
+pub(crate) const LOCK_RELEASE: &str = include_str!("../../lua/lock_release.lua");
+/// `lua/lock_force_release.lua`: delete a lock whoever holds it.
+pub(crate) const LOCK_FORCE_RELEASE: &str = include_str!("../../lua/lock_force_release.lua");
+
+pub(crate) static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_ACQUIRE));
+pub(crate) static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_RELEASE));
+pub(crate) static FORCE_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(LOCK_FORCE_RELEASE));
+
+/// `KEYS [N]`, `ARGV [lease, field]`: the RLock acquire shape, also sent by the spin lock
+/// and (with its own script) the non-reentrant lock.
+pub(crate) fn acquire_call(
+    script: &'static Script,
+    target: &Target<'_>,
+    lease_ms: u64,
+) -> ScriptCall {
+    ScriptCall::new(
+        script,
+        vec![target.name.to_owned()],
+        vec![
+            Value::from(lease_ms as i64),
+            Value::from(target.owner_field()),
+        ],
+    )
+}
+
+/// RLock's release (§4.2): the default release of every kind that unlocks as RLock
+/// does.
+pub(crate) fn release_call(target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
+    ScriptCall::new(
+        &RELEASE,
+        vec![
+            target.name.to_owned(),
+            lock_channel(target.name),
+            latch.to_owned(),
+        ],
+        vec![
+            Value::from("0"),
+            Value::from(lease_ms as i64),
+            Value::from(target.owner_field()),
+            target.publish(),
+            target.latch_ttl(),
+        ],
+    )
+}
+
+/// RLock's force release (§4.3): the default of every kind that force-unlocks as RLock
+/// does.
+pub(crate) fn force_release_call(target: &Target<'_>) -> ScriptCall {
+    ScriptCall::new(
+        &FORCE_RELEASE,
+        vec![target.name.to_owned(), lock_channel(target.name)],
+        vec![Value::from("0"), target.publish()],
+    )
+}
