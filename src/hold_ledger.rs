@@ -37,6 +37,8 @@ struct Entry {
     lost: Option<Arc<LostSignal>>,
     /// The count before an acquire whose outcome could not be learned.
     in_doubt: Option<u32>,
+    /// Serialises settling the doubt (the caller's next call and the background settler).
+    settling: Option<Arc<tokio::sync::Mutex<()>>>,
 }
 
 impl Entry {
@@ -132,6 +134,7 @@ impl HoldLedger {
         let entry = holds.entry((name.clone(), owner, write)).or_default();
         entry.count = before;
         entry.in_doubt = Some(before);
+        entry.settling.get_or_insert_with(Default::default);
     }
 
     /// The count before an acquire in doubt, if one is.
@@ -139,6 +142,19 @@ impl HoldLedger {
         self.holds()
             .get(&(name.clone(), owner, write))
             .and_then(|e| e.in_doubt)
+    }
+
+    /// The lock that serialises settling the doubt on this entry, if it is in doubt.
+    pub(crate) fn settling(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+    ) -> Option<Arc<tokio::sync::Mutex<()>>> {
+        self.holds()
+            .get(&(name.clone(), owner, write))
+            .filter(|e| e.in_doubt.is_some())
+            .and_then(|e| e.settling.clone())
     }
 
     /// The doubt is settled; the owner has `count` holds known to the caller.

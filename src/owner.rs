@@ -74,6 +74,12 @@ impl LockOwner {
         self.0
     }
 
+    /// Whether this is a task's or a thread's own id (not one set with `with_owner`):
+    /// such an owner is used by nobody else.
+    pub(crate) const fn is_automatic(self) -> bool {
+        self.0 >= THREAD_OWNER_BASE
+    }
+
     /// The owner of the calling code: the current tokio task, or, outside any task, the
     /// current OS thread. See the type's documentation for the model.
     ///

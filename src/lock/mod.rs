@@ -1285,9 +1285,7 @@ impl<K: LockKind> Lock<K> {
         tracing::warn!(lock = %self.name, %owner, "no replica acknowledged the acquisition: undoing it");
         if let Err(error) = self.release_script_with(owner, lease_ms, false).await {
             tracing::warn!(lock = %self.name, %owner, %error, "could not undo an unsynced acquisition; the next call settles it");
-            self.context
-                .holds
-                .mark_in_doubt(&self.name, owner, K::WRITER, before);
+            self.leave_in_doubt(owner, before);
         }
     }
 
@@ -1308,6 +1306,18 @@ impl<K: LockKind> Lock<K> {
             match self.hold_count_in_redis(field).await {
                 Ok(count) if count == u64::from(before) + 1 => return Ok(Outcome::Ran),
                 Ok(count) if count == u64::from(before) => return Ok(Outcome::NotRun),
+                // More than one send ran (a send thought not to have run was still pending
+                // somewhere, as in a failover). A task's or thread's own owner id is used
+                // by nobody else, so the extra holds are this call's: give them back.
+                Ok(count) if count > u64::from(before) + 1 && owner.is_automatic() => {
+                    let extra = count - u64::from(before) - 1;
+                    tracing::warn!(lock = %self.name, %owner, extra, "an acquire ran more than once; giving back the extra holds");
+                    let lease = self.internal_lease_ms.load(Ordering::Relaxed);
+                    for _ in 0..extra {
+                        self.release_script(owner, lease).await?;
+                    }
+                    return Ok(Outcome::Ran);
+                }
                 Ok(count) => {
                     return Err(Error::OutcomeUnknown {
                         operation: "acquire",
@@ -1334,9 +1344,7 @@ impl<K: LockKind> Lock<K> {
                         tracing::debug!(lock = %self.name, %owner, "any hold the lost acquire took has expired");
                         return Ok(Outcome::NotRun);
                     }
-                    self.context
-                        .holds
-                        .mark_in_doubt(&self.name, owner, K::WRITER, before);
+                    self.leave_in_doubt(owner, before);
                     return Err(Error::OutcomeUnknown {
                         operation: "acquire",
                         name: self.name.to_string(),
@@ -1359,6 +1367,12 @@ impl<K: LockKind> Lock<K> {
     /// Settles an acquire left in doubt by an earlier call: if it ran, nobody was told,
     /// so its hold is given back before anything else happens.
     async fn settle_doubt(&self, owner: LockOwner) -> Result<()> {
+        let Some(settling) = self.context.holds.settling(&self.name, owner, K::WRITER) else {
+            return Ok(());
+        };
+        // One settler at a time (this call, another call, the background settler); the
+        // doubt may be gone once it is our turn.
+        let _turn = settling.lock().await;
         let Some(before) = self.context.holds.in_doubt(&self.name, owner, K::WRITER) else {
             return Ok(());
         };
@@ -1376,6 +1390,34 @@ impl<K: LockKind> Lock<K> {
             .holds
             .settled(&self.name, owner, K::WRITER, known);
         Ok(())
+    }
+
+    /// Marks an acquire of `owner` in doubt (see [`Lock::settle_doubt`]) and settles it in
+    /// the background as soon as Redis answers, so that a hold nobody was told about does
+    /// not wait for this owner's next call; the next call waits for a settlement in
+    /// progress. Gives up when the client shuts down or after ten minutes.
+    fn leave_in_doubt(&self, owner: LockOwner, before: u32) {
+        self.context
+            .holds
+            .mark_in_doubt(&self.name, owner, K::WRITER, before);
+        let lock = self.clone();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let give_up = Instant::now() + Duration::from_secs(600);
+            let mut pause = Duration::from_millis(100);
+            while !lock.context.is_closed() && Instant::now() < give_up {
+                match lock.settle_doubt(owner).await {
+                    Ok(()) => return,
+                    Err(error) => {
+                        tracing::debug!(lock = %lock.name, %owner, %error, "settling an acquire in doubt; retrying");
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(2));
+                    }
+                }
+            }
+        });
     }
 
     /// `HGET name field` as a count (0 when absent).
