@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use fred::prelude::Value;
 
-use super::kind::{ScriptCall, Target};
+use super::call::{ScriptCall, Target};
 use crate::names::lock_channel;
 use crate::scripts::Script;
 

@@ -12,7 +12,8 @@ use crate::context::LockContext;
 use crate::error::Error;
 use crate::owner::LockOwner;
 use crate::renewal::Renewable;
-use crate::scripts::Script;
+
+pub(crate) use super::call::{ScriptCall, Target};
 
 /// A kind of lock (reentrant, fair, read, write, fenced, spin, non-reentrant).
 ///
@@ -132,31 +133,6 @@ mod sealed {
     }
 }
 
-/// The lock and owner a script call is for.
-#[derive(Clone, Copy)]
-pub(crate) struct Target<'a> {
-    pub(crate) context: &'a LockContext,
-    pub(crate) name: &'a str,
-    pub(crate) owner: LockOwner,
-}
-
-impl Target<'_> {
-    /// `<client-id>:<owner>`.
-    pub(crate) fn owner_field(&self) -> String {
-        crate::names::owner_field(&self.context.id, self.owner)
-    }
-
-    /// `"PUBLISH"` or `"SPUBLISH"`.
-    pub(crate) fn publish(&self) -> Value {
-        Value::from(self.context.publish_command)
-    }
-
-    /// The unlock latch's time to live, in ms, as the release scripts take it.
-    pub(crate) fn latch_ttl(&self) -> Value {
-        Value::from(self.context.config.unlock_latch_ttl.as_millis().max(1) as i64)
-    }
-}
-
 /// Which acquire script an attempt uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AcquireMode {
@@ -194,19 +170,6 @@ pub(crate) enum LockedProbe {
     ModeIs(&'static str),
     /// A script answering 1 or 0.
     Script(ScriptCall),
-}
-
-/// One script with its keys and arguments.
-pub(crate) struct ScriptCall {
-    pub(crate) script: &'static Script,
-    pub(crate) keys: Vec<String>,
-    pub(crate) args: Vec<Value>,
-}
-
-impl ScriptCall {
-    pub(crate) fn new(script: &'static Script, keys: Vec<String>, args: Vec<Value>) -> Self {
-        ScriptCall { script, keys, args }
-    }
 }
 
 /// Milliseconds since the Unix epoch on this machine, as the fair lock's scripts take

@@ -22,6 +22,7 @@
 
 mod backoff;
 pub(crate) mod base;
+mod call;
 pub(crate) mod fair;
 pub(crate) mod fenced;
 mod guard;

@@ -1,0 +1,46 @@
+//! [`ScriptCall`] and [`Target`]: a script with its keys and arguments, and the lock and
+//! owner it is for. What a kind builds and the engine sends.
+
+use fred::prelude::Value;
+
+use crate::context::LockContext;
+use crate::owner::LockOwner;
+use crate::scripts::Script;
+
+/// The lock and owner a script call is for.
+#[derive(Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub(crate) context: &'a LockContext,
+    pub(crate) name: &'a str,
+    pub(crate) owner: LockOwner,
+}
+
+impl Target<'_> {
+    /// `<client-id>:<owner>`.
+    pub(crate) fn owner_field(&self) -> String {
+        crate::names::owner_field(&self.context.id, self.owner)
+    }
+
+    /// `"PUBLISH"` or `"SPUBLISH"`.
+    pub(crate) fn publish(&self) -> Value {
+        Value::from(self.context.publish_command)
+    }
+
+    /// The unlock latch's time to live, in ms, as the release scripts take it.
+    pub(crate) fn latch_ttl(&self) -> Value {
+        Value::from(self.context.config.unlock_latch_ttl.as_millis().max(1) as i64)
+    }
+}
+
+/// One script with its keys and arguments.
+pub(crate) struct ScriptCall {
+    pub(crate) script: &'static Script,
+    pub(crate) keys: Vec<String>,
+    pub(crate) args: Vec<Value>,
+}
+
+impl ScriptCall {
+    pub(crate) fn new(script: &'static Script, keys: Vec<String>, args: Vec<Value>) -> Self {
+        ScriptCall { script, keys, args }
+    }
+}
