@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
-use rand::Rng;
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{AnyLock, Error, LockOwner, MultiLock};
 
@@ -352,36 +351,16 @@ async fn dropped_lock_futures_leave_no_member_held() {
     let stop = Arc::new(AtomicBool::new(false));
     let contender = {
         let lock = clients[1].get_lock(names[1].clone());
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
+        keep_contending(stop.clone(), move || {
+            let lock = lock.clone();
+            async move {
                 lock.lock().await.unwrap();
                 tokio::time::sleep(Duration::from_millis(3)).await;
                 lock.unlock().await.unwrap();
-                tokio::task::yield_now().await;
             }
         })
     };
-    let (mut taken, mut dropped) = (0, 0);
-    for round in 0..150u64 {
-        let group = group.with_owner(LockOwner::from_raw(1_000 + round));
-        let limit = Duration::from_micros(rand::thread_rng().gen_range(0..=15_000));
-        let lease = (round % 2 == 0).then(|| Duration::from_secs(30));
-        let attempt = async {
-            match lease {
-                Some(lease) => group.lock_with_lease(lease).await,
-                None => group.lock().await,
-            }
-        };
-        match tokio::time::timeout(limit, attempt).await {
-            Ok(result) => {
-                result.unwrap();
-                taken += 1;
-                group.unlock().await.unwrap();
-            }
-            Err(_) => dropped += 1,
-        }
-    }
+    let (taken, dropped) = drop_group_lock_futures(&group, 150).await;
     stop.store(true, Ordering::Relaxed);
     contender.await.unwrap();
     println!("150 rounds: {taken} taken, {dropped} dropped mid-way");

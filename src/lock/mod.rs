@@ -594,7 +594,7 @@ impl<K: LockKind> Lock<K> {
             .remove_lock(&self.name, &self.kind.renewable(&target));
         let call = self.kind.force_release(&target);
         let (reply, synced) = self
-            .run_synced(call, Resend::Allowed)
+            .run_synced(&call, Resend::Allowed)
             .instrument(tracing::debug_span!("redisson_lock.force_unlock", lock = %self.name, kind = K::NAME))
             .await
             .map_err(|e| self.redis_error(e))?;
@@ -638,7 +638,7 @@ impl<K: LockKind> Lock<K> {
                 .await
                 .map(|m| m.as_deref() == Some(mode)),
             LockedProbe::Script(call) => self
-                .run(call, Resend::Allowed)
+                .run(&call, Resend::Allowed)
                 .await
                 .map(|v| v.as_i64() == Some(1)),
         };
@@ -787,7 +787,7 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// Sends one script call.
-    async fn run(&self, call: ScriptCall, resend: Resend) -> Result<Value, fred::error::Error> {
+    async fn run(&self, call: &ScriptCall, resend: Resend) -> Result<Value, fred::error::Error> {
         let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
         call.script
             .run(
@@ -805,7 +805,7 @@ impl<K: LockKind> Lock<K> {
     /// [`ReplicaSync`](crate::replicas::ReplicaSync)).
     async fn run_synced(
         &self,
-        call: ScriptCall,
+        call: &ScriptCall,
         resend: Resend,
     ) -> Result<(Value, Synced), fred::error::Error> {
         let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
@@ -1227,7 +1227,7 @@ impl<K: LockKind> Lock<K> {
             let expires_by = Instant::now()
                 + Duration::from_millis(lease_ms)
                 + self.context.config.response_timeout;
-            let error = match self.run_synced(call, Resend::Never).await {
+            let error = match self.run_synced(&call, Resend::Never).await {
                 Ok((reply, synced)) => {
                     let acquire = self
                         .kind
@@ -1438,12 +1438,8 @@ impl<K: LockKind> Lock<K> {
         let Some(call) = self.kind.acquire_failed(&self.target(owner), wait_ms) else {
             return;
         };
-        let keys = call.keys.clone();
-        let args = call.args.clone();
-        let script = call.script;
         for retry in 0..3u64 {
-            let call = ScriptCall::new(script, keys.clone(), args.clone());
-            match self.run(call, Resend::Allowed).await {
+            match self.run(&call, Resend::Allowed).await {
                 Ok(_) => return,
                 Err(error) if retry < 2 && !self.context.is_closed() => {
                     tracing::debug!(lock = %self.name, %owner, %error, "leaving the queue failed; retrying");
@@ -1463,8 +1459,13 @@ impl<K: LockKind> Lock<K> {
         self.check()?;
         self.stop_renewal(owner);
         let lock = self.clone();
-        let span =
-            tracing::debug_span!("redisson_lock.unlock", lock = %self.name, kind = K::NAME, %owner);
+        let span = tracing::debug_span!(
+            "redisson_lock.unlock",
+            lock = %self.name,
+            kind = K::NAME,
+            %owner,
+            outcome = tracing::field::Empty,
+        );
         let work = async move { lock.release_settled(owner).await }.instrument(span);
         FinishOnDrop::new(work, |_| async {}).await
     }
@@ -1556,30 +1557,13 @@ impl<K: LockKind> Lock<K> {
         let latch = unlock_latch(&self.name, &request_id);
         let latch_ttl = context.config.unlock_latch_ttl;
         let call = self.kind.release(&self.target(owner), lease_ms, &latch);
-        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
         let started = Instant::now();
         let mut retries = 0u32;
         loop {
             let reply = if sync {
-                call.script
-                    .run_synced(
-                        &context.redis,
-                        &keys,
-                        &call.args,
-                        Resend::Never,
-                        context.config.response_timeout,
-                        &context.replicas,
-                    )
-                    .await
+                self.run_synced(&call, Resend::Never).await
             } else {
-                call.script
-                    .run(
-                        &context.redis,
-                        &keys,
-                        &call.args,
-                        Resend::Never,
-                        context.config.response_timeout,
-                    )
+                self.run(&call, Resend::Never)
                     .await
                     .map(|reply| (reply, Synced::Unchecked))
             };

@@ -11,7 +11,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
@@ -498,4 +499,50 @@ impl Drop for SentinelServer {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Runs `round` (take a lock, hold it briefly, give it back) in a loop on its own task
+/// until `stop` is set: a contender for cancel-safety tests.
+pub fn keep_contending<F, Fut>(stop: Arc<AtomicBool>, mut round: F) -> tokio::task::JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    tokio::spawn(async move {
+        while !stop.load(Ordering::Relaxed) {
+            round().await;
+            tokio::task::yield_now().await;
+        }
+    })
+}
+
+/// Calls `lock()` (even rounds: `lock_with_lease(30 s)`) on `group` as a new owner each
+/// round, dropping the future after a random 0–15 ms; unlocks what it got. Returns how
+/// many rounds took the group and how many were dropped mid-way.
+pub async fn drop_group_lock_futures<R: redisson_lock::GroupRule>(
+    group: &redisson_lock::LockGroup<R>,
+    rounds: u64,
+) -> (u64, u64) {
+    use rand::Rng;
+    let (mut taken, mut dropped) = (0, 0);
+    for round in 0..rounds {
+        let mine = group.with_owner(redisson_lock::LockOwner::from_raw(1_000 + round));
+        let limit = Duration::from_micros(rand::thread_rng().gen_range(0..=15_000));
+        let lease = (round % 2 == 0).then(|| Duration::from_secs(30));
+        let attempt = async {
+            match lease {
+                Some(lease) => mine.lock_with_lease(lease).await,
+                None => mine.lock().await,
+            }
+        };
+        match tokio::time::timeout(limit, attempt).await {
+            Ok(result) => {
+                result.expect("group lock");
+                taken += 1;
+                mine.unlock().await.expect("group unlock");
+            }
+            Err(_) => dropped += 1,
+        }
+    }
+    (taken, dropped)
 }
