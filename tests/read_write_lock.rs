@@ -1658,13 +1658,16 @@ async fn readers_of_the_same_client_let_a_waiting_writer_go_first() {
     let stop = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicU64::new(0));
     let mut readers = Vec::new();
-    for _ in 0..8 {
+    // Staggered 20 ms read holds taken back at once: the lock is never out of read mode
+    // unless the readers let a writer in.
+    for i in 0..8u64 {
         let read = rw.read_lock();
         let (stop, reads) = (stop.clone(), reads.clone());
         readers.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(3 * i)).await;
             while !stop.load(Ordering::Relaxed) {
                 if read.try_lock_for(Duration::from_secs(5)).await.unwrap() {
-                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
                     read.unlock().await.unwrap();
                     reads.fetch_add(1, Ordering::Relaxed);
                 }
