@@ -361,6 +361,7 @@ impl Client {
         let _ = self.inner.shutdown.send(true);
         self.inner.renewal.clear();
         self.inner.pubsub.close();
+        self.inner.lines.wake_all();
         self.inner.flush_latches().await;
         let commands = self.inner.redis.quit().await;
         let subscriptions = self.inner.subscriber.quit().await;
@@ -392,6 +393,20 @@ impl Client {
     /// ```
     pub fn subscribed_channels(&self) -> usize {
         self.inner.pubsub.channel_count()
+    }
+
+    /// The number of this client's tasks waiting in a lock's local line (see
+    /// [`ConfigBuilder::local_handoffs`](crate::ConfigBuilder::local_handoffs)): every
+    /// waiter of a reentrant or non-reentrant lock, the one waiting in Redis included.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::Client) {
+    /// assert_eq!(client.local_waiters(), 0);
+    /// # }
+    /// ```
+    pub fn local_waiters(&self) -> usize {
+        self.inner.lines.waiting()
     }
 
     /// The number of (lock, owner) pairs the watchdog renews.

@@ -31,6 +31,15 @@ pub const DEFAULT_FAIR_LOCK_WAIT_TIMEOUT: Duration = Duration::from_secs(300);
 /// lock script.
 pub const DEFAULT_REPLICAS_SYNC_TIMEOUT: Duration = Duration::from_millis(1_000);
 
+/// How many times in a row a lock may be handed from one task of a client to the next
+/// before it is released for real when others wait (see
+/// [`ConfigBuilder::local_handoffs`]).
+pub const DEFAULT_LOCAL_HANDOFFS: u32 = 8;
+
+/// How long a lock may stay in one client through local hand-offs before it is released
+/// for real when others wait (see [`ConfigBuilder::local_handoff_time`]).
+pub const DEFAULT_LOCAL_HANDOFF_TIME: Duration = Duration::from_millis(50);
+
 /// The URL schemes [`Config::from_url`] accepts (fred's, with its `valkey` twins).
 pub const URL_SCHEMES: &[&str] = &[
     "redis",
@@ -113,6 +122,8 @@ pub struct Config {
     pub(crate) metrics_lock_names: bool,
     pub(crate) check_lock_synced_replicas: bool,
     pub(crate) replicas_sync_timeout: Duration,
+    pub(crate) local_handoffs: u32,
+    pub(crate) local_handoff_time: Duration,
     pub(crate) client_id: Option<Uuid>,
 }
 
@@ -216,6 +227,38 @@ impl Config {
         self.replicas_sync_timeout
     }
 
+    /// How many local hand-offs in a row a lock may make before a release that others
+    /// wait for is a real one (default [`DEFAULT_LOCAL_HANDOFFS`]; 0: never hand off).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.local_handoffs(), redisson_lock::DEFAULT_LOCAL_HANDOFFS);
+    /// ```
+    pub fn local_handoffs(&self) -> u32 {
+        self.local_handoffs
+    }
+
+    /// How long a lock may stay in this client through local hand-offs before a release
+    /// that others wait for is a real one (default [`DEFAULT_LOCAL_HANDOFF_TIME`]).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.local_handoff_time(), redisson_lock::DEFAULT_LOCAL_HANDOFF_TIME);
+    /// ```
+    pub fn local_handoff_time(&self) -> Duration {
+        self.local_handoff_time
+    }
+
+    /// Whether the server is a single one (every pub/sub listener is on it).
+    pub(crate) fn is_single_server(&self) -> bool {
+        matches!(
+            self.redis.server,
+            fred::types::config::ServerConfig::Centralized { .. }
+        )
+    }
+
     /// Whether this configuration waits for replicas at all: the check is on and the
     /// topology is Sentinel or Cluster (a single server is skipped, as Redisson does).
     pub(crate) fn waits_for_replicas(&self) -> bool {
@@ -266,6 +309,8 @@ pub struct ConfigBuilder {
     metrics_lock_names: bool,
     check_lock_synced_replicas: bool,
     replicas_sync_timeout: Duration,
+    local_handoffs: u32,
+    local_handoff_time: Duration,
     client_id: Option<Uuid>,
 }
 
@@ -287,6 +332,8 @@ impl Default for ConfigBuilder {
             metrics_lock_names: false,
             check_lock_synced_replicas: true,
             replicas_sync_timeout: DEFAULT_REPLICAS_SYNC_TIMEOUT,
+            local_handoffs: DEFAULT_LOCAL_HANDOFFS,
+            local_handoff_time: DEFAULT_LOCAL_HANDOFF_TIME,
             client_id: None,
         }
     }
@@ -388,6 +435,30 @@ impl ConfigBuilder {
         self
     }
 
+    /// Local hand-off (default [`DEFAULT_LOCAL_HANDOFFS`] in a row): when a task of this
+    /// client gives back a reentrant or non-reentrant lock that another task of this
+    /// client waits for, its unlock script hands the lock straight to that task (the
+    /// owner field moves; no message, no second script). After `in_a_row` such hand-offs
+    /// in a row, or once the lock has stayed in this client for
+    /// [`local_handoff_time`](ConfigBuilder::local_handoff_time), an unlock hands off
+    /// only if no other client listens for the lock (on a single server; on Sentinel or
+    /// Cluster it never does then) and otherwise releases for real and publishes, so
+    /// that other processes and Java clients get their turn. 0 turns hand-off off: every
+    /// unlock is Redisson's. Waiting tasks of one client queue locally either way, in
+    /// arrival order, with only the first waiting in Redis. See `docs/design.md`.
+    pub fn local_handoffs(mut self, in_a_row: u32) -> Self {
+        self.local_handoffs = in_a_row;
+        self
+    }
+
+    /// How long a lock may stay in this client through local hand-offs before an unlock
+    /// that others wait for is a real release (default [`DEFAULT_LOCAL_HANDOFF_TIME`]);
+    /// see [`local_handoffs`](ConfigBuilder::local_handoffs).
+    pub fn local_handoff_time(mut self, time: Duration) -> Self {
+        self.local_handoff_time = time;
+        self
+    }
+
     /// Use this client id instead of a fresh random one. Two live clients must never share
     /// an id; this exists for tests and for restarting a process that must release the
     /// locks its previous incarnation held.
@@ -459,6 +530,8 @@ impl ConfigBuilder {
             metrics_lock_names: self.metrics_lock_names,
             check_lock_synced_replicas: self.check_lock_synced_replicas,
             replicas_sync_timeout: self.replicas_sync_timeout,
+            local_handoffs: self.local_handoffs,
+            local_handoff_time: self.local_handoff_time,
             client_id: self.client_id,
         })
     }

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::config::Config;
 use crate::hold_ledger::HoldLedger;
+use crate::local_queue::{HandoffLimits, LocalQueues};
 use crate::pubsub::PubSub;
 use crate::renewal::Renewal;
 use crate::replicas::ReplicaSync;
@@ -44,6 +45,9 @@ pub(crate) struct LockContext {
     pub(crate) holds: HoldLedger,
     /// Write waiters of this client, which its readers let go first.
     pub(crate) writers: Arc<WriterGates>,
+    /// This client's local lines of waiters, and how far hand-offs in them go.
+    pub(crate) lines: LocalQueues,
+    pub(crate) handoff_limits: HandoffLimits,
     /// `"PUBLISH"` or `"SPUBLISH"`, passed into the scripts that notify waiters.
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
@@ -84,6 +88,12 @@ impl LockContext {
             replicas: parts.replicas,
             holds: HoldLedger::default(),
             writers: Arc::default(),
+            lines: LocalQueues::default(),
+            handoff_limits: HandoffLimits {
+                in_a_row: parts.config.local_handoffs,
+                time: parts.config.local_handoff_time,
+                count_listeners: parts.config.is_single_server(),
+            },
             publish_command: parts.publish_command,
             watchdog_ms: parts.watchdog_ms,
             config: parts.config,

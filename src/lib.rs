@@ -78,6 +78,7 @@ mod error;
 pub mod fencing;
 mod hold_ledger;
 mod keys;
+mod local_queue;
 mod lock;
 mod names;
 mod owner;
@@ -90,7 +91,7 @@ mod writer_gates;
 
 pub use client::Client;
 pub use config::{
-    Config, ConfigBuilder, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RENEWAL_BATCH_SIZE,
+    Config, ConfigBuilder, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_LOCAL_HANDOFFS, DEFAULT_LOCAL_HANDOFF_TIME, DEFAULT_RENEWAL_BATCH_SIZE,
     DEFAULT_REPLICAS_SYNC_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT,
     DEFAULT_UNLOCK_LATCH_TTL, DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, URL_SCHEMES,
 };
@@ -118,6 +119,8 @@ pub mod lua {
     pub const LOCK_RELEASE: &str = crate::lock::base::LOCK_RELEASE;
     /// `lua/lock_force_release.lua`.
     pub const LOCK_FORCE_RELEASE: &str = crate::lock::base::LOCK_FORCE_RELEASE;
+    /// `lua/lock_handoff.lua` (redisson-lock's local hand-off; not a Redisson script).
+    pub const LOCK_HANDOFF: &str = crate::lock::base::LOCK_HANDOFF;
     /// `lua/lock_renew.lua`.
     pub const LOCK_RENEW: &str = crate::renewal::LOCK_RENEW;
     /// `lua/rw_read_renew.lua`.
@@ -163,6 +166,7 @@ pub mod lua {
 
     /// Every script above.
     pub const ALL: &[&str] = &[
+        LOCK_HANDOFF,
         LOCK_ACQUIRE,
         LOCK_RELEASE,
         LOCK_FORCE_RELEASE,

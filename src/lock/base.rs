@@ -16,11 +16,13 @@ pub(crate) const LOCK_ACQUIRE: &str = include_str!("../../lua/lock_acquire.lua")
 pub(crate) const LOCK_RELEASE: &str = include_str!("../../lua/lock_release.lua");
 /// `lua/lock_force_release.lua`: delete a lock whoever holds it.
 pub(crate) const LOCK_FORCE_RELEASE: &str = include_str!("../../lua/lock_force_release.lua");
+pub(crate) const LOCK_HANDOFF: &str = include_str!("../../lua/lock_handoff.lua");
 
 pub(crate) static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_ACQUIRE));
 pub(crate) static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_RELEASE));
 pub(crate) static FORCE_RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(LOCK_FORCE_RELEASE));
+pub(crate) static HANDOFF: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_HANDOFF));
 
 /// `KEYS [N]`, `ARGV [lease, field]`: the RLock acquire shape, also sent by the spin lock
 /// and (with its own script) the non-reentrant lock.
@@ -61,6 +63,43 @@ pub(crate) fn release_call(target: &Target<'_>, lease_ms: u64, latch: &str) -> S
 
 /// RLock's force release (§4.3): the default of every kind that force-unlocks as RLock
 /// does.
+/// `lua/lock_handoff.lua`: the release of `target`'s owner that hands the lock to the
+/// next local owner (see [`crate::local_queue`]).
+pub(crate) fn handoff_call(
+    target: &Target<'_>,
+    lease_ms: u64,
+    latch: &str,
+    next: &HandoffTo,
+) -> ScriptCall {
+    ScriptCall::new(
+        &HANDOFF,
+        vec![
+            target.name.to_owned(),
+            lock_channel(target.name),
+            latch.to_owned(),
+        ],
+        vec![
+            Value::from("0"),
+            Value::from(lease_ms as i64),
+            Value::from(target.owner_field()),
+            target.publish(),
+            target.latch_ttl(),
+            Value::from(next.field.as_str()),
+            Value::from(next.lease_ms as i64),
+            Value::from(next.listeners),
+        ],
+    )
+}
+
+/// Whom a hand-off goes to: the next owner's field and lease, and how many listeners on
+/// the channel still allow it (`-1`: any number).
+#[derive(Clone, Debug)]
+pub(crate) struct HandoffTo {
+    pub(crate) field: String,
+    pub(crate) lease_ms: u64,
+    pub(crate) listeners: i64,
+}
+
 pub(crate) fn force_release_call(target: &Target<'_>) -> ScriptCall {
     ScriptCall::new(
         &FORCE_RELEASE,

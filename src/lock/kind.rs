@@ -65,6 +65,11 @@ mod sealed {
         /// announced write waiters go first.
         const YIELDS_TO_WRITERS: bool = false;
 
+        /// Whether this client's waiters of the kind queue locally, one of them waiting
+        /// in Redis, and a release may hand the lock to the next local waiter
+        /// ([`Kind::handoff`] must then build the call; see [`crate::local_queue`]).
+        const HANDS_OFF: bool = false;
+
         /// The hash field `owner` writes: `<client-id>:<owner>` (write locks add
         /// `:write`).
         fn field(&self, context: &LockContext, owner: LockOwner) -> String {
@@ -98,6 +103,20 @@ mod sealed {
 
         /// The force-release script: delete the lock whoever holds it; answers 1 or 0.
         /// Default: RLock's.
+        /// The release of `target`'s owner that hands the lock to `next` when it gives
+        /// back the last hold (replies as the release, plus `2`: handed). Only for kinds
+        /// with [`Kind::HANDS_OFF`].
+        fn handoff(
+            &self,
+            target: &Target<'_>,
+            lease_ms: u64,
+            latch: &str,
+            next: &super::super::base::HandoffTo,
+        ) -> Option<ScriptCall> {
+            let _ = (target, lease_ms, latch, next);
+            None
+        }
+
         fn force_release(&self, target: &Target<'_>) -> ScriptCall {
             super::super::base::force_release_call(target)
         }

@@ -58,6 +58,7 @@ use tracing::Instrument;
 use crate::config::lease_millis;
 use crate::context::LockContext;
 use crate::detach::FinishOnDrop;
+use crate::local_queue::{Left, Stage, Ticket};
 use crate::error::{Error, Result};
 use crate::names::unlock_latch;
 use crate::owner::LockOwner;
@@ -196,6 +197,8 @@ pub(crate) enum UnlockReply {
     NotOwner,
     StillHeld,
     Released,
+    /// Released by handing the lock to the next local waiter (see [`crate::local_queue`]).
+    Handed,
 }
 
 impl<K: LockKind> Lock<K> {
@@ -563,7 +566,7 @@ impl<K: LockKind> Lock<K> {
                 client_id: self.context.id.clone(),
                 owner,
             }),
-            UnlockReply::StillHeld | UnlockReply::Released => Ok(()),
+            UnlockReply::StillHeld | UnlockReply::Released | UnlockReply::Handed => Ok(()),
         }
     }
 
@@ -606,6 +609,9 @@ impl<K: LockKind> Lock<K> {
                 if n == 1 {
                     // The hash is gone: no owner of this client holds it any more.
                     context.holds.forget_lock(&self.name);
+                    if let Some(line) = context.lines.get(&self.name) {
+                        line.released_by(None);
+                    }
                 }
                 Ok(n == 1)
             }
@@ -899,6 +905,9 @@ impl<K: LockKind> Lock<K> {
         self.check()?;
         self.kind.check()?;
         let lease_ms = lease.map(lease_millis).transpose()?;
+        if K::HANDS_OFF && !matches!(wait, Wait::Once) {
+            return self.acquire_in_line(owner, lease_ms, wait).await;
+        }
         {
             let mode = match wait {
                 Wait::Once => AcquireMode::Once,
@@ -1008,25 +1017,8 @@ impl<K: LockKind> Lock<K> {
         tracing::trace!(ttl, channel, "held by another owner; subscribing");
         let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let pubsub = &self.context.pubsub;
-        // Boxed: subscribing is a large future (fred's subscribe and its confirmation)
-        // that runs once per wait; inline, every waiting task would carry its size for
-        // as long as it waits.
-        let subscribe = Box::pin(pubsub.subscribe(channel));
-        let subscription = match deadline {
-            Some(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
-                Ok(subscribed) => subscribed.map_err(|e| self.redis_error_as(owner, e))?,
-                Err(_) => return Ok(None),
-            },
-            None => {
-                let limit = self.context.config.subscription_timeout;
-                tokio::time::timeout(limit, subscribe)
-                    .await
-                    .map_err(|_| Error::Timeout {
-                        what: "subscribing to the lock channel",
-                        after: limit,
-                    })?
-                    .map_err(|e| self.redis_error_as(owner, e))?
-            }
+        let Some(subscription) = self.subscribe(owner, channel, deadline).await? else {
+            return Ok(None);
         };
         loop {
             // Before listening: a reader that lets a writer go first must not take the
@@ -1122,7 +1114,6 @@ impl<K: LockKind> Lock<K> {
         mode: AcquireMode,
         wait: Wait,
     ) -> Result<Attempt> {
-        let watchdog = lease_ms.is_none();
         let lease = lease_ms.unwrap_or(self.context.watchdog_ms);
         let started = Instant::now();
         let settle_by = self.settle_by(wait, lease);
@@ -1152,29 +1143,51 @@ impl<K: LockKind> Lock<K> {
             Acquire::Held { ttl } => return Ok(Attempt::Held(ttl)),
             Acquire::Taken { token } => token,
         };
-        let target = self.target(owner);
-        let acquired = if watchdog {
-            let renewable = self.kind.renewable(&target);
-            let lost = self
-                .context
-                .renewal
-                .add_hold(&self.name, owner, K::WRITER, renewable);
-            Acquired {
-                lost,
-                lease_deadline: None,
-                token,
+        let acquired = self.register_acquired(owner, lease_ms, started, token);
+        if K::HANDS_OFF {
+            if let Some(line) = self.context.lines.get(&self.name) {
+                line.taken_by(owner, acquired.lease_deadline);
             }
-        } else {
-            self.internal_lease_ms.store(lease, Ordering::Relaxed);
-            let lost = self
-                .context
-                .renewal
-                .signal(&self.name, owner, K::WRITER)
-                .unwrap_or_default();
-            Acquired {
-                lost,
-                lease_deadline: Some(started + Duration::from_millis(lease)),
-                token,
+        }
+        Ok(Attempt::Acquired(acquired))
+    }
+
+    /// What every acquisition does once Redis said it is ours (by an acquire script, or by
+    /// a hand-off that started at `started`): a watchdog hold registers with the renewal
+    /// registry, a lease hold sets the re-arm lease; the hold ledger counts it.
+    fn register_acquired(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        started: Instant,
+        token: Option<u64>,
+    ) -> Acquired {
+        let target = self.target(owner);
+        let acquired = match lease_ms {
+            None => {
+                let renewable = self.kind.renewable(&target);
+                let lost = self
+                    .context
+                    .renewal
+                    .add_hold(&self.name, owner, K::WRITER, renewable);
+                Acquired {
+                    lost,
+                    lease_deadline: None,
+                    token,
+                }
+            }
+            Some(lease) => {
+                self.internal_lease_ms.store(lease, Ordering::Relaxed);
+                let lost = self
+                    .context
+                    .renewal
+                    .signal(&self.name, owner, K::WRITER)
+                    .unwrap_or_default();
+                Acquired {
+                    lost,
+                    lease_deadline: Some(started + Duration::from_millis(lease)),
+                    token,
+                }
             }
         };
         self.context.holds.acquired(
@@ -1184,7 +1197,7 @@ impl<K: LockKind> Lock<K> {
             acquired.lease_deadline,
             acquired.lost.clone(),
         );
-        Ok(Attempt::Acquired(acquired))
+        acquired
     }
 
     /// Until when an acquire whose reply was lost may spend learning its outcome: the
@@ -1284,7 +1297,7 @@ impl<K: LockKind> Lock<K> {
     /// fails, the acquisition is left in doubt and the next call settles it.
     async fn undo_unsynced(&self, owner: LockOwner, before: u32, lease_ms: u64) {
         tracing::warn!(lock = %self.name, %owner, "no replica acknowledged the acquisition: undoing it");
-        if let Err(error) = self.release_script_with(owner, lease_ms, false).await {
+        if let Err(error) = self.release_script_with(owner, lease_ms, false, None).await {
             tracing::warn!(lock = %self.name, %owner, %error, "could not undo an unsynced acquisition; the next call settles it");
             self.leave_in_doubt(owner, before);
         }
@@ -1483,7 +1496,11 @@ impl<K: LockKind> Lock<K> {
     pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
         self.settle_doubt(owner).await?;
         let lease = self.internal_lease_ms.load(Ordering::Relaxed);
-        let released = self.release_script(owner, lease).await;
+        let released = if K::HANDS_OFF {
+            self.release_or_hand_off(owner, lease).await
+        } else {
+            self.release_script(owner, lease).await
+        };
         let (outcome, held_for) = match released {
             Ok(UnlockReply::StillHeld) => (
                 telemetry::UnlockOutcome::StillHeld,
@@ -1491,7 +1508,7 @@ impl<K: LockKind> Lock<K> {
                     .holds
                     .released(&self.name, owner, K::WRITER, false),
             ),
-            Ok(UnlockReply::Released) => (
+            Ok(UnlockReply::Released | UnlockReply::Handed) => (
                 telemetry::UnlockOutcome::Released,
                 self.context
                     .holds
@@ -1507,11 +1524,261 @@ impl<K: LockKind> Lock<K> {
         };
         tracing::Span::current().record("outcome", outcome.as_str());
         telemetry::unlock_finished(K::NAME, outcome, held_for, self.metric_name());
-        if matches!(released, Ok(UnlockReply::Released | UnlockReply::NotOwner)) {
+        if matches!(
+            released,
+            Ok(UnlockReply::Released | UnlockReply::Handed | UnlockReply::NotOwner)
+        ) {
             self.internal_lease_ms
                 .store(self.context.watchdog_ms, Ordering::Relaxed);
         }
         released
+    }
+
+    /// The release of a kind that hands off (see [`crate::local_queue`]): when this
+    /// owner gives back its last hold and a local waiter is the head of the lock's line,
+    /// the release script hands the lock to it; otherwise it is the kind's release.
+    async fn release_or_hand_off(&self, owner: LockOwner, lease_ms: u64) -> Result<UnlockReply> {
+        let context = &self.context;
+        let line = context.lines.get(&self.name);
+        let handoff = line.as_ref().and_then(|line| {
+            (context.holds.known(&self.name, owner, K::WRITER) <= 1)
+                .then(|| line.begin_handoff(owner, &context.handoff_limits))
+                .flatten()
+        });
+        let Some(handoff) = handoff else {
+            let released = self.release_script(owner, lease_ms).await;
+            if let (Some(line), Ok(UnlockReply::Released | UnlockReply::NotOwner)) =
+                (&line, &released)
+            {
+                line.released_by(Some(owner));
+            }
+            return released;
+        };
+        let next = base::HandoffTo {
+            field: self.kind.field(context, handoff.to),
+            lease_ms: handoff.lease_ms.unwrap_or(context.watchdog_ms),
+            listeners: handoff.listeners,
+        };
+        let released = self
+            .release_script_with(owner, lease_ms, true, Some(&next))
+            .await;
+        let line = &handoff.line;
+        match &released {
+            Ok(UnlockReply::Handed) => {
+                tracing::trace!(lock = %self.name, from = %owner, to = %handoff.to, "handed to the next local waiter");
+                if !line.handed(&handoff) {
+                    tracing::debug!(lock = %self.name, owner = %handoff.to, "the waiter left during its hand-off: giving the lock back");
+                    self.with_owner(handoff.to).release_in_background();
+                }
+            }
+            Ok(UnlockReply::Released | UnlockReply::NotOwner) => {
+                line.not_handed(&handoff, true, handoff.within_bounds)
+            }
+            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false, false),
+            Err(_) => {
+                // The hand-off may have run: the head settles that before it tries.
+                self.with_owner(handoff.to).leave_in_doubt(handoff.to, 0);
+                line.not_handed(&handoff, false, true);
+            }
+        }
+        context.lines.retire_if_idle(line);
+        released
+    }
+
+    /// `lock()` and the waiting `try_lock*` of a kind that hands off: one attempt unless
+    /// this client already has waiters or another holder for the lock, then a place in the
+    /// lock's local line (see [`crate::local_queue`]).
+    async fn acquire_in_line(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        wait: Wait,
+    ) -> Result<Option<Acquired>> {
+        let context = &self.context;
+        let deadline = match wait {
+            Wait::Until(deadline, _) => Some(deadline),
+            Wait::Once | Wait::Forever => None,
+        };
+        let mode = AcquireMode::Queue {
+            wait_ms: context.config.fair_lock_wait_timeout.as_millis() as u64,
+        };
+        let queue_at_once = context
+            .lines
+            .get(&self.name)
+            .is_some_and(|line| line.should_queue(owner));
+        let mut ttl = None;
+        if !queue_at_once {
+            match self.attempt(owner, lease_ms, mode, wait).await? {
+                Attempt::Acquired(acquired) => return Ok(Some(acquired)),
+                Attempt::Held(held) => ttl = Some(held),
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(None);
+            }
+        }
+        let _waiting = telemetry::Waiting::start(K::NAME);
+        let line = context.lines.get_or_make(&self.name);
+        let mut place = InLine {
+            lock: self,
+            ticket: Some(line.join(owner, lease_ms)),
+        };
+        loop {
+            let Some(ticket) = place.ticket.as_ref() else {
+                return Ok(None);
+            };
+            match ticket.wait_turn(deadline).await {
+                Stage::Granted { at } => return Ok(Some(place.take_grant(at))),
+                Stage::Queued => {
+                    if context.is_closed() {
+                        return Err(Error::Shutdown);
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(None);
+                    }
+                }
+                Stage::Head | Stage::Trying | Stage::Handing => break,
+            }
+        }
+        // The head waits in Redis. Boxed: one task per line runs it at a time, so the
+        // others do not carry its size while they wait.
+        let head = Box::pin(self.wait_as_head(&place, lease_ms, mode, deadline, ttl)).await;
+        match head? {
+            Head::Taken(acquired) => {
+                place.leave_taken(acquired.lease_deadline);
+                Ok(Some(acquired))
+            }
+            Head::Granted(at) => Ok(Some(place.take_grant(at))),
+            Head::TimedOut => Ok(None),
+        }
+    }
+
+    /// The head of a local line: Redisson's wait (subscribed; tries after a message, a
+    /// nudge, or the holder's TTL), except that while another owner of this client holds
+    /// the lock it does not try: that holder's unlock hands the lock over or publishes.
+    async fn wait_as_head(
+        &self,
+        place: &InLine<'_, K>,
+        lease_ms: Option<u64>,
+        mode: AcquireMode,
+        deadline: Option<Instant>,
+        mut ttl: Option<i64>,
+    ) -> Result<Head> {
+        let Some(ticket) = place.ticket.as_ref() else {
+            return Ok(Head::TimedOut);
+        };
+        let owner = ticket.owner();
+        let line = ticket.line();
+        let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
+        let subscription = match line.subscription() {
+            Some(subscription) => subscription,
+            None => {
+                let channel = match self.kind.waiting(&self.target(owner)) {
+                    Waiting::Channel(channel) => channel,
+                    Waiting::Poll(_) => crate::names::lock_channel(&self.name),
+                };
+                match self.subscribe(owner, &channel, deadline).await? {
+                    Some(subscription) => line.keep_subscription(subscription),
+                    None => return Ok(Head::TimedOut),
+                }
+            }
+        };
+        let pubsub = &self.context.pubsub;
+        // Redisson subscribes, then tries again; a head behind a local holder waits for it.
+        let mut try_now = line.local_holder_other_than(owner).is_none();
+        loop {
+            let woken = subscription.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let nudged = ticket.notified();
+            tokio::pin!(nudged);
+            nudged.as_mut().enable();
+            if pubsub.is_closed() || self.context.is_closed() {
+                return Err(Error::Shutdown);
+            }
+            if let Stage::Granted { at } = ticket.stage() {
+                return Ok(Head::Granted(at));
+            }
+            let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if remaining == Some(Duration::ZERO) {
+                return Ok(Head::TimedOut);
+            }
+            if try_now && ticket.start_trying() {
+                let attempt = self.attempt(owner, lease_ms, mode, wait).await;
+                ticket.stop_trying();
+                match attempt? {
+                    Attempt::Acquired(acquired) => return Ok(Head::Taken(acquired)),
+                    Attempt::Held(held) => ttl = Some(held),
+                }
+            }
+            let holder_ends = match line.local_holder_other_than(owner) {
+                // A local holder's unlock wakes us; its lease, or the watchdog timeout
+                // for a renewed hold, bounds the wait in case it lost the lock silently.
+                Some(until) => Some(until.map_or(
+                    Duration::from_millis(self.context.watchdog_ms),
+                    |until| until.saturating_duration_since(Instant::now()),
+                )),
+                None => match ttl {
+                    Some(ttl) if ttl >= 0 => Some(Duration::from_millis(ttl as u64)),
+                    Some(_) => None,
+                    None => Some(Duration::ZERO),
+                },
+            };
+            let sleep_for = match (holder_ends, remaining) {
+                (Some(h), Some(r)) => Some(h.min(r)),
+                (h, r) => h.or(r),
+            };
+            tracing::trace!(?ttl, ?sleep_for, "head of the local line: waiting");
+            match sleep_for {
+                Some(limit) => {
+                    tokio::select! {
+                        _ = &mut woken => {}
+                        _ = &mut nudged => {}
+                        _ = tokio::time::sleep(limit) => {}
+                    }
+                }
+                None => {
+                    tokio::select! {
+                        _ = &mut woken => {}
+                        _ = &mut nudged => {}
+                    }
+                }
+            }
+            try_now = true;
+        }
+    }
+
+    /// Subscribes to `channel` for a waiter, within `deadline` (`Ok(None)`: it passed) or
+    /// the subscription timeout.
+    async fn subscribe(
+        &self,
+        owner: LockOwner,
+        channel: &str,
+        deadline: Option<Instant>,
+    ) -> Result<Option<crate::pubsub::Subscription>> {
+        let pubsub = &self.context.pubsub;
+        // Boxed: subscribing is a large future (fred's subscribe and its confirmation)
+        // that runs once per wait; inline, every waiting task would carry its size for
+        // as long as it waits.
+        let subscribe = Box::pin(pubsub.subscribe(channel));
+        match deadline {
+            Some(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
+                Ok(subscribed) => subscribed
+                    .map(Some)
+                    .map_err(|e| self.redis_error_as(owner, e)),
+                Err(_) => Ok(None),
+            },
+            None => {
+                let limit = self.context.config.subscription_timeout;
+                tokio::time::timeout(limit, subscribe)
+                    .await
+                    .map_err(|_| Error::Timeout {
+                        what: "subscribing to the lock channel",
+                        after: limit,
+                    })?
+                    .map(Some)
+                    .map_err(|e| self.redis_error_as(owner, e))
+            }
+        }
     }
 
     /// The unlock of a dropped guard (whose renewal hold `Drop` already removed).
@@ -1542,21 +1809,26 @@ impl<K: LockKind> Lock<K> {
         owner: LockOwner,
         lease_ms: u64,
     ) -> Result<UnlockReply> {
-        self.release_script_with(owner, lease_ms, true).await
+        self.release_script_with(owner, lease_ms, true, None).await
     }
 
-    /// [`Lock::release_script`]; `sync`: whether to `WAIT` for the replicas.
+    /// [`Lock::release_script`]; `sync`: whether to `WAIT` for the replicas; `next`: the
+    /// local owner to hand the lock to (see [`crate::local_queue`]).
     async fn release_script_with(
         &self,
         owner: LockOwner,
         lease_ms: u64,
         sync: bool,
+        next: Option<&base::HandoffTo>,
     ) -> Result<UnlockReply> {
         let context = &self.context;
         let request_id = uuid::Uuid::new_v4().simple().to_string();
         let latch = unlock_latch(&self.name, &request_id);
         let latch_ttl = context.config.unlock_latch_ttl;
-        let call = self.kind.release(&self.target(owner), lease_ms, &latch);
+        let target = self.target(owner);
+        let call = next
+            .and_then(|next| self.kind.handoff(&target, lease_ms, &latch, next))
+            .unwrap_or_else(|| self.kind.release(&target, lease_ms, &latch));
         let started = Instant::now();
         let mut retries = 0u32;
         loop {
@@ -1575,6 +1847,7 @@ impl<K: LockKind> Lock<K> {
                         Value::Null => Ok(UnlockReply::NotOwner),
                         Value::Integer(0) => Ok(UnlockReply::StillHeld),
                         Value::Integer(1) => Ok(UnlockReply::Released),
+                        Value::Integer(2) if next.is_some() => Ok(UnlockReply::Handed),
                         other => Err(unexpected("unlock", other)),
                     };
                 }
@@ -1595,6 +1868,65 @@ impl<K: LockKind> Lock<K> {
                 Err(error) => return Err(self.redis_error_as(owner, error)),
             }
         }
+    }
+}
+
+/// How the head of a local line came to hold the lock, or not.
+enum Head {
+    /// Its own acquire script took it.
+    Taken(Acquired),
+    /// A local holder handed it over; the hold started then.
+    Granted(Instant),
+    TimedOut,
+}
+
+/// A waiter's place in its lock's local line, held by the waiting future: leaving the
+/// line on every way out (done, given up, failed, dropped), and giving back a lock that
+/// was handed to a waiter that went away before taking it.
+struct InLine<'a, K: LockKind> {
+    lock: &'a Lock<K>,
+    ticket: Option<Ticket>,
+}
+
+impl<K: LockKind> InLine<'_, K> {
+    /// Takes the hold a local holder handed over (at `at`) and leaves the line.
+    fn take_grant(&mut self, at: Instant) -> Acquired {
+        let Some(ticket) = self.ticket.take() else {
+            unreachable_grant()
+        };
+        let (owner, lease_ms, line) = (ticket.owner(), ticket.lease_ms(), ticket.line().clone());
+        ticket.take_grant();
+        let acquired = self.lock.register_acquired(owner, lease_ms, at, None);
+        self.lock.context.lines.retire_if_idle(&line);
+        acquired
+    }
+
+    /// Leaves the line as the new local holder (its own try took the lock).
+    fn leave_taken(&mut self, until: Option<Instant>) {
+        if let Some(ticket) = self.ticket.take() {
+            let line = ticket.line().clone();
+            ticket.leave(Some(until));
+            self.lock.context.lines.retire_if_idle(&line);
+        }
+    }
+}
+
+/// A grant is only taken once, by the ticket's owner.
+fn unreachable_grant() -> ! {
+    unreachable!("a local hand-off is taken once")
+}
+
+impl<K: LockKind> Drop for InLine<'_, K> {
+    fn drop(&mut self) {
+        let Some(ticket) = self.ticket.take() else {
+            return;
+        };
+        let (owner, line) = (ticket.owner(), ticket.line().clone());
+        if let Left::GiveBack { .. } = ticket.leave(None) {
+            tracing::debug!(lock = %self.lock.name, %owner, "a waiter left after the lock was handed to it: giving it back");
+            self.lock.with_owner(owner).release_in_background();
+        }
+        self.lock.context.lines.retire_if_idle(&line);
     }
 }
 

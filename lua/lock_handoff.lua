@@ -1,0 +1,51 @@
+-- lock_handoff.lua: give back one hold of a reentrant lock and, when it was the last,
+-- hand the lock to the next owner of the same client in the same step.
+-- Not a Redisson script: redisson-lock's local hand-off (docs/protocol.md §16). What
+-- other clients observe is what they observe of lock_release.lua followed at once by
+-- lock_acquire.lua for the next owner, with no moment in between where the lock is free:
+-- the hash holds exactly one owner field throughout, and the key's TTL is the next
+-- owner's lease. A real release (key deleted, ARGV[1] published) happens instead when
+-- ARGV[8] says so.
+--
+-- KEYS[1]  lock hash N
+-- KEYS[2]  channel "redisson_lock__channel:{N}"
+-- KEYS[3]  latch "redisson_unlock_latch:{N}:<request-id>"
+-- ARGV[1]  unlock message "0"
+-- ARGV[2]  lease in ms to re-arm when holds of ARGV[3] remain
+-- ARGV[3]  releasing owner field "<client-uuid>:<owner-id>"
+-- ARGV[4]  publish command: "PUBLISH" or "SPUBLISH"
+-- ARGV[5]  latch time to live in ms
+-- ARGV[6]  next owner field "<client-uuid>:<owner-id>"
+-- ARGV[7]  next owner's lease in ms
+-- ARGV[8]  -1: hand off; n >= 0: hand off only while at most n connections listen on
+--          KEYS[2] (PUBSUB NUMSUB), else release for real
+--
+-- Returns nil when ARGV[3] does not hold the lock, 0 when holds of ARGV[3] remain (the
+-- TTL re-armed to ARGV[2]), 1 when the lock was released for real, 2 when it was handed
+-- to ARGV[6] (one hold, TTL ARGV[7]). A call repeated with the same latch returns the
+-- first call's answer and changes nothing.
+local earlier = redis.call('get', KEYS[3])
+if earlier then
+    return tonumber(earlier)
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+    return nil
+end
+local remaining = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if remaining > 0 then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+    redis.call('set', KEYS[3], '0', 'px', ARGV[5])
+    return 0
+end
+local limit = tonumber(ARGV[8])
+if limit < 0 or redis.call('pubsub', 'numsub', KEYS[2])[2] <= limit then
+    redis.call('hdel', KEYS[1], ARGV[3])
+    redis.call('hincrby', KEYS[1], ARGV[6], 1)
+    redis.call('pexpire', KEYS[1], ARGV[7])
+    redis.call('set', KEYS[3], '2', 'px', ARGV[5])
+    return 2
+end
+redis.call('del', KEYS[1])
+redis.call(ARGV[4], KEYS[2], ARGV[1])
+redis.call('set', KEYS[3], '1', 'px', ARGV[5])
+return 1

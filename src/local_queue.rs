@@ -1,0 +1,541 @@
+//! The local queue: this client's tasks that wait for the same lock, in order.
+//!
+//! When several tasks of one client wait for the same lock, only the first of them (the
+//! *head*) waits in Redis the way Redisson does (subscribed, trying after a message or the
+//! holder's TTL); the others wait here, in arrival order, and send nothing. When a task of
+//! this client unlocks its last hold while a local waiter is queued, its release can hand
+//! the lock straight to the head in the same script round trip (the hash's field moves
+//! from the releasing owner to the head's: no message, no second script). See
+//! `docs/design.md` ("Local queue and hand-off") and `lua/lock_handoff.lua`.
+//!
+//! Hand-offs are bounded so that waiters elsewhere (other processes, Java clients) still
+//! get the lock: after [`HandoffLimits::in_a_row`] hand-offs in a row, or once the lock
+//! has stayed in this client for [`HandoffLimits::time`], a release hands off only when
+//! nobody else listens on the lock's channel (a single server) or not at all (Sentinel,
+//! Cluster, where listeners may sit on replicas): it releases for real and publishes.
+//!
+//! Invariants: a line exists only while it has waiters (or a hand-off in flight); at most
+//! one waiter is the head; a hand-off is only started to a head that is not trying in
+//! Redis itself, and a head only tries when no hand-off to it is in flight, so a task
+//! never takes a lock twice; a waiter that leaves (gives up, fails, is dropped) leaves the
+//! line exactly once and passes the head on; a hand-off whose receiver left is given back
+//! by the releasing side.
+//!
+//! This module keeps the bookkeeping only; it sends nothing. The engine
+//! ([`Lock`](crate::lock::Lock)) runs the scripts.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::owner::LockOwner;
+use crate::pubsub::Subscription;
+
+/// How far local hand-offs go before the lock is released for real (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HandoffLimits {
+    /// Hand-offs in a row; 0 turns hand-off off (every release is a real one).
+    pub(crate) in_a_row: u32,
+    /// How long the lock may stay in this client through hand-offs.
+    pub(crate) time: Duration,
+    /// Whether the release script may ask Redis how many connections listen on the
+    /// channel (`PUBSUB NUMSUB`): only on a single server, where every listener is.
+    pub(crate) count_listeners: bool,
+}
+
+/// What a release should do about the head of the line.
+#[derive(Debug)]
+pub(crate) struct Handoff {
+    pub(crate) line: Arc<Line>,
+    pub(crate) ticket: u64,
+    /// The head's owner and lease (`None`: watchdog mode).
+    pub(crate) to: LockOwner,
+    pub(crate) lease_ms: Option<u64>,
+    /// `-1`: hand off; `n >= 0`: hand off only while at most `n` connections listen on
+    /// the channel (this client's own subscription), else release for real.
+    pub(crate) listeners: i64,
+    /// Within the bounds (a failed bounded hand-off wakes the head at once).
+    pub(crate) within_bounds: bool,
+    pub(crate) started: Instant,
+}
+
+/// Every line of this client, by lock name.
+#[derive(Debug, Default)]
+pub(crate) struct LocalQueues {
+    lines: Mutex<HashMap<Arc<str>, Arc<Line>>>,
+    /// How many lines exist: the uncontended path looks no further when it is 0.
+    count: AtomicUsize,
+}
+
+impl LocalQueues {
+    fn lines(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Line>>> {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The line of `name`, if one exists.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<Line>> {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        self.lines().get(name).cloned()
+    }
+
+    /// The line of `name`, made if needed.
+    pub(crate) fn get_or_make(&self, name: &Arc<str>) -> Arc<Line> {
+        let mut lines = self.lines();
+        if let Some(line) = lines.get(name) {
+            return line.clone();
+        }
+        let line = Arc::new(Line {
+            name: name.clone(),
+            state: Mutex::default(),
+        });
+        lines.insert(name.clone(), line.clone());
+        self.count.store(lines.len(), Ordering::Release);
+        line
+    }
+
+    /// Removes `line` if nobody waits in it and no hand-off is in flight.
+    pub(crate) fn retire_if_idle(&self, line: &Arc<Line>) {
+        let mut lines = self.lines();
+        let idle = {
+            let state = line.state();
+            state.waiters.is_empty() && state.handing.is_none()
+        };
+        if idle
+            && lines
+                .get(&line.name)
+                .is_some_and(|current| Arc::ptr_eq(current, line))
+        {
+            lines.remove(&line.name);
+            self.count.store(lines.len(), Ordering::Release);
+            // The line's subscription (if any) is dropped with the last reference.
+            line.state().subscription = None;
+        }
+    }
+
+    /// How many tasks wait in lines, over every lock (for tests and metrics).
+    pub(crate) fn waiting(&self) -> usize {
+        self.lines().values().map(|l| l.state().waiters.len()).sum()
+    }
+
+    /// Wakes every waiter (at shutdown): each then sees the client closed.
+    pub(crate) fn wake_all(&self) {
+        for line in self.lines().values() {
+            for slot in line.state().waiters.values() {
+                slot.notify.notify_one();
+            }
+        }
+    }
+}
+
+/// The waiters of one lock in this client.
+#[derive(Debug)]
+pub(crate) struct Line {
+    name: Arc<str>,
+    state: Mutex<LineState>,
+}
+
+#[derive(Debug, Default)]
+struct LineState {
+    /// The local owner that holds the lock, as far as this client knows (set by an
+    /// acquisition or a hand-off while the line exists; cleared by a full release).
+    holder: Option<LockOwner>,
+    /// Until when the holder's lease runs (`None`: watchdog mode, renewed).
+    holder_until: Option<Instant>,
+    /// When the lock came into this client (the start of the hand-off chain).
+    held_since: Option<Instant>,
+    /// Hand-offs since then.
+    handoffs: u32,
+    /// The waiters, by ticket number: arrival order. The first is the head.
+    waiters: BTreeMap<u64, Arc<Slot>>,
+    next_ticket: u64,
+    /// The ticket a hand-off is in flight to.
+    handing: Option<u64>,
+    /// The head's subscription to the lock's channel, kept while the line lives so that
+    /// a new head does not subscribe again.
+    subscription: Option<Arc<Subscription>>,
+}
+
+/// One waiter's place in a line.
+#[derive(Debug)]
+struct Slot {
+    owner: LockOwner,
+    lease_ms: Option<u64>,
+    stage: Mutex<Stage>,
+    notify: Notify,
+}
+
+/// Where a waiter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Behind the head: waits here, sends nothing.
+    Queued,
+    /// The head: waits in Redis (subscribed), tries when woken.
+    Head,
+    /// The head, with an acquire script in flight (no hand-off may start).
+    Trying,
+    /// A hand-off to this waiter is in flight (it must not try itself).
+    Handing,
+    /// The lock was handed to this waiter; the hold started at `at` (for a lease).
+    Granted { at: Instant },
+}
+
+impl Slot {
+    fn stage(&self) -> MutexGuard<'_, Stage> {
+        self.stage.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Line {
+    fn state(&self) -> MutexGuard<'_, LineState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a new arrival of `owner` should queue here without trying first: somebody
+    /// waits already, or another owner of this client holds the lock.
+    pub(crate) fn should_queue(&self, owner: LockOwner) -> bool {
+        let state = self.state();
+        state.holder != Some(owner) && (!state.waiters.is_empty() || state.holder.is_some())
+    }
+
+    /// Records that `owner` took the lock itself (an acquire script succeeded), with a
+    /// lease until `until` (`None`: watchdog mode).
+    pub(crate) fn taken_by(&self, owner: LockOwner, until: Option<Instant>) {
+        let mut state = self.state();
+        if state.holder != Some(owner) {
+            state.holder = Some(owner);
+            state.held_since = Some(Instant::now());
+            state.handoffs = 0;
+        }
+        state.holder_until = until;
+    }
+
+    /// Records that `owner` (`None`: whoever) released the lock for real, or lost it, and
+    /// wakes the head to try at once.
+    pub(crate) fn released_by(&self, owner: Option<LockOwner>) {
+        let mut state = self.state();
+        if owner.is_none() || state.holder == owner {
+            state.holder = None;
+            state.holder_until = None;
+            state.held_since = None;
+            state.handoffs = 0;
+        }
+        wake_head(&state);
+    }
+
+    /// Whether this client holds a subscription to the lock's channel through the line.
+    fn subscribed(state: &LineState) -> bool {
+        state.subscription.is_some()
+    }
+
+    /// The line's subscription, if the head made one.
+    pub(crate) fn subscription(&self) -> Option<Arc<Subscription>> {
+        self.state().subscription.clone()
+    }
+
+    /// Keeps `subscription` for the line's later heads (the first one kept wins).
+    pub(crate) fn keep_subscription(&self, subscription: Subscription) -> Arc<Subscription> {
+        let mut state = self.state();
+        state
+            .subscription
+            .get_or_insert_with(|| Arc::new(subscription))
+            .clone()
+    }
+
+    /// Whether another owner of this client holds the lock, and until when its lease
+    /// runs (`Some(None)`: watchdog mode). The head then waits for its unlock (which
+    /// hands off, or publishes) instead of trying, until that lease ends at the latest.
+    pub(crate) fn local_holder_other_than(&self, owner: LockOwner) -> Option<Option<Instant>> {
+        let state = self.state();
+        match state.holder {
+            Some(holder) if holder != owner => Some(state.holder_until),
+            _ => None,
+        }
+    }
+
+    /// Starts a hand-off from `from` (which is about to give back its last hold) to the
+    /// head, if there is one that may take it.
+    pub(crate) fn begin_handoff(
+        self: &Arc<Self>,
+        from: LockOwner,
+        limits: &HandoffLimits,
+    ) -> Option<Handoff> {
+        if limits.in_a_row == 0 {
+            return None;
+        }
+        let mut state = self.state();
+        if state.handing.is_some() {
+            return None;
+        }
+        let (&ticket, slot) = state.waiters.first_key_value()?;
+        if slot.owner == from {
+            return None;
+        }
+        let within_bounds = state.handoffs < limits.in_a_row
+            && state
+                .held_since
+                .is_none_or(|since| since.elapsed() < limits.time);
+        let listeners = if within_bounds {
+            -1
+        } else if limits.count_listeners {
+            i64::from(Self::subscribed(&state))
+        } else {
+            return None;
+        };
+        {
+            let mut stage = slot.stage();
+            if *stage != Stage::Head {
+                return None; // queued behind a head that left, or trying on its own
+            }
+            *stage = Stage::Handing;
+        }
+        let to = slot.owner;
+        let lease_ms = slot.lease_ms;
+        state.handing = Some(ticket);
+        Some(Handoff {
+            line: self.clone(),
+            ticket,
+            to,
+            lease_ms,
+            listeners,
+            within_bounds,
+            started: Instant::now(),
+        })
+    }
+
+    /// The hand-off went through: the head holds the lock. Returns false when the head
+    /// left meanwhile (its hold must then be given back by the caller).
+    pub(crate) fn handed(&self, handoff: &Handoff) -> bool {
+        let mut state = self.state();
+        state.handing = None;
+        state.holder = Some(handoff.to);
+        state.holder_until = handoff
+            .lease_ms
+            .map(|ms| handoff.started + Duration::from_millis(ms));
+        state.handoffs = state.handoffs.saturating_add(1);
+        let Some(slot) = state.waiters.remove(&handoff.ticket) else {
+            return false;
+        };
+        *slot.stage() = Stage::Granted {
+            at: handoff.started,
+        };
+        slot.notify.notify_one();
+        promote(&mut state);
+        true
+    }
+
+    /// The hand-off did not happen (the lock was released for real, or still held, or
+    /// the script failed): the head goes back to waiting in Redis; `wake` tells it to
+    /// try at once.
+    pub(crate) fn not_handed(&self, handoff: &Handoff, released: bool, wake: bool) {
+        let mut state = self.state();
+        state.handing = None;
+        if released && state.holder.is_some() {
+            state.holder = None;
+            state.holder_until = None;
+            state.held_since = None;
+            state.handoffs = 0;
+        }
+        if let Some(slot) = state.waiters.get(&handoff.ticket) {
+            let mut stage = slot.stage();
+            if *stage == Stage::Handing {
+                *stage = Stage::Head;
+            }
+        }
+        // The head listens on the channel: after a real release it is woken by the
+        // message, like every other listener, unless it has no subscription yet.
+        if wake || !Self::subscribed(&state) {
+            wake_head(&state);
+        }
+    }
+
+    /// Joins the line as `owner`; the first waiter is the head at once.
+    pub(crate) fn join(self: &Arc<Self>, owner: LockOwner, lease_ms: Option<u64>) -> Ticket {
+        let mut state = self.state();
+        let number = state.next_ticket;
+        state.next_ticket += 1;
+        let stage = if state.waiters.is_empty() {
+            Stage::Head
+        } else {
+            Stage::Queued
+        };
+        let slot = Arc::new(Slot {
+            owner,
+            lease_ms,
+            stage: Mutex::new(stage),
+            notify: Notify::new(),
+        });
+        state.waiters.insert(number, slot.clone());
+        Ticket {
+            line: self.clone(),
+            number,
+            slot,
+            done: false,
+        }
+    }
+}
+
+/// Makes the first queued waiter the head (after the head left) and wakes it.
+fn promote(state: &mut LineState) {
+    if let Some(slot) = state.waiters.values().next() {
+        let mut stage = slot.stage();
+        if *stage == Stage::Queued {
+            *stage = Stage::Head;
+            drop(stage);
+            slot.notify.notify_one();
+        }
+    }
+}
+
+fn wake_head(state: &LineState) {
+    if let Some(slot) = state.waiters.values().next() {
+        slot.notify.notify_one();
+    }
+}
+
+/// What leaving a line left to do.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Left {
+    /// Nothing.
+    Nothing,
+    /// The lock had been handed to this waiter, which is gone: give that hold back.
+    GiveBack { at: Instant },
+}
+
+/// A waiter's place in a line; leaving (or dropping it) takes it out, exactly once.
+#[derive(Debug)]
+pub(crate) struct Ticket {
+    line: Arc<Line>,
+    number: u64,
+    slot: Arc<Slot>,
+    done: bool,
+}
+
+impl Ticket {
+    /// The line this ticket is in.
+    pub(crate) fn line(&self) -> &Arc<Line> {
+        &self.line
+    }
+
+    /// The waiter's stage now.
+    pub(crate) fn stage(&self) -> Stage {
+        *self.slot.stage()
+    }
+
+    /// Waits, while [`Stage::Queued`], for one nudge (a promotion, a hand-off, a
+    /// shutdown) or until `deadline`; returns the stage then. The caller loops.
+    pub(crate) async fn wait_turn(&self, deadline: Option<Instant>) -> Stage {
+        let woken = self.slot.notify.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let stage = self.stage();
+        if stage != Stage::Queued {
+            return stage;
+        }
+        match deadline {
+            Some(deadline) => {
+                let _ = tokio::time::timeout_at(deadline, woken).await;
+            }
+            None => woken.await,
+        }
+        self.stage()
+    }
+
+    /// A future that completes when something changes for this waiter (a hand-off, a
+    /// promotion, a nudge to try); enable it before checking the stage.
+    pub(crate) fn notified(&self) -> tokio::sync::futures::Notified<'_> {
+        self.slot.notify.notified()
+    }
+
+    /// Moves the head to [`Stage::Trying`]; false when a hand-off to it is in flight or
+    /// done (it must wait for that instead of trying).
+    pub(crate) fn start_trying(&self) -> bool {
+        let mut stage = self.slot.stage();
+        match *stage {
+            Stage::Head => {
+                *stage = Stage::Trying;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The head's try failed (held by another owner): back to waiting as the head.
+    pub(crate) fn stop_trying(&self) {
+        let mut stage = self.slot.stage();
+        if *stage == Stage::Trying {
+            *stage = Stage::Head;
+        }
+    }
+
+    /// Leaves the line: after taking the lock (`taken`: the waiter's own try succeeded,
+    /// so it becomes the local holder, with a lease until then, `None` for the watchdog),
+    /// giving up, or failing. Passes the head on.
+    pub(crate) fn leave(mut self, taken: Option<Option<Instant>>) -> Left {
+        self.leave_inner(taken)
+    }
+
+    fn leave_inner(&mut self, taken: Option<Option<Instant>>) -> Left {
+        if self.done {
+            return Left::Nothing;
+        }
+        self.done = true;
+        let mut state = self.line.state();
+        let removed = state.waiters.remove(&self.number);
+        if let Some(until) = taken {
+            if state.holder != Some(self.slot.owner) {
+                state.holder = Some(self.slot.owner);
+                state.held_since = Some(Instant::now());
+                state.handoffs = 0;
+            }
+            state.holder_until = until;
+        }
+        if state.handing == Some(self.number) {
+            // The releasing side finishes the hand-off and, seeing us gone, gives it back.
+            promote(&mut state);
+            return Left::Nothing;
+        }
+        let left = match removed.map(|slot| *slot.stage()) {
+            None => match *self.slot.stage() {
+                // Handed to us and already out of the line: ours unless consumed.
+                Stage::Granted { at } if taken.is_none() => Left::GiveBack { at },
+                _ => Left::Nothing,
+            },
+            Some(_) => Left::Nothing,
+        };
+        promote(&mut state);
+        left
+    }
+
+    /// Takes the hold handed to this waiter: the ticket is spent.
+    pub(crate) fn take_grant(mut self) {
+        self.done = true;
+    }
+
+    /// The waiter's owner.
+    pub(crate) fn owner(&self) -> LockOwner {
+        self.slot.owner
+    }
+
+    /// The waiter's lease (`None`: watchdog mode).
+    pub(crate) fn lease_ms(&self) -> Option<u64> {
+        self.slot.lease_ms
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        // The engine leaves explicitly (and gives back a hold handed to a waiter that went
+        // away); this only keeps the line right if a ticket is dropped without that.
+        if !self.done {
+            if let Left::GiveBack { .. } = self.leave_inner(None) {
+                tracing::warn!(lock = %self.line.name, owner = %self.slot.owner, "a hold handed to a waiter that left was not given back; its lease ends it");
+            }
+        }
+    }
+}

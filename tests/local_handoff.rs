@@ -1,0 +1,455 @@
+//! The local line and hand-off (docs/design.md, "Local queue and hand-off"; protocol §16):
+//! this client's waiters queue locally with one of them waiting in Redis, an unlock hands
+//! the lock to the next local waiter in the same script (the field moves, nothing is
+//! published), and hand-offs are bounded so that other clients, Java ones included, still
+//! get the lock.
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redisson_lock::fred::prelude::*;
+use redisson_lock::{Client, LockOwner};
+use support::*;
+use tokio::time::Instant;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn field_of(client: &Client, owner: LockOwner) -> String {
+    format!("{}:{}", client.id(), owner)
+}
+
+fn pair(field: &str, count: i64) -> Vec<(String, String)> {
+    vec![(field.to_owned(), count.to_string())]
+}
+
+/// Waits until `client` has `n` tasks in local lines.
+async fn waiters(client: &Client, n: usize) {
+    assert!(
+        eventually(Duration::from_secs(5), || async { client.local_waiters() == n }).await,
+        "expected {n} local waiters, have {}",
+        client.local_waiters()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlock_hands_the_lock_to_a_local_waiter_without_a_message() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("handoff-basic");
+    let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
+
+    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
+    holder.lock().await.unwrap();
+    let waiter = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
+    let task = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.lock().await }
+    });
+    waiters(&client, 1).await;
+    tokio::time::sleep(ms(100)).await;
+    assert!(!task.is_finished());
+
+    holder.unlock().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(2), task)
+        .await
+        .expect("handed over at once")
+        .unwrap()
+        .unwrap();
+    // The field moved from owner 1 to owner 2; the TTL is the watchdog's; no message.
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        pair(&field_of(&client, LockOwner::from_raw(2)), 1)
+    );
+    let ttl = pttl(&raw, &name).await;
+    assert!((25_000..=30_000).contains(&ttl), "{ttl}");
+    assert_eq!(drain_first(&mut rx, ms(300)).await, None);
+    assert!(waiter.is_held_by_current_task().await.unwrap());
+    assert_eq!(client.local_waiters(), 0);
+
+    // The new holder is renewed by the watchdog and unlocks as usual (a real release:
+    // nobody waits).
+    assert_eq!(client.renewing_count(), 1);
+    waiter.unlock().await.unwrap();
+    assert!(!exists(&raw, &name).await);
+    assert_eq!(
+        drain_first(&mut rx, Duration::from_secs(2)).await,
+        Some((channel(&name), b"0".to_vec()))
+    );
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_waiter_is_handed_the_lock_with_its_own_lease() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("handoff-lease");
+    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
+    holder.lock().await.unwrap();
+    let waiter = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
+    let task = tokio::spawn({
+        let waiter = waiter.clone();
+        async move {
+            waiter
+                .try_lock_with_lease(Duration::from_secs(10), Duration::from_secs(3))
+                .await
+        }
+    });
+    waiters(&client, 1).await;
+    holder.unlock().await.unwrap();
+    assert!(task.await.unwrap().unwrap());
+    let ttl = pttl(&raw, &name).await;
+    assert!((2_000..=3_000).contains(&ttl), "{ttl}");
+    assert_eq!(client.renewing_count(), 0, "a lease hold is not renewed");
+    // Its lease ends it, as any lease hold.
+    assert!(gone_within(&raw, &name, Duration::from_secs(5)).await);
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_head_waits_in_redis_and_hand_offs_follow_arrival_order() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("handoff-order");
+    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(100));
+    holder.lock().await.unwrap();
+    reset_stats(&raw).await;
+
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for i in 0..10u64 {
+        let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(i + 1));
+        let order = order.clone();
+        tasks.push(tokio::spawn(async move {
+            lock.lock().await.unwrap();
+            order.lock().unwrap().push(i);
+            lock.unlock().await.unwrap();
+        }));
+        waiters(&client, i as usize + 1).await;
+    }
+    // Ten waiters: the first tried before it queued and again after subscribing; the nine
+    // behind it queued behind a local holder without sending anything.
+    let scripts = script_calls(&raw).await;
+    assert!(scripts <= 3, "{scripts} scripts for 10 waiters");
+    assert_eq!(client.subscribed_channels(), 1);
+
+    reset_stats(&raw).await;
+    holder.unlock().await.unwrap();
+    for task in tasks {
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), (0..10).collect::<Vec<_>>());
+    // Eleven unlocks (ten hand-offs, one real release), no acquire script.
+    let scripts = script_calls(&raw).await;
+    assert_eq!(scripts, 11, "one script per hand-off");
+    assert!(!exists(&raw, &name).await);
+    assert!(eventually(Duration::from_secs(2), || async { client.subscribed_channels() == 0 }).await);
+    client.shutdown().await.unwrap();
+}
+
+/// A Java thread waiting as Redisson does: subscribed, it tries, then sleeps until a
+/// message or the TTL it was told, and tries again.
+async fn java_lock(
+    raw: &redisson_lock::fred::prelude::Client,
+    rx: &mut tokio::sync::broadcast::Receiver<redisson_lock::fred::types::Message>,
+    name: &str,
+    thread: u64,
+) {
+    loop {
+        match java::acquire(raw, name, 30_000, thread).await {
+            Value::Null => return,
+            Value::Integer(ttl) => {
+                let _ = tokio::time::timeout(ms(ttl.max(1) as u64), rx.recv()).await;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_waiter_gets_the_lock_while_eight_local_tasks_hand_it_around() {
+    let server = RedisServer::start();
+    let client = server
+        .client_with(server.config().local_handoffs(4))
+        .await;
+    let raw = server.raw().await;
+    let name = key("handoff-java");
+    let stop = Arc::new(AtomicBool::new(false));
+    let inside = Arc::new(AtomicU64::new(0));
+    let violations = Arc::new(AtomicU64::new(0));
+    let rust_acquisitions = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let lock = client.get_lock(&name);
+        let (stop, inside, violations, count) = (
+            stop.clone(),
+            inside.clone(),
+            violations.clone(),
+            rust_acquisitions.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                lock.lock().await.unwrap();
+                if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                    violations.fetch_add(1, Ordering::SeqCst);
+                }
+                tokio::time::sleep(ms(1)).await;
+                inside.fetch_sub(1, Ordering::SeqCst);
+                count.fetch_add(1, Ordering::Relaxed);
+                lock.unlock().await.unwrap();
+            }
+        }));
+    }
+    waiters(&client, 7).await;
+
+    // The Java thread takes the lock again and again while the eight tasks contend.
+    let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
+    let mut java_waits = Vec::new();
+    for _ in 0..10 {
+        let t0 = Instant::now();
+        tokio::time::timeout(Duration::from_secs(10), java_lock(&raw, &mut rx, &name, 7))
+            .await
+            .expect("the Java thread gets the lock (a real release and its message)");
+        java_waits.push(t0.elapsed());
+        if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+            violations.fetch_add(1, Ordering::SeqCst);
+        }
+        // One holder at a time in Redis too: only the Java field.
+        assert_eq!(hgetall(&raw, &name).await, pair(&java::field(7), 1));
+        tokio::time::sleep(ms(2)).await;
+        inside.fetch_sub(1, Ordering::SeqCst);
+        assert_eq!(java::unlock(&raw, &name, 7).await, Value::Integer(1));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    eprintln!(
+        "java waits: {java_waits:?}; rust acquisitions: {}",
+        rust_acquisitions.load(Ordering::Relaxed)
+    );
+    assert_eq!(violations.load(Ordering::SeqCst), 0);
+    assert!(rust_acquisitions.load(Ordering::Relaxed) > 10);
+    assert!(!exists(&raw, &name).await);
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_share_a_contended_lock() {
+    let server = RedisServer::start();
+    let clients = [server.client().await, server.client().await];
+    let name = key("handoff-mixed");
+    let counter = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for (c, client) in clients.iter().enumerate() {
+        for _ in 0..4 {
+            let lock = client.get_lock(&name);
+            let (counter, stop) = (counter.clone(), stop.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut mine = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    lock.lock().await.unwrap();
+                    // A non-atomic increment: lost updates show a broken lock.
+                    let v = counter.load(Ordering::SeqCst);
+                    tokio::task::yield_now().await;
+                    counter.store(v + 1, Ordering::SeqCst);
+                    mine += 1;
+                    lock.unlock().await.unwrap();
+                }
+                (c, mine)
+            }));
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut shares = [0u64; 2];
+    for task in tasks {
+        let (c, mine) = tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
+        shares[c] += mine;
+    }
+    let total = shares[0] + shares[1];
+    eprintln!("shares: {shares:?}");
+    assert_eq!(counter.load(Ordering::SeqCst), total, "no lost update");
+    for share in shares {
+        assert!(share * 5 >= total, "each client gets a fair part: {shares:?}");
+    }
+    for client in clients {
+        client.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hand_off_off_publishes_every_release() {
+    let server = RedisServer::start();
+    let client = server
+        .client_with(server.config().local_handoffs(0))
+        .await;
+    let raw = server.raw().await;
+    let name = key("handoff-off");
+    let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
+    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
+    holder.lock().await.unwrap();
+    let task = tokio::spawn({
+        let waiter = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
+        async move { waiter.lock().await }
+    });
+    waiters(&client, 1).await;
+    holder.unlock().await.unwrap();
+    assert_eq!(
+        drain_first(&mut rx, Duration::from_secs(2)).await,
+        Some((channel(&name), b"0".to_vec()))
+    );
+    tokio::time::timeout(Duration::from_secs(2), task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        pair(&field_of(&client, LockOwner::from_raw(2)), 1)
+    );
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_dropped_around_a_hand_off_leave_nothing_held() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("handoff-cancel");
+    for round in 0..150u64 {
+        let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
+        holder.lock().await.unwrap();
+        let waiters: Vec<_> = (0..3u64)
+            .map(|i| {
+                let lock = client
+                    .get_lock(&name)
+                    .with_owner(LockOwner::from_raw(10 + i));
+                tokio::spawn(async move { lock.lock().await })
+            })
+            .collect();
+        let _ = eventually(ms(500), || async { client.local_waiters() == 3 }).await;
+        // Unlock (a hand-off to the head) while the waiters are aborted at various points.
+        let unlock = tokio::spawn(async move { holder.unlock().await });
+        tokio::time::sleep(Duration::from_micros(round * 37 % 700)).await;
+        for waiter in &waiters {
+            waiter.abort();
+        }
+        unlock.await.unwrap().unwrap();
+        for waiter in waiters {
+            if let Ok(Ok(())) = waiter.await {
+                // It finished before the abort: it holds the lock; give it back.
+                let fields = hgetall(&raw, &name).await;
+                let owner = fields[0].0.rsplit(':').next().unwrap().parse().unwrap();
+                client
+                    .get_lock(&name)
+                    .with_owner(LockOwner::from_raw(owner))
+                    .unlock()
+                    .await
+                    .unwrap();
+            }
+        }
+        assert!(
+            gone_within(&raw, &name, Duration::from_secs(5)).await,
+            "round {round}: a hold was left: {:?}",
+            hgetall(&raw, &name).await
+        );
+        assert!(eventually(Duration::from_secs(2), || async { client.local_waiters() == 0 }).await);
+    }
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_try_lock_for_waiter_gives_up_in_line_and_the_next_one_is_served() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let name = key("handoff-timeout");
+    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
+    holder.lock().await.unwrap();
+    let first = tokio::spawn({
+        let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
+        async move {
+            let t0 = Instant::now();
+            (lock.try_lock_for(ms(300)).await.unwrap(), t0.elapsed())
+        }
+    });
+    waiters(&client, 1).await;
+    let second = tokio::spawn({
+        let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(3));
+        async move {
+            let taken = lock.try_lock_for(Duration::from_secs(5)).await.unwrap();
+            lock.unlock().await.unwrap();
+            taken
+        }
+    });
+    waiters(&client, 2).await;
+    let (taken, waited) = first.await.unwrap();
+    assert!(!taken);
+    assert!(waited >= ms(290) && waited < Duration::from_secs(3), "{waited:?}");
+    holder.unlock().await.unwrap();
+    assert!(tokio::time::timeout(Duration::from_secs(3), second)
+        .await
+        .unwrap()
+        .unwrap());
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_holder_that_loses_its_lock_does_not_strand_the_line() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("handoff-lost");
+    // A lease holder that never unlocks: its lease ends it; the head tries then.
+    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
+    holder.lock_with_lease(ms(400)).await.unwrap();
+    let t0 = Instant::now();
+    let tasks: Vec<_> = (0..3u64)
+        .map(|i| {
+            let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(2 + i));
+            tokio::spawn(async move {
+                lock.lock().await.unwrap();
+                lock.unlock().await.unwrap();
+            })
+        })
+        .collect();
+    for task in tasks {
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("served after the holder's lease ended")
+            .unwrap();
+    }
+    assert!(t0.elapsed() >= ms(300));
+    // Someone else deleting the lock of a local holder: the head is woken by the message.
+    holder.lock().await.unwrap();
+    let waiter = tokio::spawn({
+        let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(9));
+        async move { lock.lock().await }
+    });
+    waiters(&client, 1).await;
+    let _: i64 = raw.del(&name).await.unwrap();
+    let _: i64 = raw.publish(channel(&name), "0").await.unwrap();
+    tokio::time::timeout(Duration::from_secs(3), waiter)
+        .await
+        .expect("woken by the message")
+        .unwrap()
+        .unwrap();
+    client.shutdown().await.unwrap();
+}
