@@ -13,20 +13,47 @@
 //! * `BENCH_LOCKS` (10000): locks in `watchdog_10k`, and held locks / waiting tasks in
 //!   `memory`.
 //! * `BENCH_ONLY`: comma-separated scenario names (plus `limits`) to run only those. A
-//!   scenario whose target compares with another scenario (`rw_read_16` with
-//!   `distinct_16`, `spin_contended_16` with `contended_16`) measures that one too, without
-//!   a row of its own, when it is not selected. Unknown names are reported on stderr.
+//!   scenario whose target compares with another scenario (`uncontended_1` with
+//!   `bare_fred_1`, `rw_read_16` with `distinct_16`, `spin_contended_16` with
+//!   `contended_16`) measures that one too, without a row of its own, when it is not
+//!   selected. Unknown names are reported on stderr.
 //! * `BENCH_PLOT`: where to draw the SVG plot (default `docs/benchmarks-pairs.svg`);
 //!   `BENCH_PLOT=` (empty) draws none.
 //!
 //! Output: one JSON object per line per scenario on stdout, then a Markdown table and the
 //! targets with PASS/MISS. Progress goes to stderr.
 //!
+//! RLock's scenarios and what they add to the common columns (ops/s, p50/p99 µs, ratio):
+//! * `uncontended_1`, `uncontended_lease_1`: one task, lock/unlock pairs on its own name
+//!   (watchdog mode; a 10 s lease). `bench_cpu_us_per_op` (this process's CPU per pair),
+//!   `allocs_per_pair` and `alloc_bytes_per_pair`, and a rotation of crate pair / PING /
+//!   bare pair on one task (`interleaved_*_p50_us`, `pair_p50_vs_bare_p50`: the crate's
+//!   pair against the same two scripts without the crate, at the same moment).
+//!   `uncontended_1` also reports `pair_p50_vs_bare_fred_1_p50`.
+//! * `bare_fred_1`: the baseline without the crate: one task sending the two `EVALSHA`s
+//!   of an RLock pair (acquire, then release with its channel and latch keys) through the
+//!   crate's fred client (`client.redis()`), in the same loop as `uncontended_1`; pairs/s,
+//!   p50/p99, CPU and allocations per pair.
+//! * `distinct_16/64/1024`: N tasks, one name each.
+//! * `contended_4/16`: N tasks on one name, a plain counter under the lock: hand-offs,
+//!   scripts and commands per acquisition, `allocs_per_acquisition`, `counter_ok`.
+//! * `contended_mixed`: the same loop with two clients (two `Client::connect`s) × 8 tasks
+//!   on one name: besides the above, `client_N_share` of the acquisitions and
+//!   `client_N_wait_p50_us` / `client_N_wait_p99_us` (time in `lock()`) per client.
+//! * `trylock_wait_16`; `watchdog_10k` and `memory` (`bytes_per_held_lock`,
+//!   `bytes_per_waiting_task`).
+//!
+//! Allocations come from a counting global allocator (`alloc_count`) read at the edges of
+//! each measured window: process-wide, so fred's connection task, tokio and the bench's
+//! bookkeeping are in them, not only the lock calls.
+//!
 //! Layout: one module per lock kind's scenarios (`reentrant`, `watchdog`, `fenced`,
 //! `fair`, `spin`, `read_write`, `multi`), each with `SCENARIOS` (its names) and
 //! `run(&mut Bench)` (runs the selected ones and pushes one [`report::Row`] each, with its
-//! target lines); `limits` (the server's), `measure` (the driver, percentiles, the shared
-//! contended loop), `report` (JSON lines, tables, PASS/MISS), `plot`. A new lock kind adds
+//! target lines); `limits` (the server's), `measure` (the driver, percentiles, CPU and
+//! allocations per window, the shared contended loop, with tasks in groups for several
+//! clients), `alloc_count` (the counting allocator), `report` (JSON lines, tables,
+//! PASS/MISS), `plot`. A new lock kind adds
 //! one module and two lines here (its `SCENARIOS` in [`known_scenarios`], its `run` in
 //! [`run`]).
 //!
@@ -39,6 +66,7 @@ use redisson_lock::{Client, Config};
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
+mod alloc_count;
 mod fair;
 mod fenced;
 mod limits;
@@ -63,6 +91,8 @@ type Raw = redisson_lock::fred::prelude::Client;
 /// round trip to compare hand-offs with, and the rows so far.
 pub struct Bench {
     pub settings: &'static Settings,
+    /// The server's URL, for scenarios that connect clients of their own.
+    pub url: String,
     pub client: Client,
     pub raw: Raw,
     pub limits: Limits,
@@ -161,6 +191,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     }
     let mut bench = Bench {
         settings,
+        url,
         ping: limits.ping_p50_us.unwrap_or(f64::NAN),
         client,
         raw,

@@ -1,6 +1,7 @@
-//! How the scenarios measure: the warm-up / window / stop driver, percentiles, CPU and
-//! memory of this process, and the contended loop every exclusive lock kind shares (N
-//! tasks on one name, a plain counter under the lock, hand-offs and scripts counted).
+//! How the scenarios measure: the warm-up / window / stop driver, percentiles, CPU,
+//! allocations and memory of this process, and the contended loop every exclusive lock
+//! kind shares (N tasks on one name, possibly from several clients, a plain counter under
+//! the lock, hand-offs and scripts counted).
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use redisson_lock::{Lock, LockKind};
 use serde_json::json;
 
+use crate::alloc_count::Allocs;
 use crate::report::{fmt_opt, round1, round3, Row};
 use crate::server::{client_commands, command_stats, reset_stats, script_calls};
 use crate::settings::Settings;
@@ -96,11 +98,16 @@ where
     phase.set(MEASURE);
     let start = Instant::now();
     let cpu0 = cpu_time().unwrap_or_default();
+    let allocs0 = Allocs::now();
     tokio::time::sleep(Duration::from_secs_f64(settings.secs)).await;
     phase.set(STOP);
+    let allocs = Allocs::now().since(allocs0);
     let window = start.elapsed();
     let cpu = cpu_time().unwrap_or_default().saturating_sub(cpu0);
     WINDOW_CPU_NS.store(ns(cpu), Ordering::Relaxed);
+    WINDOW_NS.store(ns(window), Ordering::Relaxed);
+    WINDOW_ALLOCS.store(allocs.count, Ordering::Relaxed);
+    WINDOW_ALLOC_BYTES.store(allocs.bytes, Ordering::Relaxed);
     on_stop.await;
     window
 }
@@ -130,6 +137,29 @@ pub fn cpu_us_per_op(ops_per_s: f64, settings: &Settings) -> f64 {
     round1(cpu_us / (ops_per_s * settings.secs).max(1.0))
 }
 
+/// The last measured window's length, and the heap allocations (count, bytes) of the
+/// whole process during it (see `alloc_count.rs`).
+static WINDOW_NS: AtomicU64 = AtomicU64::new(0);
+static WINDOW_ALLOCS: AtomicU64 = AtomicU64::new(0);
+static WINDOW_ALLOC_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// Operations in the last window at `ops_per_s` (at least 1).
+fn window_ops(ops_per_s: f64) -> f64 {
+    let secs = WINDOW_NS.load(Ordering::Relaxed) as f64 / 1e9;
+    (ops_per_s * secs).max(1.0)
+}
+
+/// Heap allocations per operation in the last window: process-wide, so fred's connection
+/// task, tokio and the bench's bookkeeping are in it, not only the lock calls.
+pub fn allocs_per_op(ops_per_s: f64) -> f64 {
+    round1(WINDOW_ALLOCS.load(Ordering::Relaxed) as f64 / window_ops(ops_per_s))
+}
+
+/// Bytes allocated per operation in the last window (process-wide, as [`allocs_per_op`]).
+pub fn alloc_bytes_per_op(ops_per_s: f64) -> f64 {
+    WINDOW_ALLOC_BYTES.load(Ordering::Relaxed) as f64 / window_ops(ops_per_s)
+}
+
 // ---- the contended loop ----------------------------------------------------------------
 
 /// One acquisition in a contended run.
@@ -137,6 +167,8 @@ struct Acquisition {
     /// The counter value read under the lock: the acquisition's place in the lock order.
     seq: u64,
     task: usize,
+    /// The task's group (its client, in `contended_mixed`; 0 elsewhere).
+    group: usize,
     wait_ns: u64,
     locked_at: Instant,
     unlocked_at: Instant,
@@ -146,6 +178,8 @@ struct Acquisition {
 pub struct Contended {
     pub acquisitions_per_s: f64,
     waits: Vec<u64>,
+    /// The measured waits of each group's tasks (sorted), indexed by group.
+    pub group_waits: Vec<Vec<u64>>,
     handoffs: Vec<i64>,
     cross_task_handoffs: Vec<i64>,
     total: u64,
@@ -163,6 +197,11 @@ impl Contended {
     pub fn acquire_scripts_per_acquisition(&self) -> f64 {
         self.scripts.saturating_sub(self.measured) as f64 / self.measured.max(1) as f64
     }
+
+    /// The share of the measured acquisitions made by `group`'s tasks.
+    pub fn group_share(&self, group: usize) -> f64 {
+        self.group_waits.get(group).map_or(0, Vec::len) as f64 / self.measured.max(1) as f64
+    }
 }
 
 /// N tasks on one name, each handle from `make` (called once per task, owner = the task);
@@ -172,11 +211,30 @@ where
     K: LockKind,
     F: Fn() -> Lock<K>,
 {
+    contended_groups(settings, raw, tasks, |_| (0, make())).await
+}
+
+/// [`contended`] with the tasks in groups: `make(task)` returns the task's group and its
+/// handle (e.g. a group per client, each task's handle from its group's client); the
+/// waits are also kept per group ([`Contended::group_waits`]).
+pub async fn contended_groups<K, F>(
+    settings: &Settings,
+    raw: &Raw,
+    tasks: usize,
+    make: F,
+) -> Contended
+where
+    K: LockKind,
+    F: Fn(usize) -> (usize, Lock<K>),
+{
     let counter = Arc::new(AtomicU64::new(0));
     let phase = Phase::new();
+    // Groups are counted from `make`, so a group whose tasks never got the lock is there.
+    let mut groups = 1;
     let handles: Vec<_> = (0..tasks)
         .map(|task| {
-            let lock = make();
+            let (group, lock) = make(task);
+            groups = groups.max(group + 1);
             let phase = phase.clone();
             let counter = counter.clone();
             tokio::spawn(async move {
@@ -198,6 +256,7 @@ where
                     log.push(Acquisition {
                         seq,
                         task,
+                        group,
                         wait_ns: ns(locked_at - t0),
                         locked_at,
                         unlocked_at,
@@ -222,6 +281,13 @@ where
         .map(|a| a.wait_ns)
         .collect();
     waits.sort_unstable();
+    let mut group_waits = vec![Vec::new(); groups];
+    for a in log.iter().filter(|a| a.measured) {
+        group_waits[a.group].push(a.wait_ns);
+    }
+    for w in &mut group_waits {
+        w.sort_unstable();
+    }
     let mut handoffs = Vec::new();
     let mut cross = Vec::new();
     for pair in log.windows(2) {
@@ -245,6 +311,7 @@ where
     Contended {
         acquisitions_per_s: measured as f64 / window.as_secs_f64(),
         waits,
+        group_waits,
         handoffs,
         cross_task_handoffs: cross,
         total,
@@ -268,6 +335,14 @@ pub fn contended_row(bench: &Bench, scenario: &str, tasks: usize, c: &Contended)
     row.set(
         "bench_cpu_us_per_op",
         json!(cpu_us_per_op(c.acquisitions_per_s, bench.settings)),
+    );
+    row.set(
+        "allocs_per_acquisition",
+        json!(allocs_per_op(c.acquisitions_per_s)),
+    );
+    row.set(
+        "alloc_bytes_per_acquisition",
+        json!(alloc_bytes_per_op(c.acquisitions_per_s).round()),
     );
     row.p50_us = percentile_us(&c.waits, 50.0);
     row.p99_us = percentile_us(&c.waits, 99.0);
@@ -315,12 +390,13 @@ pub fn contended_row(bench: &Bench, scenario: &str, tasks: usize, c: &Contended)
     row.set("counter_ok", json!(c.counter == c.total && c.order_ok));
     row.set("commandstats", json!(c.stats));
     row.notes = format!(
-        "hand-off p50 {} µs ({:.2} PING) across tasks, {} µs any; per acquisition {:.2} acquire + 1 unlock scripts, {:.2} commands sent; counter {}",
+        "hand-off p50 {} µs ({:.2} PING) across tasks, {} µs any; per acquisition {:.2} acquire + 1 unlock scripts, {:.2} commands sent, {:.1} allocations (process-wide); counter {}",
         fmt_opt(cross_p50, 0),
         cross_p50.map_or(f64::NAN, |h| h / ping),
         fmt_opt(handoff_p50, 0),
         c.acquire_scripts_per_acquisition(),
         per_acq(c.commands),
+        allocs_per_op(c.acquisitions_per_s),
         if c.counter == c.total && c.order_ok { "exact" } else { "WRONG" }
     );
     row

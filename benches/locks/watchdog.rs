@@ -21,6 +21,11 @@ use crate::Raw;
 
 pub const SCENARIOS: &[&str] = &["watchdog_10k", "memory"];
 
+/// Target: VmRSS growth per task waiting in `lock()` ≤ this many bytes.
+const MAX_BYTES_PER_WAITING_TASK: f64 = 2048.0;
+/// Target: VmRSS growth per lock held in watchdog mode ≤ this many bytes.
+const MAX_BYTES_PER_HELD_LOCK: f64 = 1024.0;
+
 struct Watchdog {
     locks: usize,
     acquire_s: f64,
@@ -230,6 +235,20 @@ pub fn memory_row(m: &Memory, client: &Client) -> Row {
     row.notes = format!(
         "VmRSS: {:.0} B per held lock, {:.0} B per waiting task ({} of each)",
         m.per_held, m.per_waiter, m.n
+    );
+    row.target(
+        m.per_waiter <= MAX_BYTES_PER_WAITING_TASK,
+        format!(
+            "memory: {:.0} B per waiting task (target ≤ {MAX_BYTES_PER_WAITING_TASK:.0})",
+            m.per_waiter
+        ),
+    );
+    row.target(
+        m.per_held <= MAX_BYTES_PER_HELD_LOCK,
+        format!(
+            "memory: {:.0} B per held watchdog lock (target ≤ {MAX_BYTES_PER_HELD_LOCK:.0})",
+            m.per_held
+        ),
     );
     row
 }
