@@ -58,8 +58,6 @@ pub(crate) struct Handoff {
     /// `-1`: hand off; `n >= 0`: hand off only while at most `n` connections listen on
     /// the channel (this client's own subscription), else release for real.
     pub(crate) listeners: i64,
-    /// Within the bounds (a failed bounded hand-off wakes the head at once).
-    pub(crate) within_bounds: bool,
     pub(crate) started: Instant,
 }
 
@@ -156,6 +154,12 @@ struct LineState {
     next_ticket: u64,
     /// The ticket a hand-off is in flight to.
     handing: Option<u64>,
+    /// The last real release by a local holder published its message, and took this
+    /// long (its script's round trip): the head, nudged, tries only once that message
+    /// reached it, and one such round trip later, so that the releasing client's head is
+    /// not ahead of other clients' waiters, which learn of the release from the message
+    /// and need a round trip to try.
+    published: Option<Duration>,
     /// The head's subscription to the lock's channel, kept while the line lives so that
     /// a new head does not subscribe again.
     subscription: Option<Arc<Subscription>>,
@@ -216,9 +220,11 @@ impl Line {
     }
 
     /// Records that `owner` (`None`: whoever) released the lock for real, or lost it, and
-    /// wakes the head to try at once.
-    pub(crate) fn released_by(&self, owner: Option<LockOwner>) {
+    /// wakes the head; `published`: the release published its message, with that
+    /// release's round trip (see [`Line::take_published`]).
+    pub(crate) fn released_by(&self, owner: Option<LockOwner>, published: Option<Duration>) {
         let mut state = self.state();
+        state.published = published;
         if owner.is_none() || state.holder == owner {
             state.holder = None;
             state.holder_until = None;
@@ -226,6 +232,13 @@ impl Line {
             state.handoffs = 0;
         }
         wake_head(&state);
+    }
+
+    /// Whether the nudge the head got was for a real release that published its message,
+    /// and that release's round trip (the head then tries once it has that message, and
+    /// that long after); clears it.
+    pub(crate) fn take_published(&self) -> Option<Duration> {
+        self.state().published.take()
     }
 
     /// Whether this client holds a subscription to the lock's channel through the line.
@@ -303,7 +316,6 @@ impl Line {
             to,
             lease_ms,
             listeners,
-            within_bounds,
             started: Instant::now(),
         })
     }
@@ -330,11 +342,13 @@ impl Line {
     }
 
     /// The hand-off did not happen (the lock was released for real, or still held, or
-    /// the script failed): the head goes back to waiting in Redis; `wake` tells it to
-    /// try at once.
-    pub(crate) fn not_handed(&self, handoff: &Handoff, released: bool, wake: bool) {
+    /// the script failed): the head goes back to waiting in Redis, and is woken to look
+    /// again (a message that came while the hand-off was in flight found it unable to
+    /// try, and would otherwise be lost on it).
+    pub(crate) fn not_handed(&self, handoff: &Handoff, released: bool) {
         let mut state = self.state();
         state.handing = None;
+        state.published = released.then(|| handoff.started.elapsed());
         if released && state.holder.is_some() {
             state.holder = None;
             state.holder_until = None;
@@ -347,11 +361,7 @@ impl Line {
                 *stage = Stage::Head;
             }
         }
-        // The head listens on the channel: after a real release it is woken by the
-        // message, like every other listener, unless it has no subscription yet.
-        if wake || !Self::subscribed(&state) {
-            wake_head(&state);
-        }
+        wake_head(&state);
     }
 
     /// Joins the line as `owner`; the first waiter is the head at once.

@@ -58,8 +58,8 @@ use tracing::Instrument;
 use crate::config::lease_millis;
 use crate::context::LockContext;
 use crate::detach::FinishOnDrop;
-use crate::local_queue::{Left, Stage, Ticket};
 use crate::error::{Error, Result};
+use crate::local_queue::{Left, Stage, Ticket};
 use crate::names::unlock_latch;
 use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
@@ -610,7 +610,7 @@ impl<K: LockKind> Lock<K> {
                     // The hash is gone: no owner of this client holds it any more.
                     context.holds.forget_lock(&self.name);
                     if let Some(line) = context.lines.get(&self.name) {
-                        line.released_by(None);
+                        line.released_by(None, Some(Duration::ZERO));
                     }
                 }
                 Ok(n == 1)
@@ -1546,11 +1546,15 @@ impl<K: LockKind> Lock<K> {
                 .flatten()
         });
         let Some(handoff) = handoff else {
+            let started = Instant::now();
             let released = self.release_script(owner, lease_ms).await;
             if let (Some(line), Ok(UnlockReply::Released | UnlockReply::NotOwner)) =
                 (&line, &released)
             {
-                line.released_by(Some(owner));
+                line.released_by(
+                    Some(owner),
+                    matches!(released, Ok(UnlockReply::Released)).then(|| started.elapsed()),
+                );
             }
             return released;
         };
@@ -1571,14 +1575,12 @@ impl<K: LockKind> Lock<K> {
                     self.with_owner(handoff.to).release_in_background();
                 }
             }
-            Ok(UnlockReply::Released | UnlockReply::NotOwner) => {
-                line.not_handed(&handoff, true, handoff.within_bounds)
-            }
-            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false, false),
+            Ok(UnlockReply::Released | UnlockReply::NotOwner) => line.not_handed(&handoff, true),
+            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false),
             Err(_) => {
                 // The hand-off may have run: the head settles that before it tries.
                 self.with_owner(handoff.to).leave_in_doubt(handoff.to, 0);
-                line.not_handed(&handoff, false, true);
+                line.not_handed(&handoff, false);
             }
         }
         context.lines.retire_if_idle(line);
@@ -1685,6 +1687,10 @@ impl<K: LockKind> Lock<K> {
         let pubsub = &self.context.pubsub;
         // Redisson subscribes, then tries again; a head behind a local holder waits for it.
         let mut try_now = line.local_holder_other_than(owner).is_none();
+        // A message came while a hand-off to us was in flight (we could not try then).
+        let mut message_pending = false;
+        // After a local holder's real release: not before other clients had a round trip.
+        let mut not_before: Option<Instant> = None;
         loop {
             let woken = subscription.notified();
             tokio::pin!(woken);
@@ -1702,7 +1708,13 @@ impl<K: LockKind> Lock<K> {
             if remaining == Some(Duration::ZERO) {
                 return Ok(Head::TimedOut);
             }
+            if let Some(at) = not_before.filter(|at| try_now && *at > Instant::now()) {
+                tokio::time::sleep_until(at).await;
+                continue;
+            }
             if try_now && ticket.start_trying() {
+                message_pending = false;
+                not_before = None;
                 let attempt = self.attempt(owner, lease_ms, mode, wait).await;
                 ticket.stop_trying();
                 match attempt? {
@@ -1713,10 +1725,11 @@ impl<K: LockKind> Lock<K> {
             let holder_ends = match line.local_holder_other_than(owner) {
                 // A local holder's unlock wakes us; its lease, or the watchdog timeout
                 // for a renewed hold, bounds the wait in case it lost the lock silently.
-                Some(until) => Some(until.map_or(
-                    Duration::from_millis(self.context.watchdog_ms),
-                    |until| until.saturating_duration_since(Instant::now()),
-                )),
+                Some(until) => Some(
+                    until.map_or(Duration::from_millis(self.context.watchdog_ms), |until| {
+                        until.saturating_duration_since(Instant::now())
+                    }),
+                ),
                 None => match ttl {
                     Some(ttl) if ttl >= 0 => Some(Duration::from_millis(ttl as u64)),
                     Some(_) => None,
@@ -1728,22 +1741,29 @@ impl<K: LockKind> Lock<K> {
                 (h, r) => h.or(r),
             };
             tracing::trace!(?ttl, ?sleep_for, "head of the local line: waiting");
-            match sleep_for {
-                Some(limit) => {
-                    tokio::select! {
-                        _ = &mut woken => {}
-                        _ = &mut nudged => {}
-                        _ = tokio::time::sleep(limit) => {}
-                    }
+            let limit = sleep_for.unwrap_or(Duration::MAX);
+            let sleep = async {
+                match Instant::now().checked_add(limit) {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
                 }
-                None => {
-                    tokio::select! {
-                        _ = &mut woken => {}
-                        _ = &mut nudged => {}
-                    }
+            };
+            try_now = tokio::select! {
+                _ = &mut woken => {
+                    message_pending = ticket.stage() == Stage::Handing;
+                    true
                 }
-            }
-            try_now = true;
+                // A real release by a local holder that published: try once its message
+                // is here (it may have come already), a round trip later.
+                _ = &mut nudged => match line.take_published() {
+                    Some(round_trip) => {
+                        not_before = Some(Instant::now() + round_trip);
+                        message_pending
+                    }
+                    None => true,
+                },
+                _ = sleep => true,
+            };
         }
     }
 
