@@ -116,13 +116,11 @@ impl LostSignal {
 
 #[derive(Debug)]
 struct Held {
-    /// The lock name and the owner field as ready-made, reference-counted script
-    /// arguments (and a read lock's key prefix), and the name's hash slot: a renewal
-    /// round copies nothing per lock.
-    key: Value,
-    field: Value,
-    key_prefix: Option<Value>,
-    slot: u16,
+    /// The owner field (and a read lock's key prefix), as compact as they come: an entry
+    /// lives as long as its hold, and a client may hold many locks, so the script
+    /// arguments are built per renewal round (every `watchdog_timeout / 3`) instead.
+    field: Box<str>,
+    key_prefix: Option<Box<str>>,
     holds: u32,
     lost: Arc<LostSignal>,
 }
@@ -182,15 +180,11 @@ impl Renewal {
         let entry = held.entry(hold_key).or_insert_with(|| {
             let (field, key_prefix) = match renewable {
                 Renewable::Field { field } => (field, None),
-                Renewable::ReadHolds { field, key_prefix } => {
-                    (field, Some(Value::from(key_prefix)))
-                }
+                Renewable::ReadHolds { field, key_prefix } => (field, Some(key_prefix)),
             };
             Held {
-                key: Value::from(&**name),
-                field: Value::from(field),
-                key_prefix,
-                slot: fred::util::redis_keyslot(name.as_bytes()),
+                field: field.into_boxed_str(),
+                key_prefix: key_prefix.map(String::into_boxed_str),
                 holds: 0,
                 lost: Arc::default(),
             }
@@ -270,10 +264,10 @@ impl Renewal {
             .iter()
             .map(|(k, h)| Renewing {
                 hold: k.clone(),
-                key: h.key.clone(),
-                field: h.field.clone(),
-                key_prefix: h.key_prefix.clone(),
-                slot: h.slot,
+                key: Value::from(&*k.0),
+                field: Value::from(&*h.field),
+                key_prefix: h.key_prefix.as_deref().map(Value::from),
+                slot: fred::util::redis_keyslot(k.0.as_bytes()),
                 lost: h.lost.clone(),
             })
             .collect()

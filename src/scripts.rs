@@ -150,43 +150,43 @@ impl Script {
             timeout: Some(timeout + wait.as_ref().map_or(Duration::ZERO, |(s, _)| s.timeout())),
             ..Options::default()
         };
-        let call = |script: &Value| {
-            let mut call = vec![script.clone()];
-            push_call(&mut call);
-            call
-        };
         let scripts = client.with_options(&options);
         let waits = client.with_options(&wait_options);
-        // The script and its WAIT, handed to fred together, script first: fred writes them
-        // in that order on the node's connection, in one pipeline.
-        let send = |command: &'static str, script: &Value| {
-            let command = CustomCommand::new_static(command, ClusterHash::Custom(slot), false);
-            let script = scripts.custom::<Value, Value>(command, call(script));
-            let wait = wait.as_ref().map(|(sync, w)| {
-                let (command, args) = sync.wait_command(slot, w);
-                waits.custom::<Value, Value>(command, args)
-            });
-            async move {
-                match wait {
-                    Some(wait) => {
-                        let (reply, waited) = futures::join!(script, wait);
-                        (reply, Some(waited))
-                    }
-                    None => (script.await, None),
-                }
-            }
-        };
         let started = tokio::time::Instant::now();
         let mut unsent = 0u32;
+        // EVALSHA first; EVAL once after a NOSCRIPT. One await point for both, so that the
+        // future holds one fred call (about 5 KB), not one per command.
+        let mut noscript = false;
         loop {
-            let (reply, waited) = match send("EVALSHA", &self.sha_arg).await {
-                (Err(e), _) if is_noscript(&e) => {
-                    tracing::debug!(sha = %self.sha, "NOSCRIPT: sending the script with EVAL");
-                    send("EVAL", &self.body_arg).await
+            let (command, script) = if noscript {
+                ("EVAL", &self.body_arg)
+            } else {
+                ("EVALSHA", &self.sha_arg)
+            };
+            let mut args = Vec::with_capacity(8);
+            args.push(script.clone());
+            push_call(&mut args);
+            let command = CustomCommand::new_static(command, ClusterHash::Custom(slot), false);
+            // The script and its WAIT, handed to fred together, script first: fred writes
+            // them in that order on the node's connection, in one pipeline. The WAIT
+            // (Sentinel and Cluster only) is boxed: the common call carries no room for it.
+            let waited = wait.as_ref().map(|(sync, w)| {
+                let (command, args) = sync.wait_command(slot, w);
+                Box::pin(waits.custom::<Value, Value>(command, args))
+            });
+            let script_call = scripts.custom::<Value, Value>(command, args);
+            let (reply, waited) = match waited {
+                Some(waited) => {
+                    let (reply, waited) = futures::join!(script_call, waited);
+                    (reply, Some(waited))
                 }
-                other => other,
+                None => (script_call.await, None),
             };
             match reply {
+                Err(error) if is_noscript(&error) && !noscript => {
+                    tracing::debug!(sha = %self.sha, "NOSCRIPT: sending the script with EVAL");
+                    noscript = true;
+                }
                 // fred failed the call before writing it (no connection right after a
                 // drop): it surely did not run, so even a never-resend script goes again.
                 Err(error) if not_sent(&error) && unsent < 5 && started.elapsed() < timeout => {
