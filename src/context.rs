@@ -54,6 +54,10 @@ pub(crate) struct LockContext {
     pub(crate) config: Config,
     /// Dropped guards' releases, run by the chore task.
     releases: mpsc::UnboundedSender<BackgroundRelease>,
+    /// Unlock request ids: a random prefix of this client and a counter (32 hex digits,
+    /// as Redisson's `generateId()`), made without a random draw per unlock.
+    request_prefix: u64,
+    requests: std::sync::atomic::AtomicU64,
     /// Answered unlock latches waiting for the next batched `UNLINK`.
     latches: Arc<LatchQueue>,
     pub(crate) shutdown: watch::Sender<bool>,
@@ -61,6 +65,16 @@ pub(crate) struct LockContext {
 }
 
 /// The parts of a context that [`LockContext::start`] does not make itself.
+/// An unlock request id, written as 32 hex digits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RequestId(u64, u64);
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}{:016x}", self.0, self.1)
+    }
+}
+
 pub(crate) struct ContextParts {
     pub(crate) id: String,
     pub(crate) redis: fred::prelude::Client,
@@ -98,6 +112,8 @@ impl LockContext {
             watchdog_ms: parts.watchdog_ms,
             config: parts.config,
             releases,
+            request_prefix: uuid::Uuid::new_v4().as_u64_pair().0,
+            requests: std::sync::atomic::AtomicU64::new(0),
             latches: latches.clone(),
             shutdown: parts.shutdown,
             closed: AtomicBool::new(false),
@@ -117,6 +133,14 @@ impl LockContext {
 
     /// Queues an answered unlock latch for deletion. Wakes the chore task only for the
     /// first latch of a batch, so an unlock costs no task wake-up of its own.
+    /// A fresh unlock request id (unique to this client's life and across clients).
+    pub(crate) fn next_request_id(&self) -> RequestId {
+        RequestId(
+            self.request_prefix,
+            self.requests.fetch_add(1, Ordering::Relaxed),
+        )
+    }
+
     pub(crate) fn delete_latch_later(&self, latch: String) {
         self.latches.push(latch, Instant::now());
     }

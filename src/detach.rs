@@ -11,31 +11,56 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-type Abandoned<T> = Box<dyn FnOnce(T) -> BoxFuture<()> + Send + 'static>;
 
-/// See the module docs.
-pub(crate) struct FinishOnDrop<T: Send + 'static> {
+/// See the module docs. The work is boxed (a future that was polled cannot be moved out
+/// to finish elsewhere unless it lives in a box); the abandon handler is not.
+pub(crate) struct FinishOnDrop<T, A, AF>
+where
+    T: Send + 'static,
+    A: FnOnce(T) -> AF + Send + 'static,
+    AF: Future<Output = ()> + Send + 'static,
+{
     work: Option<BoxFuture<T>>,
-    abandoned: Option<Abandoned<T>>,
+    abandoned: Option<A>,
+    _handler: std::marker::PhantomData<fn() -> AF>,
 }
 
-impl<T: Send + 'static> FinishOnDrop<T> {
+// Nothing is pinned in place: the work lives in its own box, and the handler is only
+// ever moved out whole.
+impl<T, A, AF> Unpin for FinishOnDrop<T, A, AF>
+where
+    T: Send + 'static,
+    A: FnOnce(T) -> AF + Send + 'static,
+    AF: Future<Output = ()> + Send + 'static,
+{
+}
+
+impl<T, A, AF> FinishOnDrop<T, A, AF>
+where
+    T: Send + 'static,
+    A: FnOnce(T) -> AF + Send + 'static,
+    AF: Future<Output = ()> + Send + 'static,
+{
     /// Runs `work`; if this future is dropped before `work` completes, `work` is finished
     /// on the current runtime and its output handed to `abandoned`.
-    pub(crate) fn new<W, A, AF>(work: W, abandoned: A) -> Self
+    pub(crate) fn new<W>(work: W, abandoned: A) -> Self
     where
         W: Future<Output = T> + Send + 'static,
-        A: FnOnce(T) -> AF + Send + 'static,
-        AF: Future<Output = ()> + Send + 'static,
     {
         FinishOnDrop {
             work: Some(Box::pin(work)),
-            abandoned: Some(Box::new(move |output| Box::pin(abandoned(output)))),
+            abandoned: Some(abandoned),
+            _handler: std::marker::PhantomData,
         }
     }
 }
 
-impl<T: Send + 'static> Future for FinishOnDrop<T> {
+impl<T, A, AF> Future for FinishOnDrop<T, A, AF>
+where
+    T: Send + 'static,
+    A: FnOnce(T) -> AF + Send + 'static,
+    AF: Future<Output = ()> + Send + 'static,
+{
     type Output = T;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
@@ -54,7 +79,12 @@ impl<T: Send + 'static> Future for FinishOnDrop<T> {
     }
 }
 
-impl<T: Send + 'static> Drop for FinishOnDrop<T> {
+impl<T, A, AF> Drop for FinishOnDrop<T, A, AF>
+where
+    T: Send + 'static,
+    A: FnOnce(T) -> AF + Send + 'static,
+    AF: Future<Output = ()> + Send + 'static,
+{
     fn drop(&mut self) {
         if let (Some(work), Some(abandoned)) = (self.work.take(), self.abandoned.take()) {
             match tokio::runtime::Handle::try_current() {

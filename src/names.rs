@@ -6,26 +6,35 @@
 
 /// The name with Redisson's hash tag: `{N}`, or `N` itself when it contains `{`.
 pub(crate) fn hash_tag(name: &str) -> String {
-    if name.contains('{') {
-        name.to_owned()
-    } else {
-        format!("{{{name}}}")
+    HashTag(name).to_string()
+}
+
+/// [`hash_tag`] as a `Display`, so that a key built around it is one allocation.
+struct HashTag<'a>(&'a str);
+
+impl std::fmt::Display for HashTag<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.contains('{') {
+            f.write_str(self.0)
+        } else {
+            write!(f, "{{{}}}", self.0)
+        }
     }
 }
 
 /// The unlock notification channel: `redisson_lock__channel:{N}`.
 pub(crate) fn lock_channel(name: &str) -> String {
-    format!("redisson_lock__channel:{}", hash_tag(name))
+    format!("redisson_lock__channel:{}", HashTag(name))
 }
 
 /// The fair lock's wait queue: `redisson_lock_queue:{N}`.
 pub(crate) fn fair_queue(name: &str) -> String {
-    format!("redisson_lock_queue:{}", hash_tag(name))
+    format!("redisson_lock_queue:{}", HashTag(name))
 }
 
 /// The fair lock's waiter deadlines: `redisson_lock_timeout:{N}`.
 pub(crate) fn fair_timeouts(name: &str) -> String {
-    format!("redisson_lock_timeout:{}", hash_tag(name))
+    format!("redisson_lock_timeout:{}", HashTag(name))
 }
 
 /// One fair-lock waiter's channel: `redisson_lock__channel:{N}:<client-uuid>:<owner>`.
@@ -35,23 +44,23 @@ pub(crate) fn fair_waiter_channel(name: &str, field: &str) -> String {
 
 /// The read-write lock's channel: `redisson_rwlock:{N}`.
 pub(crate) fn rwlock_channel(name: &str) -> String {
-    format!("redisson_rwlock:{}", hash_tag(name))
+    format!("redisson_rwlock:{}", HashTag(name))
 }
 
 /// The prefix of one read holder's per-hold timeout keys:
 /// `{N}:<client-uuid>:<owner>:rwlock_timeout` (hold `k` is this `:k`).
 pub(crate) fn read_timeout_prefix(name: &str, field: &str) -> String {
-    format!("{}:{field}:rwlock_timeout", hash_tag(name))
+    format!("{}:{field}:rwlock_timeout", HashTag(name))
 }
 
 /// The fenced lock's token counter: `redisson_lock_token:{N}`.
 pub(crate) fn fencing_token(name: &str) -> String {
-    format!("redisson_lock_token:{}", hash_tag(name))
+    format!("redisson_lock_token:{}", HashTag(name))
 }
 
 /// The unlock latch of one unlock call: `redisson_unlock_latch:{N}:<request-id>`.
-pub(crate) fn unlock_latch(name: &str, request_id: &str) -> String {
-    format!("redisson_unlock_latch:{}:{request_id}", hash_tag(name))
+pub(crate) fn unlock_latch(name: &str, request_id: impl std::fmt::Display) -> String {
+    format!("redisson_unlock_latch:{}:{request_id}", HashTag(name))
 }
 
 /// The hash field of one owner: `<client-uuid>:<owner-id>`.

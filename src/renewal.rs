@@ -172,13 +172,13 @@ impl Renewal {
         name: &Arc<str>,
         owner: LockOwner,
         write: bool,
-        renewable: Renewable,
+        renewable: impl FnOnce() -> Renewable,
     ) -> Arc<LostSignal> {
         let mut held = self.held();
         let was_empty = held.is_empty();
         let hold_key: HoldKey = (name.clone(), owner, write);
         let entry = held.entry(hold_key).or_insert_with(|| {
-            let (field, key_prefix) = match renewable {
+            let (field, key_prefix) = match renewable() {
                 Renewable::Field { field } => (field, None),
                 Renewable::ReadHolds { field, key_prefix } => (field, Some(key_prefix)),
             };

@@ -66,21 +66,21 @@ impl Script {
     ///
     /// `keys` must be non-empty and, on a cluster, in one hash slot: the call is routed by
     /// the slot of the first key.
-    pub(crate) async fn run(
+    pub(crate) async fn run<S: AsRef<str>>(
         &self,
         client: &fred::prelude::Client,
-        keys: &[&str],
+        keys: &[S],
         args: &[Value],
         resend: Resend,
         timeout: Duration,
     ) -> Result<Value, fred::error::Error> {
         let slot = keys
             .first()
-            .map(|key| fred::util::redis_keyslot(key.as_bytes()))
+            .map(|key| fred::util::redis_keyslot(key.as_ref().as_bytes()))
             .unwrap_or(0);
         self.run_in_slot(client, slot, resend, timeout, |call| {
             call.push(Value::from(keys.len() as i64));
-            call.extend(keys.iter().map(|k| Value::from(*k)));
+            call.extend(keys.iter().map(|k| Value::from(k.as_ref())));
             call.extend(args.iter().cloned());
         })
         .await
@@ -104,10 +104,10 @@ impl Script {
 
     /// [`Script::run`] followed by `WAIT` for the replicas (see [`ReplicaSync`]): the
     /// `WAIT` goes in the same pipeline, right behind the script, to the same node.
-    pub(crate) async fn run_synced(
+    pub(crate) async fn run_synced<S: AsRef<str>>(
         &self,
         client: &fred::prelude::Client,
-        keys: &[&str],
+        keys: &[S],
         args: &[Value],
         resend: Resend,
         timeout: Duration,
@@ -115,11 +115,11 @@ impl Script {
     ) -> Result<(Value, Synced), fred::error::Error> {
         let slot = keys
             .first()
-            .map(|key| fred::util::redis_keyslot(key.as_bytes()))
+            .map(|key| fred::util::redis_keyslot(key.as_ref().as_bytes()))
             .unwrap_or(0);
         let push_call = |call: &mut Vec<Value>| {
             call.push(Value::from(keys.len() as i64));
-            call.extend(keys.iter().map(|k| Value::from(*k)));
+            call.extend(keys.iter().map(|k| Value::from(k.as_ref())));
             call.extend(args.iter().cloned());
         };
         self.run_core(client, slot, resend, timeout, push_call, Some(sync))

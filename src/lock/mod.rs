@@ -794,11 +794,10 @@ impl<K: LockKind> Lock<K> {
 
     /// Sends one script call.
     async fn run(&self, call: &ScriptCall, resend: Resend) -> Result<Value, fred::error::Error> {
-        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
         call.script
             .run(
                 &self.context.redis,
-                &keys,
+                &call.keys,
                 &call.args,
                 resend,
                 self.context.config.response_timeout,
@@ -814,11 +813,10 @@ impl<K: LockKind> Lock<K> {
         call: &ScriptCall,
         resend: Resend,
     ) -> Result<(Value, Synced), fred::error::Error> {
-        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
         call.script
             .run_synced(
                 &self.context.redis,
-                &keys,
+                &call.keys,
                 &call.args,
                 resend,
                 self.context.config.response_timeout,
@@ -1165,11 +1163,12 @@ impl<K: LockKind> Lock<K> {
         let target = self.target(owner);
         let acquired = match lease_ms {
             None => {
-                let renewable = self.kind.renewable(&target);
                 let lost = self
                     .context
                     .renewal
-                    .add_hold(&self.name, owner, K::WRITER, renewable);
+                    .add_hold(&self.name, owner, K::WRITER, || {
+                        self.kind.renewable(&target)
+                    });
                 Acquired {
                     lost,
                     lease_deadline: None,
@@ -1842,8 +1841,7 @@ impl<K: LockKind> Lock<K> {
         next: Option<&base::HandoffTo>,
     ) -> Result<UnlockReply> {
         let context = &self.context;
-        let request_id = uuid::Uuid::new_v4().simple().to_string();
-        let latch = unlock_latch(&self.name, &request_id);
+        let latch = unlock_latch(&self.name, context.next_request_id());
         let latch_ttl = context.config.unlock_latch_ttl;
         let target = self.target(owner);
         let call = next
