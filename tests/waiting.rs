@@ -347,7 +347,7 @@ async fn a_foreign_unlock_message_wakes_the_waiter() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn message_one_wakes_every_local_waiter() {
+async fn message_one_wakes_the_local_line() {
     let server = RedisServer::start();
     let client = server.client().await;
     let raw = server.raw().await;
@@ -371,8 +371,15 @@ async fn message_one_wakes_every_local_waiter() {
             lock.unlock().await.unwrap();
         }));
     }
-    // All three ran both attempts and sleep on the channel.
-    wait_scripts(&raw, 6).await;
+    // All three wait in the lock's local line; the first is subscribed and slept after
+    // its retry, the two behind it wait locally.
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            client.local_waiters() == 3
+        })
+        .await
+    );
+    wait_scripts(&raw, 2).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
 
     reset_stats(&raw).await;
@@ -387,9 +394,11 @@ async fn message_one_wakes_every_local_waiter() {
         "first waiter acquired {:?} after the `1`",
         at.saturating_duration_since(published_at)
     );
-    // While the first one still holds the lock, the other two retried too: a `0` would
-    // have woken one waiter only (1 script), a `1` wakes them all (at least 3).
-    wait_scripts(&raw, 3).await;
+    // Only the head of the local line listens: the `1` woke it, and it took the lock with
+    // one script; the two behind it are handed the lock in turn by the unlocks below,
+    // with no script of their own.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(script_calls(&raw).await, 1);
 
     let mut order = vec![first];
     let mut next = first;
