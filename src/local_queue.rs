@@ -531,11 +531,6 @@ impl Ticket {
     pub(crate) fn owner(&self) -> LockOwner {
         self.slot.owner
     }
-
-    /// The waiter's lease (`None`: watchdog mode).
-    pub(crate) fn lease_ms(&self) -> Option<u64> {
-        self.slot.lease_ms
-    }
 }
 
 impl Drop for Ticket {
@@ -547,5 +542,114 @@ impl Drop for Ticket {
                 tracing::warn!(lock = %self.line.name, owner = %self.slot.owner, "a hold handed to a waiter that left was not given back; its lease ends it");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: LockOwner = LockOwner::from_raw(1);
+    const B: LockOwner = LockOwner::from_raw(2);
+    const C: LockOwner = LockOwner::from_raw(3);
+
+    fn limits(in_a_row: u32, count_listeners: bool) -> HandoffLimits {
+        HandoffLimits {
+            in_a_row,
+            time: Duration::from_secs(60),
+            count_listeners,
+        }
+    }
+
+    fn line() -> (LocalQueues, Arc<Line>) {
+        let queues = LocalQueues::default();
+        let line = queues.get_or_make(&Arc::from("n"));
+        (queues, line)
+    }
+
+    #[tokio::test]
+    async fn the_first_waiter_is_the_head_and_the_rest_queue_in_order() {
+        let (queues, line) = line();
+        assert!(queues.get("n").is_some());
+        line.taken_by(A, None);
+        assert!(line.should_queue(B));
+        assert!(!line.should_queue(A), "a re-entry never queues");
+        let b = line.join(B, None);
+        let c = line.join(C, None);
+        assert_eq!(b.stage(), Stage::Head);
+        assert_eq!(c.stage(), Stage::Queued);
+        assert_eq!(queues.waiting(), 2);
+        // The head hands off; the next one becomes the head.
+        let handoff = line.begin_handoff(A, &limits(8, true)).unwrap();
+        assert_eq!((handoff.to, handoff.listeners), (B, -1));
+        assert_eq!(b.stage(), Stage::Handing);
+        assert!(
+            !b.start_trying(),
+            "no try while a hand-off to it is in flight"
+        );
+        assert!(line.handed(&handoff));
+        assert!(matches!(b.stage(), Stage::Granted { .. }));
+        assert_eq!(c.stage(), Stage::Head);
+        assert_eq!(line.local_holder_other_than(C), Some(None));
+        b.take_grant();
+        assert_eq!(c.leave(None), Left::Nothing);
+        queues.retire_if_idle(&line);
+        assert!(queues.get("n").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_waiter_that_leaves_during_its_hand_off_is_given_back() {
+        let (_queues, line) = line();
+        line.taken_by(A, None);
+        let b = line.join(B, Some(1_000));
+        let handoff = line.begin_handoff(A, &limits(8, true)).unwrap();
+        assert_eq!(handoff.lease_ms, Some(1_000));
+        drop(b);
+        assert!(
+            !line.handed(&handoff),
+            "the releasing side must give it back"
+        );
+        // Granted, then dropped before taking it: the leaver gives it back.
+        let c = line.join(C, None);
+        let handoff = line.begin_handoff(B, &limits(8, true)).unwrap();
+        assert!(line.handed(&handoff));
+        assert!(matches!(c.leave(None), Left::GiveBack { .. }));
+    }
+
+    #[tokio::test]
+    async fn hand_offs_are_bounded() {
+        let (_queues, line) = line();
+        line.taken_by(A, None);
+        let mut from = A;
+        for (i, owner) in (10..13).map(LockOwner::from_raw).enumerate() {
+            let ticket = line.join(owner, None);
+            let handoff = line.begin_handoff(from, &limits(2, true)).unwrap();
+            // Within the bound: -1; past it, on a single server: at most our listener.
+            assert_eq!(handoff.listeners, if i < 2 { -1 } else { 0 });
+            assert!(line.handed(&handoff));
+            ticket.take_grant();
+            from = owner;
+        }
+        // Past the bound on Sentinel or Cluster: no hand-off, a real release.
+        let _ticket = line.join(C, None);
+        assert!(line.begin_handoff(from, &limits(2, false)).is_none());
+        // Off altogether.
+        assert!(line.begin_handoff(from, &limits(0, true)).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_head_trying_itself_is_not_handed_the_lock() {
+        let (_queues, line) = line();
+        line.taken_by(A, None);
+        let b = line.join(B, None);
+        assert!(b.start_trying());
+        assert!(line.begin_handoff(A, &limits(8, true)).is_none());
+        b.stop_trying();
+        let handoff = line.begin_handoff(A, &limits(8, true)).unwrap();
+        // Released for real instead: the head is back to waiting, and nudged.
+        line.not_handed(&handoff, true);
+        assert_eq!(b.stage(), Stage::Head);
+        assert_eq!(line.local_holder_other_than(B), None);
+        assert!(line.take_published().is_some());
     }
 }

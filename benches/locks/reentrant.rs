@@ -212,10 +212,13 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
         ),
     }
     let cpu = row.f64("bench_cpu_us_per_op");
+    let bare_cpu = bare.f64("bench_cpu_us_per_op");
+    row.set("cpu_vs_bare_fred_1", json!(round3(cpu / bare_cpu)));
     row.target(
         cpu <= MAX_CPU_US_PER_PAIR,
         format!(
-            "uncontended_1 CPU: {cpu:.1} µs of bench process CPU per pair (target ≤ {MAX_CPU_US_PER_PAIR:.0})"
+            "uncontended_1 CPU: {cpu:.1} µs of bench process CPU per pair (target ≤ {MAX_CPU_US_PER_PAIR:.0}); bare_fred_1 {bare_cpu:.1} µs in the same run: the crate's pair costs {:.2} × fred's two bare calls",
+            cpu / bare_cpu
         ),
     );
     let vs_bare = row.f64("pair_p50_vs_bare_p50");

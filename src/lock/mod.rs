@@ -1628,7 +1628,7 @@ impl<K: LockKind> Lock<K> {
                 return Ok(None);
             };
             match ticket.wait_turn(deadline).await {
-                Stage::Granted { at } => return Ok(Some(place.take_grant(at))),
+                Stage::Granted { at } => return Ok(Some(place.take_grant(owner, lease_ms, at))),
                 Stage::Queued => {
                     if context.is_closed() {
                         return Err(Error::Shutdown);
@@ -1648,7 +1648,7 @@ impl<K: LockKind> Lock<K> {
                 place.leave_taken(acquired.lease_deadline);
                 Ok(Some(acquired))
             }
-            Head::Granted(at) => Ok(Some(place.take_grant(at))),
+            Head::Granted(at) => Ok(Some(place.take_grant(owner, lease_ms, at))),
             Head::TimedOut => Ok(None),
         }
     }
@@ -1908,15 +1908,13 @@ struct InLine<'a, K: LockKind> {
 
 impl<K: LockKind> InLine<'_, K> {
     /// Takes the hold a local holder handed over (at `at`) and leaves the line.
-    fn take_grant(&mut self, at: Instant) -> Acquired {
-        let Some(ticket) = self.ticket.take() else {
-            unreachable_grant()
-        };
-        let (owner, lease_ms, line) = (ticket.owner(), ticket.lease_ms(), ticket.line().clone());
-        ticket.take_grant();
-        let acquired = self.lock.register_acquired(owner, lease_ms, at, None);
-        self.lock.context.lines.retire_if_idle(&line);
-        acquired
+    fn take_grant(&mut self, owner: LockOwner, lease_ms: Option<u64>, at: Instant) -> Acquired {
+        if let Some(ticket) = self.ticket.take() {
+            let line = ticket.line().clone();
+            ticket.take_grant();
+            self.lock.context.lines.retire_if_idle(&line);
+        }
+        self.lock.register_acquired(owner, lease_ms, at, None)
     }
 
     /// Leaves the line as the new local holder (its own try took the lock).
@@ -1927,11 +1925,6 @@ impl<K: LockKind> InLine<'_, K> {
             self.lock.context.lines.retire_if_idle(&line);
         }
     }
-}
-
-/// A grant is only taken once, by the ticket's owner.
-fn unreachable_grant() -> ! {
-    unreachable!("a local hand-off is taken once")
 }
 
 impl<K: LockKind> Drop for InLine<'_, K> {
