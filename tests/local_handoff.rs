@@ -489,3 +489,38 @@ async fn a_local_holder_that_loses_its_lock_does_not_strand_the_line() {
         .unwrap();
     client.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_re_enters_past_its_own_waiters() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let name = key("handoff-reenter");
+    // Taken before any line exists: the line does not know this holder.
+    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
+    holder.lock().await.unwrap();
+    let waiter = tokio::spawn({
+        let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
+        async move { lock.lock().await }
+    });
+    waiters(&client, 1).await;
+    // A re-entry of the holder (recursive code) must not queue behind its own waiter.
+    tokio::time::timeout(Duration::from_secs(2), holder.lock())
+        .await
+        .expect("a re-entry never waits")
+        .unwrap();
+    assert_eq!(holder.hold_count().await.unwrap(), 2);
+    holder.unlock().await.unwrap();
+    assert!(!waiter.is_finished());
+    holder.unlock().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(2), waiter)
+        .await
+        .expect("handed over after the last unlock")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        pair(&field_of(&client, LockOwner::from_raw(2)), 1)
+    );
+    client.shutdown().await.unwrap();
+}

@@ -1603,10 +1603,12 @@ impl<K: LockKind> Lock<K> {
         let mode = AcquireMode::Queue {
             wait_ms: context.config.fair_lock_wait_timeout.as_millis() as u64,
         };
+        // An owner that holds the lock already re-enters (never queues behind itself).
         let queue_at_once = context
             .lines
             .get(&self.name)
-            .is_some_and(|line| line.should_queue(owner));
+            .is_some_and(|line| line.should_queue(owner))
+            && context.holds.known(&self.name, owner, K::WRITER) == 0;
         let mut ttl = None;
         if !queue_at_once {
             match self.attempt(owner, lease_ms, mode, wait).await? {
