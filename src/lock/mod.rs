@@ -903,81 +903,92 @@ impl<K: LockKind> Lock<K> {
         self.check()?;
         self.kind.check()?;
         let lease_ms = lease.map(lease_millis).transpose()?;
-        if K::HANDS_OFF && !matches!(wait, Wait::Once) {
+        if matches!(wait, Wait::Once) && !K::YIELDS_TO_WRITERS {
+            // One attempt: nothing to wait for, no queue to leave.
+            let mode = AcquireMode::Once;
+            return match self.attempt(owner, lease_ms, mode, wait).await? {
+                Attempt::Acquired(acquired) => Ok(Some(acquired)),
+                Attempt::Held(_) => Ok(None),
+            };
+        }
+        if K::HANDS_OFF {
             return self.acquire_in_line(owner, lease_ms, wait).await;
         }
-        {
-            let mode = match wait {
-                Wait::Once => AcquireMode::Once,
-                Wait::Until(_, budget) => AcquireMode::Queue {
-                    wait_ms: budget.as_millis().clamp(1, u128::from(u64::MAX)) as u64,
-                },
-                Wait::Forever => AcquireMode::Queue {
-                    wait_ms: self.context.config.fair_lock_wait_timeout.as_millis() as u64,
-                },
-            };
-            // A queued waiter that leaves without the lock must leave the queue: on every
-            // early return and on drop (unless an attempt in flight does it itself).
-            let mut queued = QueueExit::new(self, owner, mode);
-            let first_deadline = match wait {
-                Wait::Once => Some(Instant::now()),
-                Wait::Until(deadline, _) => Some(deadline),
-                Wait::Forever => None,
-            };
-            if !self.yield_to_writers(owner, first_deadline).await {
+        // Boxed: inline, a reentrant lock's `lock()` future (which never takes this path)
+        // would carry this wait's size too, and every waiting task with it.
+        Box::pin(self.acquire_redisson_wait(owner, lease_ms, wait)).await
+    }
+
+    /// Redisson's wait for the kinds without a local line (fair, read-write, fenced,
+    /// spin): try, subscribe (or poll), retry until taken or out of time.
+    async fn acquire_redisson_wait(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        wait: Wait,
+    ) -> Result<Option<Acquired>> {
+        let mode = match wait {
+            Wait::Once => AcquireMode::Once,
+            Wait::Until(_, budget) => AcquireMode::Queue {
+                wait_ms: budget.as_millis().clamp(1, u128::from(u64::MAX)) as u64,
+            },
+            Wait::Forever => AcquireMode::Queue {
+                wait_ms: self.context.config.fair_lock_wait_timeout.as_millis() as u64,
+            },
+        };
+        // A queued waiter that leaves without the lock must leave the queue: on every
+        // early return and on drop (unless an attempt in flight does it itself).
+        let mut queued = QueueExit::new(self, owner, mode);
+        let first_deadline = match wait {
+            Wait::Once => Some(Instant::now()),
+            Wait::Until(deadline, _) => Some(deadline),
+            Wait::Forever => None,
+        };
+        if !self.yield_to_writers(owner, first_deadline).await {
+            return Ok(None);
+        }
+        queued.in_flight = true;
+        let first = self.attempt(owner, lease_ms, mode, wait).await;
+        queued.in_flight = false;
+        let ttl = match first? {
+            Attempt::Acquired(acquired) => {
+                queued.disarm();
+                return Ok(Some(acquired));
+            }
+            Attempt::Held(ttl) => ttl,
+        };
+        let deadline = match wait {
+            Wait::Once => return Ok(None),
+            Wait::Until(deadline, _) if Instant::now() >= deadline => {
+                queued.leave().await;
                 return Ok(None);
             }
-            queued.in_flight = true;
-            let first = self.attempt(owner, lease_ms, mode, wait).await;
-            queued.in_flight = false;
-            let ttl = match first? {
-                Attempt::Acquired(acquired) => {
-                    queued.disarm();
-                    return Ok(Some(acquired));
-                }
-                Attempt::Held(ttl) => ttl,
-            };
-            let deadline = match wait {
-                Wait::Once => return Ok(None),
-                Wait::Until(deadline, _) if Instant::now() >= deadline => {
-                    queued.leave().await;
-                    return Ok(None);
-                }
-                Wait::Until(deadline, _) => Some(deadline),
-                Wait::Forever => None,
-            };
-            let _waiting = telemetry::Waiting::start(K::NAME);
-            let _announced = K::WRITER.then(|| self.context.writers.announce(&self.name));
-            let waited = match self.kind.waiting(&self.target(owner)) {
-                Waiting::Channel(channel) => {
-                    self.wait_on_channel(
-                        owner,
-                        lease_ms,
-                        mode,
-                        deadline,
-                        ttl,
-                        &channel,
-                        &mut queued,
-                    )
+            Wait::Until(deadline, _) => Some(deadline),
+            Wait::Forever => None,
+        };
+        let _waiting = telemetry::Waiting::start(K::NAME);
+        let _announced = K::WRITER.then(|| self.context.writers.announce(&self.name));
+        let waited = match self.kind.waiting(&self.target(owner)) {
+            Waiting::Channel(channel) => {
+                self.wait_on_channel(owner, lease_ms, mode, deadline, ttl, &channel, &mut queued)
                     .await
-                }
-                Waiting::Poll(backoff) => {
-                    self.wait_polling(owner, lease_ms, mode, deadline, backoff, &mut queued)
-                        .await
-                }
-            };
-            match waited {
-                Ok(Some(acquired)) => {
-                    queued.disarm();
-                    Ok(Some(acquired))
-                }
-                Ok(None) => {
-                    queued.leave().await;
-                    Ok(None)
-                }
-                // The queue exit runs in the background when `queued` drops.
-                Err(error) => Err(error),
             }
+            Waiting::Poll(backoff) => {
+                self.wait_polling(owner, lease_ms, mode, deadline, backoff, &mut queued)
+                    .await
+            }
+        };
+        match waited {
+            Ok(Some(acquired)) => {
+                queued.disarm();
+                Ok(Some(acquired))
+            }
+            Ok(None) => {
+                queued.leave().await;
+                Ok(None)
+            }
+            // The queue exit runs in the background when `queued` drops.
+            Err(error) => Err(error),
         }
     }
 
