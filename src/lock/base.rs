@@ -71,24 +71,15 @@ pub(crate) fn handoff_call(
     latch: &str,
     next: &HandoffTo,
 ) -> ScriptCall {
-    ScriptCall::new(
-        &HANDOFF,
-        vec![
-            target.name.to_owned(),
-            lock_channel(target.name),
-            latch.to_owned(),
-        ],
-        vec![
-            Value::from("0"),
-            Value::from(lease_ms as i64),
-            Value::from(target.owner_field()),
-            target.publish(),
-            target.latch_ttl(),
-            Value::from(next.field.as_str()),
-            Value::from(next.lease_ms as i64),
-            Value::from(next.listeners),
-        ],
-    )
+    // The release's keys and arguments, then whom to hand to.
+    let mut call = release_call(target, lease_ms, latch);
+    call.script = &HANDOFF;
+    call.args.extend([
+        Value::from(next.field.as_str()),
+        Value::from(next.lease_ms as i64),
+        Value::from(next.listeners),
+    ]);
+    call
 }
 
 /// Whom a hand-off goes to: the next owner's field and lease, and how many listeners on

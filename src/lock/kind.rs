@@ -104,8 +104,8 @@ mod sealed {
         /// The force-release script: delete the lock whoever holds it; answers 1 or 0.
         /// Default: RLock's.
         /// The release of `target`'s owner that hands the lock to `next` when it gives
-        /// back the last hold (replies as the release, plus `2`: handed). Only for kinds
-        /// with [`Kind::HANDS_OFF`].
+        /// back the last hold (replies as the release, plus `2`: handed): RLock's
+        /// hand-off script for the kinds with [`Kind::HANDS_OFF`], none for the others.
         fn handoff(
             &self,
             target: &Target<'_>,
@@ -113,8 +113,7 @@ mod sealed {
             latch: &str,
             next: &super::super::base::HandoffTo,
         ) -> Option<ScriptCall> {
-            let _ = (target, lease_ms, latch, next);
-            None
+            Self::HANDS_OFF.then(|| super::super::base::handoff_call(target, lease_ms, latch, next))
         }
 
         fn force_release(&self, target: &Target<'_>) -> ScriptCall {

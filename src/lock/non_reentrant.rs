@@ -8,7 +8,7 @@
 
 use std::sync::LazyLock;
 
-use super::base::{acquire_call, handoff_call, HandoffTo};
+use super::base::acquire_call;
 use super::kind::{AcquireMode, Kind, ScriptCall, Target};
 use crate::error::Error;
 use crate::scripts::Script;
@@ -37,16 +37,6 @@ impl Kind for NonReentrant {
     const NAME: &'static str = "non_reentrant";
 
     const HANDS_OFF: bool = true;
-
-    fn handoff(
-        &self,
-        target: &Target<'_>,
-        lease_ms: u64,
-        latch: &str,
-        next: &HandoffTo,
-    ) -> Option<ScriptCall> {
-        Some(handoff_call(target, lease_ms, latch, next))
-    }
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         acquire_call(&ACQUIRE, target, lease_ms)

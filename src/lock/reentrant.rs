@@ -7,7 +7,7 @@
 // The sealed `Kind` trait takes crate-private types; nothing here reaches a user.
 #![allow(private_interfaces)]
 
-use super::base::{acquire_call, handoff_call, HandoffTo, ACQUIRE};
+use super::base::{acquire_call, ACQUIRE};
 use super::kind::{AcquireMode, Kind, ScriptCall, Target};
 
 /// The reentrant kind: Redisson's `RLock`. [`RLock`](crate::RLock) is `Lock<Reentrant>`.
@@ -29,16 +29,6 @@ impl Kind for Reentrant {
     const NAME: &'static str = "reentrant";
 
     const HANDS_OFF: bool = true;
-
-    fn handoff(
-        &self,
-        target: &Target<'_>,
-        lease_ms: u64,
-        latch: &str,
-        next: &HandoffTo,
-    ) -> Option<ScriptCall> {
-        Some(handoff_call(target, lease_ms, latch, next))
-    }
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         acquire_call(&ACQUIRE, target, lease_ms)
