@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::config::{lease_millis, Config, PublishMode};
 use crate::context::{ContextParts, LockContext};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lock::{
     Backoff, Fair, FairLock, Fenced, FencedLock, Lock, NonReentrant, NonReentrantFair,
     NonReentrantFairLock, NonReentrantLock, RLock, ReadWriteLock, Reentrant, Spin, SpinLock,
@@ -96,12 +96,12 @@ impl Client {
             Ok(builder.build()?)
         };
         let redis = build(32)?;
-        redis.init().await?;
+        redis.init().await.map_err(|e| connect_error(&config, e))?;
         // A large broadcast buffer: a slow receive loop lags less often.
         let subscriber = build(4096)?;
         if let Err(error) = subscriber.init().await {
             let _ = redis.quit().await;
-            return Err(error.into());
+            return Err(connect_error(&config, error));
         }
         let sharded = match config.publish_mode {
             PublishMode::Publish => false,
@@ -423,6 +423,44 @@ impl Client {
 }
 
 /// Java Redisson's probe: a server that answers `PUBSUB SHARDNUMSUB` has sharded pub/sub.
+/// The error of a first connection: with TLS on, a failed handshake (a certificate not
+/// trusted, a client certificate missing or refused: the server then resets the
+/// connection) is [`Error::Tls`]; anything else is fred's error.
+fn connect_error(config: &Config, error: fred::error::Error) -> Error {
+    if !config.uses_tls() {
+        return error.into();
+    }
+    let details = error.details();
+    let handshake = match error.kind() {
+        #[cfg(any(feature = "tls-rustls", feature = "tls-native-tls"))]
+        fred::error::ErrorKind::Tls => true,
+        // fred keeps an I/O error's text only: rustls reports a refused certificate or a
+        // fatal alert as invalid data, OpenSSL as an `Ssl` error; a server that refuses
+        // the handshake may also just reset the connection.
+        fred::error::ErrorKind::IO => [
+            "InvalidData",
+            "Ssl(",
+            "ConnectionReset",
+            "BrokenPipe",
+            "UnexpectedEof",
+        ]
+        .iter()
+        .any(|sign| details.contains(sign)),
+        _ => false,
+    };
+    if handshake {
+        Error::Tls {
+            reason: format!(
+                "{details} (check the CA the client trusts, the host name in the URL against \
+                 the server's certificate, and whether the server requires a client \
+                 certificate)"
+            ),
+        }
+    } else {
+        error.into()
+    }
+}
+
 async fn supports_sharded_pubsub(redis: &fred::prelude::Client) -> bool {
     let probe = CustomCommand::new_static("PUBSUB", ClusterHash::Random, false);
     redis

@@ -9,6 +9,8 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
+use crate::secrets::{redacted_fred_config, redacted_url};
+use crate::tls::TlsOptions;
 
 /// Redisson's `lockWatchdogTimeout`: the lease of a lock taken without one.
 pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
@@ -108,7 +110,9 @@ pub enum PublishMode {
 ///     .unwrap();
 /// assert_eq!(tuned.renewal_batch_size(), 50);
 /// ```
-#[derive(Clone, Debug)]
+///
+/// `Debug` shows every setting but never a password: passwords print as `<redacted>`.
+#[derive(Clone)]
 pub struct Config {
     pub(crate) redis: fred::prelude::Config,
     pub(crate) reconnect: fred::prelude::ReconnectPolicy,
@@ -125,6 +129,31 @@ pub struct Config {
     pub(crate) local_handoffs: u32,
     pub(crate) local_handoff_time: Duration,
     pub(crate) client_id: Option<Uuid>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("redis", &redacted_fred_config(&self.redis))
+            .field("reconnect", &self.reconnect)
+            .field("watchdog_timeout", &self.watchdog_timeout)
+            .field("renewal_batch_size", &self.renewal_batch_size)
+            .field("publish_mode", &self.publish_mode)
+            .field("response_timeout", &self.response_timeout)
+            .field("subscription_timeout", &self.subscription_timeout)
+            .field("unlock_latch_ttl", &self.unlock_latch_ttl)
+            .field("fair_lock_wait_timeout", &self.fair_lock_wait_timeout)
+            .field("metrics_lock_names", &self.metrics_lock_names)
+            .field(
+                "check_lock_synced_replicas",
+                &self.check_lock_synced_replicas,
+            )
+            .field("replicas_sync_timeout", &self.replicas_sync_timeout)
+            .field("local_handoffs", &self.local_handoffs)
+            .field("local_handoff_time", &self.local_handoff_time)
+            .field("client_id", &self.client_id)
+            .finish()
+    }
 }
 
 impl Config {
@@ -251,6 +280,11 @@ impl Config {
         self.local_handoff_time
     }
 
+    /// Whether the connections use TLS.
+    pub(crate) fn uses_tls(&self) -> bool {
+        self.redis.uses_tls()
+    }
+
     /// Whether the server is a single one (every pub/sub listener is on it).
     pub(crate) fn is_single_server(&self) -> bool {
         matches!(
@@ -293,11 +327,16 @@ impl Config {
 ///     .build()
 ///     .unwrap();
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "a builder does nothing until `build()`"]
 pub struct ConfigBuilder {
     url: Option<String>,
     redis: Option<fred::prelude::Config>,
+    tls: Option<TlsOptions>,
+    username: Option<String>,
+    password: Option<String>,
+    sentinel_username: Option<String>,
+    sentinel_password: Option<String>,
     reconnect: fred::prelude::ReconnectPolicy,
     watchdog_timeout: Duration,
     renewal_batch_size: usize,
@@ -314,11 +353,34 @@ pub struct ConfigBuilder {
     client_id: Option<Uuid>,
 }
 
+impl std::fmt::Debug for ConfigBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hidden = |secret: &Option<String>| secret.as_ref().map(|_| crate::secrets::REDACTED);
+        f.debug_struct("ConfigBuilder")
+            .field("url", &self.url.as_deref().map(redacted_url))
+            .field("redis", &self.redis.as_ref().map(redacted_fred_config))
+            .field("tls", &self.tls)
+            .field("username", &self.username)
+            .field("password", &hidden(&self.password))
+            .field("sentinel_username", &self.sentinel_username)
+            .field("sentinel_password", &hidden(&self.sentinel_password))
+            .field("watchdog_timeout", &self.watchdog_timeout)
+            .field("publish_mode", &self.publish_mode)
+            .field("response_timeout", &self.response_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for ConfigBuilder {
     fn default() -> Self {
         ConfigBuilder {
             url: None,
             redis: None,
+            tls: None,
+            username: None,
+            password: None,
+            sentinel_username: None,
+            sentinel_password: None,
             // Reconnect forever, quickly at first: a lock client that gives up reconnecting
             // turns every later call into an error until restart.
             reconnect: fred::prelude::ReconnectPolicy::new_exponential(0, 50, 2_000, 2),
@@ -351,6 +413,89 @@ impl ConfigBuilder {
     pub fn redis_config(mut self, config: fred::prelude::Config) -> Self {
         self.redis = Some(config);
         self.url = None;
+        self
+    }
+
+    /// Encrypts the connections with TLS, with these options (a custom CA, a client
+    /// certificate for mutual TLS, the TLS library). TLS is also on, with default options,
+    /// for a `rediss://` or `valkeys://` URL. Needs the `tls-rustls` or `tls-native-tls`
+    /// feature: without one, [`build`](ConfigBuilder::build) refuses with
+    /// [`Error::TlsNotEnabled`]. For a fred config given with
+    /// [`redis_config`](ConfigBuilder::redis_config), these options replace its TLS
+    /// settings.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use redisson_lock::{Config, TlsOptions};
+    /// let config = Config::builder()
+    ///     .url("rediss://redis.internal:6380")
+    ///     .tls(TlsOptions::new().ca_file("/etc/redis/ca.crt"))
+    ///     .build()?;
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn tls(mut self, options: TlsOptions) -> Self {
+        self.tls = Some(options);
+        self
+    }
+
+    /// The ACL user to authenticate as (Redis 6+), instead of the URL's. Without one, a
+    /// password authenticates the `default` user.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1:6379")
+    ///     .username("locks")
+    ///     .password("s3cret")
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(!format!("{config:?}").contains("s3cret"));
+    /// ```
+    pub fn username(mut self, username: impl Into<String>) -> Self {
+        self.username = Some(username.into());
+        self
+    }
+
+    /// The password to authenticate with, instead of the URL's (so that it can come from
+    /// an environment variable or a secret store rather than a URL in a config file).
+    /// Never shown by `Debug` or in errors.
+    ///
+    /// # Examples
+    /// ```
+    /// let password = std::env::var("REDIS_PASSWORD").unwrap_or_default();
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1:6379")
+    ///     .password(password)
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = config;
+    /// ```
+    pub fn password(mut self, password: impl Into<String>) -> Self {
+        self.password = Some(password.into());
+        self
+    }
+
+    /// The user and password for the Sentinel nodes themselves, when they differ from the
+    /// data nodes' (Redisson's `sentinelUsername` / `sentinelPassword`; in a URL, the
+    /// `sentinelUsername` and `sentinelPassword` query parameters). Without them the
+    /// sentinels are sent the data nodes' credentials.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis-sentinel://127.0.0.1:26379?sentinelServiceName=mymaster")
+    ///     .sentinel_credentials(None, "sentinel-s3cret")
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(!format!("{config:?}").contains("sentinel-s3cret"));
+    /// ```
+    pub fn sentinel_credentials(
+        mut self,
+        username: Option<String>,
+        password: impl Into<String>,
+    ) -> Self {
+        self.sentinel_username = username;
+        self.sentinel_password = Some(password.into());
         self
     }
 
@@ -475,15 +620,41 @@ impl ConfigBuilder {
     /// [`MAX_LEASE`], a batch size of 0, a zero response or subscription timeout, a latch
     /// TTL, fair-lock wait timeout or replicas sync timeout under 1 ms).
     pub fn build(self) -> Result<Config> {
-        let redis = match (self.redis, self.url) {
+        let mut redis = match (self.redis, &self.url) {
             (Some(config), _) => config,
             (None, Some(url)) => {
-                check_scheme(&url)?;
-                fred::prelude::Config::from_url(&url)
-                    .map_err(|e| Error::invalid(format!("cannot parse Redis URL `{url}`: {e}")))?
+                check_scheme(url)?;
+                // TLS is checked before parsing: fred without a TLS library reads a TLS
+                // scheme as plain TCP.
+                if let Some(scheme) = tls_scheme(url) {
+                    self.tls
+                        .clone()
+                        .unwrap_or_default()
+                        .check_enabled(&format!("the URL scheme `{scheme}`"))?;
+                }
+                fred::prelude::Config::from_url(url).map_err(|e| {
+                    Error::invalid(format!(
+                        "cannot parse Redis URL `{}`: {}",
+                        redacted_url(url),
+                        crate::secrets::redact_error(&e.to_string(), url)
+                    ))
+                })?
             }
             (None, None) => return Err(Error::invalid("no Redis URL or fred config was given")),
         };
+        let wants_tls = self.tls.is_some() || self.url.as_deref().and_then(tls_scheme).is_some();
+        if wants_tls {
+            let options = self.tls.clone().unwrap_or_default();
+            let backend = options.check_enabled("the TLS options")?;
+            apply_tls(&mut redis, &options, backend)?;
+        }
+        apply_credentials(
+            &mut redis,
+            self.username,
+            self.password,
+            self.sentinel_username,
+            self.sentinel_password,
+        );
         if self.watchdog_timeout < Duration::from_millis(3) || self.watchdog_timeout > MAX_LEASE {
             return Err(Error::invalid(format!(
                 "watchdog timeout {:?} is outside 3 ms ..= {MAX_LEASE:?}",
@@ -537,13 +708,74 @@ impl ConfigBuilder {
     }
 }
 
+/// The scheme of `url` when it asks for TLS (`rediss*`, `valkeys*`).
+fn tls_scheme(url: &str) -> Option<&str> {
+    let (scheme, _) = url.split_once("://")?;
+    let lower = scheme.to_ascii_lowercase();
+    (lower.starts_with("rediss") || lower.starts_with("valkeys")).then_some(scheme)
+}
+
+/// Puts the TLS connector built from `options` into fred's config (for a TLS URL, in
+/// place of fred's default, which picks its library by its own rule). A fred config given
+/// with its own TLS settings and no [`ConfigBuilder::tls`] keeps them: this is not called.
+#[cfg(any(feature = "tls-rustls", feature = "tls-native-tls"))]
+fn apply_tls(
+    redis: &mut fred::prelude::Config,
+    options: &TlsOptions,
+    backend: crate::tls::TlsBackend,
+) -> Result<()> {
+    redis.tls = Some(crate::tls::fred_tls(options, backend)?);
+    Ok(())
+}
+
+/// Without a TLS feature [`TlsOptions::check_enabled`] has already refused.
+#[cfg(not(any(feature = "tls-rustls", feature = "tls-native-tls")))]
+fn apply_tls(
+    _redis: &mut fred::prelude::Config,
+    _options: &TlsOptions,
+    _backend: crate::tls::TlsBackend,
+) -> Result<()> {
+    Ok(())
+}
+
+/// Credentials given to the builder win over the URL's; sentinels without their own are
+/// sent the data nodes' (as before fred's `sentinel-auth`).
+fn apply_credentials(
+    redis: &mut fred::prelude::Config,
+    username: Option<String>,
+    password: Option<String>,
+    sentinel_username: Option<String>,
+    sentinel_password: Option<String>,
+) {
+    if username.is_some() {
+        redis.username = username;
+    }
+    if password.is_some() {
+        redis.password = password;
+    }
+    if let fred::types::config::ServerConfig::Sentinel {
+        username: s_user,
+        password: s_pass,
+        ..
+    } = &mut redis.server
+    {
+        if sentinel_password.is_some() {
+            *s_user = sentinel_username;
+            *s_pass = sentinel_password;
+        } else if s_pass.is_none() && s_user.is_none() {
+            s_user.clone_from(&redis.username);
+            s_pass.clone_from(&redis.password);
+        }
+    }
+}
+
 /// Refuses a URL whose scheme is not a Redis one, naming the scheme (fred reads any other
 /// scheme as a plain server).
 fn check_scheme(url: &str) -> Result<()> {
     let Some((scheme, _)) = url.split_once("://") else {
         return Err(Error::invalid(format!(
             "Redis URL `{}` has no scheme; expected one of {}",
-            shorten(url),
+            shorten(&redacted_url(url)),
             URL_SCHEMES.join(", ")
         )));
     };

@@ -145,6 +145,30 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// The configuration asks for TLS (a `rediss://` or `valkeys://` URL, or
+    /// [`ConfigBuilder::tls`](crate::ConfigBuilder::tls)) but this build of the crate has no
+    /// TLS library: enable the named Cargo feature. Raised when the configuration is built,
+    /// so nothing was ever sent in plaintext.
+    #[error(
+        "{asked_by} asks for TLS, but redisson-lock was built without it: enable its `{feature}` \
+         feature (or `tls-native-tls`); nothing was connected"
+    )]
+    TlsNotEnabled {
+        /// What asked for TLS (the URL's scheme, or the TLS options).
+        asked_by: String,
+        /// The Cargo feature to enable.
+        feature: &'static str,
+    },
+
+    /// The TLS connection to Redis could not be set up: the server's certificate is not
+    /// trusted (wrong CA, wrong host name, expired), the server wants a client certificate
+    /// that was not given or that it does not trust, or the server does not speak TLS.
+    #[error("TLS connection to Redis failed: {reason}")]
+    Tls {
+        /// What the TLS library or the server said.
+        reason: String,
+    },
+
     /// A [`MultiLock`](crate::MultiLock) or [`RedLock`](crate::RedLock) was given the same
     /// lock twice (the same name on the same server and database, whatever the kinds):
     /// the group would wait on itself.

@@ -86,7 +86,9 @@ mod pubsub;
 mod renewal;
 mod replicas;
 mod scripts;
+mod secrets;
 mod telemetry;
+mod tls;
 mod writer_gates;
 
 pub use client::Client;
@@ -106,6 +108,8 @@ pub use lock::{
     RedLock, RedLockGuard, Reentrant, Spin, SpinLock, Write, WriteLock,
 };
 pub use owner::LockOwner;
+pub use secrets::redacted_url;
+pub use tls::{ClusterTlsNames, TlsBackend, TlsOptions};
 
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
 /// [`Client::redis`].

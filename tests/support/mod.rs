@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod java;
+pub mod tls;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -109,7 +110,8 @@ impl RedisServer {
                 let mut buf = [0u8; 16];
                 if s.write_all(b"PING\r\n").is_ok() {
                     if let Ok(n) = s.read(&mut buf) {
-                        if buf[..n].starts_with(b"+PONG") {
+                        // A server with a password answers NOAUTH: up all the same.
+                        if buf[..n].starts_with(b"+PONG") || buf[..n].starts_with(b"-NOAUTH") {
                             return true;
                         }
                     }
@@ -416,12 +418,25 @@ pub struct SentinelServer {
     child: Child,
     pub port: u16,
     dir: PathBuf,
+    /// The sentinel's own `requirepass`, if any.
+    password: Option<String>,
 }
 
 impl SentinelServer {
     /// A sentinel for the primary on `master_port` (quorum 1), with a `down_after_ms`
     /// failure detection; returns once it sees the primary.
     pub fn start(master_port: u16, down_after_ms: u64) -> SentinelServer {
+        Self::start_with_auth(master_port, down_after_ms, None, None)
+    }
+
+    /// As [`SentinelServer::start`], for a primary that wants `master_password`, with the
+    /// sentinel itself asking for `sentinel_password`.
+    pub fn start_with_auth(
+        master_port: u16,
+        down_after_ms: u64,
+        master_password: Option<&str>,
+        sentinel_password: Option<&str>,
+    ) -> SentinelServer {
         let port = free_port();
         let dir = std::env::temp_dir().join(format!(
             "redisson-lock-sentinel-{}-{port}",
@@ -435,8 +450,14 @@ impl SentinelServer {
                 "port {port}\nbind 127.0.0.1\ndir {}\n\
                  sentinel monitor mymaster 127.0.0.1 {master_port} 1\n\
                  sentinel down-after-milliseconds mymaster {down_after_ms}\n\
-                 sentinel failover-timeout mymaster 6000\n",
-                dir.display()
+                 sentinel failover-timeout mymaster 6000\n{}{}",
+                dir.display(),
+                master_password
+                    .map(|p| format!("sentinel auth-pass mymaster {p}\n"))
+                    .unwrap_or_default(),
+                sentinel_password
+                    .map(|p| format!("requirepass {p}\n"))
+                    .unwrap_or_default(),
             ),
         )
         .expect("sentinel.conf");
@@ -447,7 +468,12 @@ impl SentinelServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server --sentinel");
-        let sentinel = SentinelServer { child, port, dir };
+        let sentinel = SentinelServer {
+            child,
+            port,
+            dir,
+            password: sentinel_password.map(str::to_owned),
+        };
         sentinel.wait_for(
             |s| s.master_port() == Some(master_port),
             "sentinel to see the primary",
@@ -465,10 +491,11 @@ impl SentinelServer {
 
     /// The port of the primary the sentinel currently names.
     pub fn master_port(&self) -> Option<u16> {
-        let out = redis_cli(
-            self.port,
-            &["sentinel", "get-master-addr-by-name", "mymaster"],
-        );
+        let mut args = vec!["sentinel", "get-master-addr-by-name", "mymaster"];
+        if let Some(password) = &self.password {
+            args.splice(0..0, ["--no-auth-warning", "-a", password.as_str()]);
+        }
+        let out = redis_cli(self.port, &args);
         out.lines().nth(1).and_then(|p| p.trim().parse().ok())
     }
 

@@ -1,6 +1,7 @@
 //! The command line: `redisson-lock [--url URL] [--json] <command>`.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
@@ -10,12 +11,39 @@ use clap::{Parser, Subcommand};
 /// Exit codes: 0 found / done, 1 not found / not locked / not a lock, 2 usage or
 /// connection error.
 #[derive(Debug, Parser)]
-#[command(name = "redisson-lock", version, propagate_version = true)]
+#[command(
+    name = "redisson-lock",
+    version,
+    propagate_version = true,
+    after_help = "Environment: REDIS_URL (as --url), REDIS_USERNAME (as --user), REDIS_PASSWORD \
+                  (the password, so that it need not be in the URL or on the command line). \
+                  Passwords are never printed."
+)]
 pub(crate) struct Cli {
     /// Redis URL: redis://, rediss://, redis-cluster://h:p?node=h2:p2,
     /// redis-sentinel://h:p/db?sentinelServiceName=NAME, redis+unix:///path.
     #[arg(long, env = "REDIS_URL", global = true, value_name = "URL")]
     pub(crate) url: Option<String>,
+
+    /// The ACL user to authenticate as (instead of the URL's).
+    #[arg(long, env = "REDIS_USERNAME", global = true, value_name = "NAME")]
+    pub(crate) user: Option<String>,
+
+    /// Use TLS even for a redis:// URL (a rediss:// URL always does).
+    #[arg(long, global = true)]
+    pub(crate) tls: bool,
+
+    /// Trust this CA certificate (PEM) instead of the system's roots; implies --tls.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) cacert: Option<PathBuf>,
+
+    /// Client certificate (PEM) for mutual TLS; needs --key; implies --tls.
+    #[arg(long, global = true, value_name = "FILE", requires = "key")]
+    pub(crate) cert: Option<PathBuf>,
+
+    /// The client certificate's private key (PEM, PKCS#8); needs --cert.
+    #[arg(long, global = true, value_name = "FILE", requires = "cert")]
+    pub(crate) key: Option<PathBuf>,
 
     /// Print JSON for scripts instead of tables.
     #[arg(long, global = true)]
@@ -33,6 +61,23 @@ pub(crate) struct Cli {
 
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+impl Cli {
+    /// The TLS options the flags ask for; `None` when they ask for none.
+    pub(crate) fn tls_options(&self) -> Option<redisson_lock::TlsOptions> {
+        if !self.tls && self.cacert.is_none() && self.cert.is_none() {
+            return None;
+        }
+        let mut options = redisson_lock::TlsOptions::new();
+        if let Some(ca) = &self.cacert {
+            options = options.ca_file(ca);
+        }
+        if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
+            options = options.client_cert_files(cert, key);
+        }
+        Some(options)
+    }
 }
 
 #[derive(Debug, Subcommand)]

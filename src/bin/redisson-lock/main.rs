@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use redisson_lock::fred::prelude::ReconnectPolicy;
-use redisson_lock::{Client, Config};
+use redisson_lock::{redacted_url, Client, Config};
 
 use crate::args::{Cli, Command};
 
@@ -134,16 +134,23 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     let out = Out { json: cli.json };
     let url = cli.url.clone().unwrap_or_else(|| DEFAULT_URL.to_owned());
     let timeout = Duration::from_secs(cli.connect_timeout);
+    let access = Access {
+        user: cli.user.clone(),
+        password: std::env::var("REDIS_PASSWORD")
+            .ok()
+            .filter(|password| !password.is_empty()),
+        tls: cli.tls_options(),
+    };
     match cli.command {
         Command::Inspect { names } => {
             let names = names.iter().map(lock_name).collect::<Result<Vec<_>, _>>()?;
-            let session = connect(&url, timeout).await?;
+            let session = connect(&url, &access, timeout).await?;
             let code = run_inspect(&session, &out, &names).await;
             shutdown(&session).await;
             code
         }
         Command::List { pattern, count } => {
-            let session = connect(&url, timeout).await?;
+            let session = connect(&url, &access, timeout).await?;
             let code = list::run(&session, &out, &pattern, count).await;
             shutdown(&session).await;
             code
@@ -163,7 +170,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 Some(secs) => Some(Duration::from_secs_f64(secs)),
                 None => None,
             };
-            let session = connect(&url, timeout).await?;
+            let session = connect(&url, &access, timeout).await?;
             let code = watch::run(
                 &session,
                 &out,
@@ -184,7 +191,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                     inspect::escape(&name)
                 )));
             }
-            let session = connect(&url, timeout).await?;
+            let session = connect(&url, &access, timeout).await?;
             let code = force_unlock::run(&session, &out, &name).await;
             shutdown(&session).await;
             code
@@ -228,36 +235,33 @@ fn lock_name(raw: &OsString) -> Result<String, Failure> {
     }
 }
 
-/// `redis://user:secret@host` as `redis://user:***@host`.
-fn masked(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
-            if userinfo.contains(':') {
-                format!("{scheme}://{user}:***@{host}{tail}")
-            } else {
-                format!("{scheme}://***@{host}{tail}")
-            }
-        }
-        None => url.to_owned(),
-    }
+/// How to authenticate and encrypt: the flags, and the password from `REDIS_PASSWORD`.
+struct Access {
+    user: Option<String>,
+    password: Option<String>,
+    tls: Option<redisson_lock::TlsOptions>,
 }
 
 /// Connects with the library's client; gives up after `timeout` and does not keep
 /// reconnecting (an inspector should fail fast and say why).
-async fn connect(url: &str, timeout: Duration) -> Result<Session, Failure> {
-    let shown = masked(url);
-    let config = Config::builder()
+async fn connect(url: &str, access: &Access, timeout: Duration) -> Result<Session, Failure> {
+    let shown = redacted_url(url);
+    let mut builder = Config::builder()
         .url(url)
         .reconnect_policy(ReconnectPolicy::new_constant(1, 100))
-        .response_timeout(timeout)
+        .response_timeout(timeout);
+    if let Some(user) = &access.user {
+        builder = builder.username(user);
+    }
+    if let Some(password) = &access.password {
+        builder = builder.password(password);
+    }
+    if let Some(tls) = &access.tls {
+        builder = builder.tls(tls.clone());
+    }
+    let config = builder
         .build()
-        .map_err(|e| Failure::Usage(format!("bad Redis URL {shown}: {e}")))?;
+        .map_err(|e| Failure::Usage(format!("cannot connect to {shown}: {e}")))?;
     let clustered = config.redis().server.is_clustered();
     let client = match tokio::time::timeout(timeout, Client::connect(config)).await {
         Ok(Ok(client)) => client,
@@ -290,9 +294,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn masks_passwords() {
-        assert_eq!(masked("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
-        assert_eq!(masked("redis://u:p@h:1/0?x=y"), "redis://u:***@h:1/0?x=y");
-        assert_eq!(masked("redis://p@h"), "redis://***@h");
+    fn urls_are_shown_without_passwords() {
+        assert_eq!(
+            redacted_url("redis://127.0.0.1:6379"),
+            "redis://127.0.0.1:6379"
+        );
+        assert_eq!(
+            redacted_url("redis://u:p@h:1/0?x=y"),
+            "redis://u:<redacted>@h:1/0?x=y"
+        );
+        assert_eq!(redacted_url("redis://p@h"), "redis://<redacted>@h");
     }
 }
