@@ -1,8 +1,10 @@
 //! Authentication beyond a single server: Sentinel whose data nodes and sentinels ask for
 //! passwords (the same one, or each its own: Redisson's `sentinelPassword`), given in the
-//! URL or to the builder, and never shown when it is wrong.
+//! URL or to the builder, and never shown when it is wrong; a Redis Cluster with a
+//! password.
 
 mod support;
+use support::cluster::Cluster;
 use support::*;
 
 use std::time::Duration;
@@ -96,4 +98,42 @@ async fn sentinels_and_data_nodes_with_one_password() {
     let shown = format!("{:?}", config.clone().build().unwrap());
     assert!(!shown.contains("shared-pass"), "{shown}");
     lock_through(config, &primary, "shared-pass").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_with_a_password() {
+    let cluster = Cluster::start_with_password(Some("cluster-pass"));
+    let raw = cluster.raw().await;
+    let url = cluster.url().replacen("://", "://:cluster-pass@", 1);
+    for config in [
+        Config::builder().url(&url),
+        Config::builder()
+            .url(cluster.url())
+            .password("cluster-pass"),
+    ] {
+        let client = Client::connect(quick(config).build().unwrap())
+            .await
+            .expect("connect to the cluster");
+        // Names on every node: the client follows the slots with the password.
+        for i in 0..6 {
+            let name = key(&format!("cluster-auth-{i}"));
+            let lock = client.get_lock(&name);
+            lock.lock().await.unwrap();
+            let field = format!("{}:{}", client.id(), lock.owner());
+            assert_eq!(hgetall(&raw, &name).await, vec![(field, "1".to_owned())]);
+            lock.unlock().await.unwrap();
+            assert!(!exists(&raw, &name).await);
+        }
+        client.shutdown().await.unwrap();
+    }
+    let wrong = Config::builder()
+        .url(cluster.url())
+        .password("wrong-cluster-pass");
+    match Client::connect(quick(wrong).build().unwrap()).await {
+        Ok(_) => panic!("connected with a wrong password"),
+        Err(error) => {
+            let shown = format!("{error} {error:?}");
+            assert!(!shown.contains("wrong-cluster-pass"), "{shown}");
+        }
+    }
 }

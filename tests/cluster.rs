@@ -2,103 +2,13 @@
 //! the crate picks sharded pub/sub as Java Redisson does on a Redis 7 cluster, that
 //! waiters are woken by `SPUBLISH`, and that renewal batches never mix hash slots.
 mod support;
+use support::cluster::Cluster;
 use support::*;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{Client, Config};
-
-struct Cluster {
-    nodes: Vec<RedisServer>,
-}
-
-impl Cluster {
-    fn start() -> Cluster {
-        let nodes: Vec<RedisServer> = (0..3)
-            .map(|_| {
-                RedisServer::start_with(&[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-node-timeout",
-                    "5000",
-                ])
-            })
-            .collect();
-        let mut create = Command::new("redis-cli");
-        create.arg("--cluster").arg("create");
-        for node in &nodes {
-            create.arg(format!("127.0.0.1:{}", node.port));
-        }
-        create.args(["--cluster-replicas", "0", "--cluster-yes"]);
-        let out = create
-            .output()
-            .expect("redis-cli is needed for cluster tests (apt-get install -y redis-tools)");
-        assert!(out.status.success(), "cluster create failed: {out:?}");
-        let cluster = Cluster { nodes };
-        cluster.wait_ok();
-        cluster
-    }
-
-    fn wait_ok(&self) {
-        let started = Instant::now();
-        for node in &self.nodes {
-            loop {
-                let out = Command::new("redis-cli")
-                    .args(["-p", &node.port.to_string(), "cluster", "info"])
-                    .output()
-                    .expect("redis-cli");
-                if String::from_utf8_lossy(&out.stdout).contains("cluster_state:ok") {
-                    break;
-                }
-                assert!(
-                    started.elapsed() < Duration::from_secs(20),
-                    "cluster never became ok"
-                );
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-    }
-
-    fn url(&self) -> String {
-        let first = self.nodes[0].port;
-        let rest: Vec<String> = self.nodes[1..]
-            .iter()
-            .map(|n| format!("node=127.0.0.1:{}", n.port))
-            .collect();
-        format!("redis-cluster://127.0.0.1:{first}?{}", rest.join("&"))
-    }
-
-    /// Sum of one command's calls over all primaries.
-    async fn calls(&self, command: &str) -> u64 {
-        let mut total = 0;
-        for node in &self.nodes {
-            let raw = node.raw().await;
-            total += command_calls(&raw, command).await;
-            let _ = raw.quit().await;
-        }
-        total
-    }
-
-    async fn reset_stats(&self) {
-        for node in &self.nodes {
-            let raw = node.raw().await;
-            reset_stats(&raw).await;
-            let _ = raw.quit().await;
-        }
-    }
-
-    async fn raw(&self) -> redisson_lock::fred::prelude::Client {
-        let client = Builder::from_config(
-            redisson_lock::fred::prelude::Config::from_url(&self.url()).unwrap(),
-        )
-        .build()
-        .unwrap();
-        client.init().await.unwrap();
-        client
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sharded_pubsub_and_per_slot_renewal_on_a_cluster() {

@@ -5,6 +5,7 @@
 //! flush scripts or read `INFO commandstats`, which needs a server of their own.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod java;
 pub mod tls;
 
