@@ -13,6 +13,9 @@ use crate::error::Result;
 use crate::lock::{Acquired, Lock, LockKind, UnlockReply, Wait};
 use crate::owner::LockOwner;
 
+#[cfg(doc)]
+use super::{MultiLock, RedLock};
+
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a group needs from one member, whatever its kind: the engine's operations with an
