@@ -7,17 +7,22 @@ use std::sync::Arc;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::time::Instant;
 
-use super::handle::LockGroup;
-use super::rules::GroupRule;
+use super::group::LockGroup;
+use super::rules::{AllMembers, GroupRule, Majority};
 use super::taking::Taken;
 use crate::error::Result;
 use crate::owner::LockOwner;
 use crate::renewal::LostSignal;
 
 #[cfg(doc)]
-use super::handle::{MultiLock, RedLock};
+use super::group::{MultiLock, RedLock};
 #[cfg(doc)]
 use crate::error::Error;
+
+/// The guard of a [`MultiLock`].
+pub type MultiLockGuard = GroupGuard<AllMembers>;
+/// The guard of a [`RedLock`].
+pub type RedLockGuard = GroupGuard<Majority>;
 
 /// A hold of a [`MultiLock`] or [`RedLock`], from [`LockGroup::acquire`] and its siblings.
 ///

@@ -22,24 +22,31 @@
 //!   members must be held, how long one member may be waited for, and the clock drift.
 //!
 //! The module's files, one job each:
-//! * `handle.rs`: [`LockGroup`] itself, its aliases and its public methods (what a caller
-//!   sees), and giving the members back ([`LockGroup::unlock`]).
 //! * `rules.rs`: what differs between [`MultiLock`] and [`RedLock`] ([`AllMembers`],
 //!   [`Majority`]): quorum, per-member wait, clock drift, unlock failures.
+//! * `any_lock.rs`: [`AnyLock`], a member of any kind behind the `Member` trait.
+//! * `group.rs`: the [`LockGroup`] type and its aliases, how a group is made (duplicate
+//!   members, the canonical order), its accessors.
 //! * `taking.rs`: one acquisition: every member at once, then one at a time in the
 //!   canonical order; temporary leases; all or nothing.
+//! * `release.rs`: giving the members back, all at once, with the rule's failure counting.
 //! * `guard.rs`: [`GroupGuard`], a hold of the group, and when the group counts as lost.
-//! * `any_lock.rs`: [`AnyLock`], a member of any kind behind the `Member` trait.
+//! * `handle.rs`: the public methods that take and give back the group (`lock`,
+//!   `try_lock*`, `acquire*`, `unlock`, `is_held_by*`).
+//!
+//! Each file's code uses only the files listed before it (doc links aside).
 
 mod any_lock;
+mod group;
 mod guard;
 mod handle;
+mod release;
 mod rules;
 mod taking;
 
 pub use any_lock::AnyLock;
-pub use guard::GroupGuard;
-pub use handle::{LockGroup, MultiLock, MultiLockGuard, RedLock, RedLockGuard};
+pub use group::{LockGroup, MultiLock, RedLock};
+pub use guard::{GroupGuard, MultiLockGuard, RedLockGuard};
 pub use rules::{AllMembers, GroupRule, Majority};
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::handle::LockGroup;
+use super::group::LockGroup;
 use super::rules::GroupRule;
 use crate::config::{lease_millis, MAX_LEASE};
 use crate::error::{Error, Result};
