@@ -97,6 +97,7 @@
 //! last handle of the client: stopping the client waits for it first.
 //!
 //! [`LockOwner::current_thread`]: crate::LockOwner::current_thread
+
 mod client;
 mod forward;
 mod guards;
