@@ -1,0 +1,316 @@
+//! The blocking [`Client`]: connects on its own runtime and hands out blocking locks.
+
+use std::sync::{Arc, Mutex};
+
+use super::forward::forward_handles;
+use super::runtime::{build_runtime, run_on, stop_runtime, Shared};
+use super::{
+    FairLock, FencedLock, Lock, NonReentrantFairLock, NonReentrantLock, RLock, ReadWriteLock,
+    SpinLock,
+};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::lock::{Backoff, LockKind};
+
+#[cfg(doc)]
+use super::{LockGuard, SHUTDOWN_TIMEOUT};
+
+/// A connection to Redis that hands out blocking locks, like a `RedissonClient`.
+///
+/// A cheap `Clone` handle: clones share the connections, the client id and the runtime.
+/// See the [module docs](super) for its threads and how it stops.
+///
+/// # Drop
+/// When the last handle (including every [`Lock`] and [`LockGuard`]) is dropped, the
+/// client shuts down as [`Client::shutdown`] does, and its threads end before the drop
+/// returns (within about 2 × [`SHUTDOWN_TIMEOUT`]).
+///
+/// # Examples
+/// ```no_run
+/// # fn demo() -> redisson_lock::Result<()> {
+/// use redisson_lock::blocking::Client;
+/// let client = Client::connect(redisson_lock::Config::from_url("redis://127.0.0.1:6379")?)?;
+/// let lock = client.get_lock("orders:42");
+/// lock.lock()?;
+/// lock.unlock()?;
+/// client.shutdown()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Client {
+    shared: Arc<Shared>,
+}
+
+impl Client {
+    /// Starts the client's runtime (see the [module docs](super)) and connects to Redis
+    /// on it, as [`crate::Client::connect`] does. Blocks until connected.
+    ///
+    /// # Errors
+    /// [`Error::Redis`] if Redis cannot be reached or refuses the connection (the
+    /// runtime's threads are stopped again), or if the runtime's threads cannot be
+    /// started.
+    ///
+    /// # Redisson equivalent
+    /// `Redisson.create(config)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo() -> redisson_lock::Result<()> {
+    /// let client = redisson_lock::blocking::Client::connect(
+    ///     redisson_lock::Config::from_url("redis://127.0.0.1:6379")?,
+    /// )?;
+    /// # Ok(()) }
+    /// ```
+    pub fn connect(config: Config) -> Result<Client> {
+        let runtime = build_runtime()?;
+        let handle = runtime.handle().clone();
+        let client = match run_on(&handle, crate::Client::connect(config)) {
+            Some(Ok(client)) => client,
+            Some(Err(error)) => {
+                stop_runtime(runtime);
+                return Err(error);
+            }
+            None => {
+                stop_runtime(runtime);
+                return Err(Error::Shutdown);
+            }
+        };
+        Ok(Client {
+            shared: Arc::new(Shared {
+                client,
+                handle,
+                runtime: Mutex::new(Some(runtime)),
+                releases: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The client id: a random v4 UUID fixed for this client's life (see
+    /// [`crate::Client::id`]).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) {
+    /// assert_eq!(client.id().len(), 36);
+    /// # }
+    /// ```
+    pub fn id(&self) -> &str {
+        self.shared.client.id()
+    }
+
+    /// The configuration this client was connected with.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) {
+    /// println!("watchdog timeout: {:?}", client.config().watchdog_timeout());
+    /// # }
+    /// ```
+    pub fn config(&self) -> &Config {
+        self.shared.client.config()
+    }
+
+    fn handle<K: LockKind>(&self, inner: crate::Lock<K>) -> Lock<K> {
+        Lock {
+            shared: self.shared.clone(),
+            inner,
+            owner: None,
+        }
+    }
+
+    forward_handles! {
+        /// A handle to the reentrant lock `name`. No I/O.
+        ///
+        /// # Redisson equivalent
+        /// `RedissonClient#getLock(String name)`
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let lock = client.get_lock("stock:product_101");
+        /// lock.lock()?;
+        /// lock.unlock()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn get_lock(&self, name: impl Into<String>) -> RLock;
+
+        /// A handle to the fair lock `name`: waiters get it in the order they asked. No I/O.
+        ///
+        /// # Redisson equivalent
+        /// `RedissonClient#getFairLock(String name)`
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let lock = client.get_fair_lock("tickets");
+        /// lock.lock()?;
+        /// lock.unlock()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn get_fair_lock(&self, name: impl Into<String>) -> FairLock;
+    }
+
+    /// A handle to the read-write lock `name`. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getReadWriteLock(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// let rw = client.get_read_write_lock("catalog");
+    /// let guard = rw.read_lock().acquire()?;
+    /// guard.unlock()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_read_write_lock(&self, name: impl Into<String>) -> ReadWriteLock {
+        let rw = self.shared.client.get_read_write_lock(name);
+        ReadWriteLock {
+            read: self.handle(rw.read_lock()),
+            write: self.handle(rw.write_lock()),
+        }
+    }
+
+    forward_handles! {
+        /// A handle to the fenced lock `name`: every acquisition draws a fencing token. No
+        /// I/O.
+        ///
+        /// # Redisson equivalent
+        /// `RedissonClient#getFencedLock(String name)`
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let lock = client.get_fenced_lock("ledger");
+        /// let token = lock.lock_and_get_token()?;
+        /// lock.unlock()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn get_fenced_lock(&self, name: impl Into<String>) -> FencedLock;
+
+        /// A handle to the spin lock `name`, with Redisson's default back-off. No I/O.
+        ///
+        /// # Redisson equivalent
+        /// `RedissonClient#getSpinLock(String name)`
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let lock = client.get_spin_lock("jobs");
+        /// lock.lock()?;
+        /// lock.unlock()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn get_spin_lock(&self, name: impl Into<String>) -> SpinLock;
+
+        /// A handle to the spin lock `name` with a back-off of your choice. No I/O.
+        ///
+        /// # Redisson equivalent
+        /// `RedissonClient#getSpinLock(String name, LockOptions.BackOff backOff)`
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// use redisson_lock::Backoff;
+        /// let lock = client.get_spin_lock_with("jobs", Backoff::constant(Backoff::DEFAULT_CONSTANT)?);
+        /// lock.lock()?;
+        /// lock.unlock()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn get_spin_lock_with(&self, name: impl Into<String>, backoff: Backoff) -> SpinLock;
+
+        /// A handle to the non-reentrant lock `name` (Redisson 4.4+): the holder asking
+        /// again gets [`Error::NonReentrant`] from `lock()` and `false` from `try_lock*`. No
+        /// I/O.
+        ///
+        /// # Redisson equivalent
+        /// `RedissonClient#getNonReentrantLock(String name)`
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let lock = client.get_non_reentrant_lock("batch");
+        /// lock.lock()?;
+        /// assert!(!lock.try_lock()?);
+        /// lock.unlock()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn get_non_reentrant_lock(&self, name: impl Into<String>) -> NonReentrantLock;
+
+        /// A handle to the non-reentrant fair lock `name` (Redisson 4.4+). No I/O.
+        ///
+        /// # Redisson equivalent
+        /// `RedissonClient#getNonReentrantFairLock(String name)`
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let lock = client.get_non_reentrant_fair_lock("tickets");
+        /// lock.lock()?;
+        /// lock.unlock()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn get_non_reentrant_fair_lock(&self, name: impl Into<String>) -> NonReentrantFairLock;
+    }
+    /// Shuts the client down and stops its runtime: dropped guards' unlocks still in
+    /// flight are finished, waiters in other threads get [`Error::Shutdown`], the
+    /// connections close, and the runtime's threads end before this returns (each step
+    /// bounded by [`SHUTDOWN_TIMEOUT`]; inside a tokio runtime the threads are told to
+    /// stop but not waited for). Locks still held are **not** released (as in Redisson):
+    /// they expire after their lease. Every later call of any handle of this client
+    /// returns [`Error::Shutdown`]. Calling it again does nothing.
+    ///
+    /// # Errors
+    /// [`Error::Redis`] if closing a connection failed, [`Error::Timeout`] if closing
+    /// took longer than [`SHUTDOWN_TIMEOUT`]; the client is shut down anyway.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#shutdown()`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// client.shutdown()?;
+    /// assert!(matches!(client.get_lock("x").lock(), Err(redisson_lock::Error::Shutdown)));
+    /// # Ok(()) }
+    /// ```
+    pub fn shutdown(&self) -> Result<()> {
+        self.shared.stop()
+    }
+
+    /// Whether the client was shut down.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) {
+    /// assert!(!client.is_shutdown());
+    /// # }
+    /// ```
+    pub fn is_shutdown(&self) -> bool {
+        self.shared.client.is_shutdown()
+    }
+
+    /// The number of lock channels this client is subscribed to for waiting threads.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) {
+    /// assert_eq!(client.subscribed_channels(), 0);
+    /// # }
+    /// ```
+    pub fn subscribed_channels(&self) -> usize {
+        self.shared.client.subscribed_channels()
+    }
+
+    /// The number of (lock, owner) pairs the watchdog renews.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) {
+    /// assert_eq!(client.renewed_locks(), 0);
+    /// # }
+    /// ```
+    pub fn renewed_locks(&self) -> usize {
+        self.shared.client.renewed_locks()
+    }
+}
