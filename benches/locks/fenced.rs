@@ -7,14 +7,18 @@
 //! scenarios measured a minute apart differ by more than the 10% the target allows on a
 //! noisy machine; the ratio to the `uncontended_1` row is reported too.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::interfaces::ClientLike;
 use redisson_lock::Client;
 use serde_json::json;
 
-use crate::measure::{cpu_us_per_op, drive, ns, percentile_us, Phase, MEASURE, STOP};
-use crate::report::{round1, round3, Row};
+use crate::measure::{
+    cpu_us_per_op, drive, join_sorted, ns, p50_p99, percentile_us, spawn_laps, Phase,
+};
+use crate::report::{fmt_limit, judged, round1, round3, Row};
 use crate::settings::Settings;
 use crate::Bench;
 
@@ -35,8 +39,7 @@ pub async fn run(bench: &mut Bench) {
     row.tasks = Some(1);
     row.ops_per_s = Some(rate);
     row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
-    row.p50_us = percentile_us(&lat, 50.0);
-    row.p99_us = percentile_us(&lat, 99.0);
+    (row.p50_us, row.p99_us) = p50_p99(&lat);
     let ratio = mix.fenced_p50_us / mix.rlock_p50_us;
     row.ratio = Some(ratio);
     row.ratio_to = "p50 fenced pair / p50 RLock pair (measured interleaved)".into();
@@ -75,7 +78,9 @@ pub async fn run(bench: &mut Bench) {
     row.target(
         ratio <= MAX_RATIO,
         format!(
-            "fenced_uncontended_1: p50 pair = {ratio:.3} × RLock pair, measured interleaved (target ≤ {MAX_RATIO})"
+            "fenced_uncontended_1: p50 pair = {} × RLock pair, measured interleaved (target ≤ {})",
+            judged(ratio, 3, MAX_RATIO),
+            fmt_limit(MAX_RATIO)
         ),
     );
     row.target(
@@ -89,34 +94,30 @@ pub async fn run(bench: &mut Bench) {
 /// and whether every token was greater than the one before.
 async fn fenced_pairs(settings: &Settings, client: &Client) -> (f64, Vec<u64>, bool) {
     let phase = Phase::new();
-    let lock = client.get_fenced_lock("bench:fenced_uncontended_1:0");
-    let task_phase = phase.clone();
-    let handle = tokio::spawn(async move {
-        let (mut latencies, mut last, mut increasing) = (Vec::new(), 0u64, true);
-        loop {
-            let at_start = task_phase.get();
-            if at_start == STOP {
-                break;
+    let increasing = Arc::new(AtomicBool::new(true));
+    let handles = spawn_laps(&phase, 1, |_, mut laps| {
+        let lock = client.get_fenced_lock("bench:fenced_uncontended_1:0");
+        let increasing = increasing.clone();
+        async move {
+            let mut last = 0u64;
+            while let Some(lap) = laps.start() {
+                let token = lock.lock_and_get_token().await.expect("lock_and_get_token");
+                lock.unlock().await.expect("unlock");
+                laps.end(lap);
+                if token <= last {
+                    increasing.store(false, Ordering::Relaxed);
+                }
+                last = token;
             }
-            let t0 = Instant::now();
-            let token = lock.lock_and_get_token().await.expect("lock_and_get_token");
-            lock.unlock().await.expect("unlock");
-            let dt = t0.elapsed();
-            increasing &= token > last;
-            last = token;
-            if at_start == MEASURE && task_phase.get() == MEASURE {
-                latencies.push(ns(dt));
-            }
+            laps.into_ns()
         }
-        (latencies, increasing)
     });
     let window = drive(settings, &phase, async {}, async {}).await;
-    let (mut latencies, increasing) = handle.await.expect("fenced task");
-    latencies.sort_unstable();
+    let latencies = join_sorted(handles, "fenced task").await;
     (
         latencies.len() as f64 / window.as_secs_f64(),
         latencies,
-        increasing,
+        increasing.load(Ordering::Relaxed),
     )
 }
 

@@ -14,7 +14,7 @@ use redisson_lock::{Client, Config, MultiLock, RedLock};
 use serde_json::json;
 
 use crate::measure::{ns, percentile_us};
-use crate::report::{round1, round3, Row};
+use crate::report::{fmt_limit, judged, round1, round3, Row};
 use crate::support::RedisServer;
 use crate::Bench;
 
@@ -83,7 +83,9 @@ pub async fn run(bench: &mut Bench) {
         row.target(
             ratio <= MAX_RATIO,
             format!(
-                "{scenario}: p50 pair = {ratio:.2} × a single RLock pair (target ≤ {MAX_RATIO})"
+                "{scenario}: p50 pair = {} × a single RLock pair (target ≤ {})",
+                judged(ratio, 2, MAX_RATIO),
+                fmt_limit(MAX_RATIO)
             ),
         );
         bench.push(row);

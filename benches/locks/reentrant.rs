@@ -17,10 +17,11 @@ use redisson_lock::{Client, Config};
 use serde_json::json;
 
 use crate::measure::{
-    alloc_bytes_per_op, allocs_per_op, contended, contended_groups, contended_row, cpu_us_per_op,
-    drive, ns, percentile_us, Phase, MEASURE, STOP,
+    alloc_bytes_per_op, allocs_per_op, contended_groups, contended_row, contended_scenario,
+    counter_target, cpu_us_per_op, drive, join_sorted, ns, p50_p99, percentile_us, spawn_laps,
+    Phase, MEASURE, STOP,
 };
-use crate::report::{fmt_opt, round1, round3, Row};
+use crate::report::{fmt_limit, fmt_opt, judged, round1, round3, Row};
 use crate::settings::Settings;
 use crate::{Bench, Raw};
 
@@ -69,6 +70,8 @@ const MAX_PAIR_VS_BARE: f64 = 1.1;
 const MIN_CONTENDED_VS_SERIAL: f64 = 2.0;
 /// Target: `contended_16` acquire scripts per acquisition ≤ this (unlock not counted).
 const MAX_ACQUIRE_SCRIPTS: f64 = 1.5;
+/// Target: `distinct_1024` pairs/s ≥ this share of pipelined EVALSHA / 2.
+const MIN_DISTINCT_1024_SHARE: f64 = 0.40;
 /// Target: in `contended_mixed`, each client's share of the acquisitions ≥ this.
 const MIN_CLIENT_SHARE: f64 = 1.0 / 3.0;
 
@@ -100,15 +103,10 @@ pub async fn run(bench: &mut Bench) {
     }
     for tasks in [4usize, 16] {
         let scenario = format!("contended_{tasks}");
-        if bench.wants(&scenario) {
-            eprintln!("{scenario}");
-            let name = format!("bench:contended_{tasks}");
-            let client = bench.client.clone();
-            let c = contended(bench.settings, &bench.raw, tasks, || {
-                client.get_lock(name.clone())
-            })
-            .await;
-            let mut row = contended_row(bench, &scenario, tasks, &c);
+        let name = format!("bench:contended_{tasks}");
+        let client = bench.client.clone();
+        let run = contended_scenario(bench, &scenario, tasks, || client.get_lock(name.clone()));
+        if let Some((_, mut row)) = run.await {
             if tasks == 16 {
                 contended_16_targets(bench, &mut row);
             }
@@ -200,11 +198,11 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
         Some(limit) => row.target(
             rate >= MIN_SERIAL_SHARE * limit,
             format!(
-                "uncontended_1: {:.0} pairs/s = {:.0}% of 1-client EVALSHA / 2 ({:.0}) (target ≥ {:.0}%)",
+                "uncontended_1: {:.0} pairs/s = {}% of 1-client EVALSHA / 2 ({:.0}) (target ≥ {}%)",
                 rate,
-                100.0 * rate / limit,
+                judged(100.0 * rate / limit, 0, 100.0 * MIN_SERIAL_SHARE),
                 limit,
-                100.0 * MIN_SERIAL_SHARE
+                fmt_limit(100.0 * MIN_SERIAL_SHARE)
             ),
         ),
         None => row.target_note(
@@ -217,7 +215,9 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
     row.target(
         cpu <= MAX_CPU_US_PER_PAIR,
         format!(
-            "uncontended_1 CPU: {cpu:.1} µs of bench process CPU per pair (target ≤ {MAX_CPU_US_PER_PAIR:.0}); bare_fred_1 {bare_cpu:.1} µs in the same run: the crate's pair costs {:.2} × fred's two bare calls",
+            "uncontended_1 CPU: {} µs of bench process CPU per pair (target ≤ {}); bare_fred_1 {bare_cpu:.1} µs in the same run: the crate's pair costs {:.2} × fred's two bare calls",
+            judged(cpu, 1, MAX_CPU_US_PER_PAIR),
+            fmt_limit(MAX_CPU_US_PER_PAIR),
             cpu / bare_cpu
         ),
     );
@@ -225,10 +225,11 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
     row.target(
         vs_bare <= MAX_PAIR_VS_BARE,
         format!(
-            "uncontended_1: p50 pair = {:.3} × bare-fred pair ({:.0} vs {:.0} µs, measured interleaved) (target ≤ {MAX_PAIR_VS_BARE}); {:.3} × bare_fred_1's p50",
-            vs_bare,
+            "uncontended_1: p50 pair = {} × bare-fred pair ({:.0} vs {:.0} µs, measured interleaved) (target ≤ {}); {:.3} × bare_fred_1's p50",
+            judged(vs_bare, 3, MAX_PAIR_VS_BARE),
             row.f64("interleaved_pair_p50_us"),
             row.f64("bare_scripts_pair_p50_us"),
+            fmt_limit(MAX_PAIR_VS_BARE),
             p50 / bare_p50
         ),
     );
@@ -237,11 +238,14 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
     let own = allocs - bare_allocs;
     let own_before = ALLOCS_PER_PAIR_BEFORE - BARE_ALLOCS_PER_PAIR_BEFORE;
     row.set("crate_allocs_per_pair", json!(round1(own)));
+    let max_own = own_before / 2.0;
     row.target(
-        own <= own_before / 2.0,
+        own <= max_own,
         format!(
-            "uncontended_1 allocations: the crate's own {own:.1} per pair ({allocs:.1} process-wide - {bare_allocs:.1} of bare_fred_1) (target ≤ {:.1}, half of {own_before:.1} before); process-wide {allocs:.1} vs {ALLOCS_PER_PAIR_BEFORE} before",
-            own_before / 2.0,
+            "uncontended_1 allocations: the crate's own {} per pair ({allocs:.1} process-wide - {bare_allocs:.1} of bare_fred_1) (target ≤ {}, half of {} before); process-wide {allocs:.1} vs {ALLOCS_PER_PAIR_BEFORE} before",
+            judged(own, 1, max_own),
+            fmt_limit(max_own),
+            fmt_limit(own_before),
         ),
     );
     let ratio = row.ratio.unwrap_or(f64::NAN);
@@ -260,38 +264,22 @@ pub async fn pairs(
     lease: Option<Duration>,
 ) -> (f64, Vec<u64>) {
     let phase = Phase::new();
-    let handles: Vec<_> = (0..tasks)
-        .map(|i| {
-            let lock = client.get_lock(format!("bench:{scenario}:{i}"));
-            let phase = phase.clone();
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                loop {
-                    let at_start = phase.get();
-                    if at_start == STOP {
-                        break;
-                    }
-                    let t0 = Instant::now();
-                    match lease {
-                        None => lock.lock().await.expect("lock"),
-                        Some(lease) => lock.lock_with_lease(lease).await.expect("lock"),
-                    }
-                    lock.unlock().await.expect("unlock");
-                    let dt = t0.elapsed();
-                    if at_start == MEASURE && phase.get() == MEASURE {
-                        latencies.push(ns(dt));
-                    }
+    let handles = spawn_laps(&phase, tasks, |i, mut laps| {
+        let lock = client.get_lock(format!("bench:{scenario}:{i}"));
+        async move {
+            while let Some(lap) = laps.start() {
+                match lease {
+                    None => lock.lock().await.expect("lock"),
+                    Some(lease) => lock.lock_with_lease(lease).await.expect("lock"),
                 }
-                latencies
-            })
-        })
-        .collect();
+                lock.unlock().await.expect("unlock");
+                laps.end(lap);
+            }
+            laps.into_ns()
+        }
+    });
     let window = drive(settings, &phase, async {}, async {}).await;
-    let mut all = Vec::new();
-    for handle in handles {
-        all.extend(handle.await.expect("pair task"));
-    }
-    all.sort_unstable();
+    let all = join_sorted(handles, "pair task").await;
     (all.len() as f64 / window.as_secs_f64(), all)
 }
 
@@ -371,40 +359,29 @@ async fn bare_fred(bench: &Bench) -> Row {
         eprintln!("{scenario} (reference for uncontended_1)");
     }
     let settings = bench.settings;
-    let bare = BarePair::load(&bench.client).await;
+    let bare = Arc::new(BarePair::load(&bench.client).await);
     let phase = Phase::new();
-    let task = {
-        let phase = phase.clone();
-        tokio::spawn(async move {
-            let name = format!("bench:{scenario}:0");
-            let mut latencies = Vec::new();
+    let handles = spawn_laps(&phase, 1, |task, mut laps| {
+        let bare = bare.clone();
+        async move {
+            let name = format!("bench:{scenario}:{task}");
             let mut i = 0u64;
-            loop {
-                let at_start = phase.get();
-                if at_start == STOP {
-                    break;
-                }
+            while let Some(lap) = laps.start() {
                 i += 1;
-                let t0 = Instant::now();
                 bare.run(&name, i).await;
-                let dt = t0.elapsed();
-                if at_start == MEASURE && phase.get() == MEASURE {
-                    latencies.push(ns(dt));
-                }
+                laps.end(lap);
             }
-            latencies
-        })
-    };
+            laps.into_ns()
+        }
+    });
     let window = drive(settings, &phase, async {}, async {}).await;
-    let mut lat = task.await.expect("bare pair task");
-    lat.sort_unstable();
+    let lat = join_sorted(handles, "bare pair task").await;
     let rate = lat.len() as f64 / window.as_secs_f64();
 
     let mut row = Row::new(scenario);
     row.tasks = Some(1);
     row.ops_per_s = Some(rate);
-    row.p50_us = percentile_us(&lat, 50.0);
-    row.p99_us = percentile_us(&lat, 99.0);
+    (row.p50_us, row.p99_us) = p50_p99(&lat);
     let cpu = cpu_us_per_op(rate, settings);
     let allocs = allocs_per_op(rate);
     let alloc_bytes = alloc_bytes_per_op(rate);
@@ -512,12 +489,13 @@ async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) {
     if scenario == "distinct_1024" {
         match row.ratio {
             Some(ratio) => row.target(
-                ratio >= 0.40,
+                ratio >= MIN_DISTINCT_1024_SHARE,
                 format!(
-                    "distinct_1024: {:.0} pairs/s = {:.0}% of pipelined EVALSHA / 2 ({:.0}) (target ≥ 40%)",
+                    "distinct_1024: {:.0} pairs/s = {}% of pipelined EVALSHA / 2 ({:.0}) (target ≥ {}%)",
                     rate,
-                    100.0 * ratio,
-                    parallel_limit.unwrap_or(f64::NAN)
+                    judged(100.0 * ratio, 0, 100.0 * MIN_DISTINCT_1024_SHARE),
+                    parallel_limit.unwrap_or(f64::NAN),
+                    fmt_limit(100.0 * MIN_DISTINCT_1024_SHARE)
                 ),
             ),
             None => row.target_note("n/a  distinct_1024: redis-benchmark not available".into()),
@@ -533,19 +511,15 @@ fn contended_16_targets(bench: &Bench, row: &mut Row) {
     let p99 = row.p99_us.unwrap_or(f64::NAN);
     let all_scripts = row.f64("lock_scripts_per_acquisition");
     let scripts = row.f64("acquire_scripts_per_acquisition");
-    let ok = row
-        .extra
-        .get("counter_ok")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
     match bench.serial_limit() {
         Some(limit) => row.target(
-            rate >= MIN_CONTENDED_VS_SERIAL * limit,
+            rate / limit >= MIN_CONTENDED_VS_SERIAL,
             format!(
-                "contended_16: {:.0} acquisitions/s = {:.2} × 1-client EVALSHA / 2 ({:.0}) (target ≥ {MIN_CONTENDED_VS_SERIAL})",
+                "contended_16: {:.0} acquisitions/s = {} × 1-client EVALSHA / 2 ({:.0}) (target ≥ {})",
                 rate,
-                rate / limit,
-                limit
+                judged(rate / limit, 2, MIN_CONTENDED_VS_SERIAL),
+                limit,
+                fmt_limit(MIN_CONTENDED_VS_SERIAL)
             ),
         ),
         None => row.target_note(
@@ -555,17 +529,21 @@ fn contended_16_targets(bench: &Bench, row: &mut Row) {
     row.target(
         scripts <= MAX_ACQUIRE_SCRIPTS,
         format!(
-            "contended_16 scripts: {scripts:.2} acquire scripts per acquisition (target ≤ {MAX_ACQUIRE_SCRIPTS}); with the unlock script {all_scripts:.2}"
+            "contended_16 scripts: {} acquire scripts per acquisition (target ≤ {}); with the unlock script {all_scripts:.2}",
+            judged(scripts, 2, MAX_ACQUIRE_SCRIPTS),
+            fmt_limit(MAX_ACQUIRE_SCRIPTS)
         ),
     );
+    let max_p99 = CONTENDED_16_P99_BEFORE_US / 2.0;
     row.target(
-        p99 <= CONTENDED_16_P99_BEFORE_US / 2.0,
+        p99 <= max_p99,
         format!(
-            "contended_16 wait: p99 {p99:.0} µs in lock() (target ≤ {:.0}, half of {CONTENDED_16_P99_BEFORE_US:.0} before; noisy)",
-            CONTENDED_16_P99_BEFORE_US / 2.0
+            "contended_16 wait: p99 {} µs in lock() (target ≤ {}, half of {CONTENDED_16_P99_BEFORE_US:.0} before; noisy)",
+            judged(p99, 0, max_p99),
+            fmt_limit(max_p99)
         ),
     );
-    row.target(ok, "contended_16 counter equals acquisitions".into());
+    counter_target(row);
     let cross = row.f64("cross_task_handoff_p50_us");
     row.target_note(format!(
         "info contended_16 hand-off: p50 {:.0} µs = {:.2} PING round trips (former target ≤ 3)",
@@ -618,25 +596,23 @@ async fn contended_mixed(bench: &mut Bench) {
         ));
     }
     row.notes = format!("{}; {}", parts.join("; "), row.notes);
+    let min_pct = 100.0 * MIN_CLIENT_SHARE;
     row.target(
         min_share >= MIN_CLIENT_SHARE,
         format!(
-            "contended_mixed fairness: {} (target each client ≥ {:.0}% of acquisitions)",
-            c.group_waits
-                .iter()
-                .enumerate()
-                .map(|(g, _)| format!("client {} {:.0}%", g + 1, 100.0 * c.group_share(g)))
+            "contended_mixed fairness: {} (target each client ≥ {}% of acquisitions)",
+            (0..c.group_waits.len())
+                .map(|g| format!(
+                    "client {} {}%",
+                    g + 1,
+                    judged(100.0 * c.group_share(g), 0, min_pct)
+                ))
                 .collect::<Vec<_>>()
                 .join(", "),
-            100.0 * MIN_CLIENT_SHARE
+            fmt_limit(min_pct)
         ),
     );
-    let ok = row
-        .extra
-        .get("counter_ok")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
-    row.target(ok, "contended_mixed counter equals acquisitions".into());
+    counter_target(&mut row);
     bench.push(row);
 }
 

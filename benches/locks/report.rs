@@ -68,6 +68,11 @@ impl Row {
             .unwrap_or(f64::NAN)
     }
 
+    /// An extra field as a flag (false when absent).
+    pub fn flag(&self, key: &str) -> bool {
+        self.extra.get(key).and_then(Json::as_bool).unwrap_or(false)
+    }
+
     /// A target line: `PASS text` or `MISS text`.
     pub fn target(&mut self, ok: bool, text: String) {
         self.targets.push(format!("{} {text}", verdict(ok)));
@@ -93,6 +98,23 @@ pub fn round1(x: f64) -> f64 {
 
 pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// `x` as a target line prints it: `digits` decimals, or more where fewer would round it
+/// onto `limit` or past it (3.004 against "≤ 3" prints as 3.004, not 3.00), so that the
+/// printed number and the PASS/MISS beside it agree.
+pub fn judged(x: f64, digits: usize, limit: f64) -> String {
+    let side = x.partial_cmp(&limit);
+    (digits..=9)
+        .map(|d| format!("{x:.d$}"))
+        .find(|s| s.parse::<f64>().ok().and_then(|p| p.partial_cmp(&limit)) == side)
+        .unwrap_or_else(|| format!("{x}"))
+}
+
+/// A target's limit: at most 3 decimals, trailing zeros dropped (14.05, 33.333, 2).
+pub fn fmt_limit(limit: f64) -> String {
+    let s = format!("{limit:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 pub fn fmt_opt(x: Option<f64>, digits: usize) -> String {

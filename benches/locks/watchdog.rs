@@ -14,7 +14,7 @@ use redisson_lock::{Client, Config, LockOwner, RLock};
 use serde_json::json;
 
 use crate::measure::{cpu_time, vm_rss};
-use crate::report::{round1, round3, Row};
+use crate::report::{judged, round1, round3, Row};
 use crate::server::{command_stats, reset_stats, script_calls};
 use crate::settings::Settings;
 use crate::Raw;
@@ -69,11 +69,17 @@ pub async fn watchdog_row(settings: &Settings, url: &str, raw: &Raw) -> Option<R
     );
     row.target(
         per_period <= 100.0,
-        format!("watchdog_10k scripts: {per_period:.1} renewal scripts per period (target ≤ 100)"),
+        format!(
+            "watchdog_10k scripts: {} renewal scripts per period (target ≤ 100)",
+            judged(per_period, 1, 100.0)
+        ),
     );
     row.target(
         cpu_pct < 2.0,
-        format!("watchdog_10k CPU: {cpu_pct:.2}% of one core during the hold (target < 2%)"),
+        format!(
+            "watchdog_10k CPU: {}% of one core during the hold (target < 2%)",
+            judged(cpu_pct, 2, 2.0)
+        ),
     );
     row.target(
         w.still_held == w.locks as i64,
@@ -240,15 +246,15 @@ pub fn memory_row(m: &Memory, client: &Client) -> Row {
     row.target(
         m.per_waiter <= MAX_BYTES_PER_WAITING_TASK,
         format!(
-            "memory: {:.0} B per waiting task (target ≤ {MAX_BYTES_PER_WAITING_TASK:.0})",
-            m.per_waiter
+            "memory: {} B per waiting task (target ≤ {MAX_BYTES_PER_WAITING_TASK:.0})",
+            judged(m.per_waiter, 0, MAX_BYTES_PER_WAITING_TASK)
         ),
     );
     row.target(
         m.per_held <= MAX_BYTES_PER_HELD_LOCK,
         format!(
-            "memory: {:.0} B per held watchdog lock (target ≤ {MAX_BYTES_PER_HELD_LOCK:.0})",
-            m.per_held
+            "memory: {} B per held watchdog lock (target ≤ {MAX_BYTES_PER_HELD_LOCK:.0})",
+            judged(m.per_held, 0, MAX_BYTES_PER_HELD_LOCK)
         ),
     );
     row
