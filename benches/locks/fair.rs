@@ -6,7 +6,7 @@
 //! trip, and each acquisition about two acquire scripts (queue, then take when woken).
 
 use crate::measure::{contended_scenario, counter_target};
-use crate::report::{fmt_limit, judged};
+use crate::report::Bound::AtMost;
 use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["fair_contended_16"];
@@ -29,22 +29,12 @@ pub async fn run(bench: &mut Bench) {
     let pings = cross / bench.ping;
     let scripts = row.f64("acquire_scripts_per_acquisition");
     let all_scripts = row.f64("lock_scripts_per_acquisition");
-    row.target(
-        pings <= MAX_HANDOFF_PINGS,
-        format!(
-            "fair_contended_16 hand-off: p50 {cross:.0} µs = {} PING round trips (target ≤ {})",
-            judged(pings, 2, MAX_HANDOFF_PINGS),
-            fmt_limit(MAX_HANDOFF_PINGS)
-        ),
-    );
-    row.target(
-        scripts <= MAX_ACQUIRE_SCRIPTS,
-        format!(
-            "fair_contended_16 scripts: {} acquire scripts per acquisition (target ≤ {}); with the unlock script {all_scripts:.2}",
-            judged(scripts, 2, MAX_ACQUIRE_SCRIPTS),
-            fmt_limit(MAX_ACQUIRE_SCRIPTS)
-        ),
-    );
+    row.bound(pings, 2, AtMost(MAX_HANDOFF_PINGS), |pings, target| {
+        format!("fair_contended_16 hand-off: p50 {cross:.0} µs = {pings} PING round trips (target {target})")
+    });
+    row.bound(scripts, 2, AtMost(MAX_ACQUIRE_SCRIPTS), |scripts, target| {
+        format!("fair_contended_16 scripts: {scripts} acquire scripts per acquisition (target {target}); with the unlock script {all_scripts:.2}")
+    });
     counter_target(&mut row);
     bench.push(row);
 }

@@ -9,16 +9,17 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use redisson_lock::fred::interfaces::ClientLike;
 use redisson_lock::Client;
 use serde_json::json;
 
 use crate::measure::{
-    cpu_us_per_op, drive, join_sorted, ns, p50_p99, percentile_us, spawn_laps, Phase,
+    cpu_us_per_op, drive, join_sorted, p50_p99, p50_us, ping, rlock_pair, spawn_laps, timed, Phase,
+    Rotation,
 };
-use crate::report::{fmt_limit, judged, round1, round3, Row};
+use crate::report::Bound::AtMost;
+use crate::report::{round1, round3, Row};
 use crate::settings::Settings;
 use crate::Bench;
 
@@ -75,14 +76,9 @@ pub async fn run(bench: &mut Bench) {
         )),
         if tokens_ok { "increasing" } else { "NOT INCREASING" }
     );
-    row.target(
-        ratio <= MAX_RATIO,
-        format!(
-            "fenced_uncontended_1: p50 pair = {} × RLock pair, measured interleaved (target ≤ {})",
-            judged(ratio, 3, MAX_RATIO),
-            fmt_limit(MAX_RATIO)
-        ),
-    );
+    row.bound(ratio, 3, AtMost(MAX_RATIO), |ratio, target| {
+        format!("fenced_uncontended_1: p50 pair = {ratio} × RLock pair, measured interleaved (target {target})")
+    });
     row.target(
         tokens_ok,
         "fenced_uncontended_1 every token greater than the last".into(),
@@ -139,41 +135,27 @@ async fn interleaved_task(settings: &Settings, client: &Client) -> Interleaved {
     let redis = client.redis();
     let fenced = client.get_fenced_lock("bench:interleaved_fenced");
     let rlock = client.get_lock("bench:interleaved_rlock");
-    let (mut f, mut r, mut p) = (Vec::new(), Vec::new(), Vec::new());
-    let warm_until = Instant::now() + Duration::from_secs_f64(settings.warmup.min(1.0));
-    let until = warm_until + Duration::from_secs_f64(settings.secs.min(3.0));
-    while Instant::now() < until {
-        let measured = Instant::now() > warm_until;
-
-        let t0 = Instant::now();
-        fenced
-            .lock_and_get_token()
-            .await
-            .expect("lock_and_get_token");
-        fenced.unlock().await.expect("unlock");
-        let fenced_pair = ns(t0.elapsed());
-
-        let t0 = Instant::now();
-        rlock.lock().await.expect("lock");
-        rlock.unlock().await.expect("unlock");
-        let rlock_pair = ns(t0.elapsed());
-
-        let t0 = Instant::now();
-        let _: String = redis.ping(None).await.expect("PING");
-        let ping = ns(t0.elapsed());
-
-        if measured {
-            f.push(fenced_pair);
-            r.push(rlock_pair);
-            p.push(ping);
-        }
+    let mut rotation = Rotation::new(
+        Duration::from_secs_f64(settings.warmup.min(1.0)),
+        Duration::from_secs_f64(settings.secs.min(3.0)),
+    );
+    while let Some(measured) = rotation.next_round() {
+        let fenced_pair = timed(async {
+            fenced
+                .lock_and_get_token()
+                .await
+                .expect("lock_and_get_token");
+            fenced.unlock().await.expect("unlock");
+        })
+        .await;
+        let rlock_pair = timed(rlock_pair(&rlock)).await;
+        let ping = timed(ping(redis)).await;
+        rotation.record(measured, [fenced_pair, rlock_pair, ping]);
     }
-    for v in [&mut f, &mut r, &mut p] {
-        v.sort_unstable();
-    }
+    let [f, r, p] = rotation.into_sorted();
     Interleaved {
-        fenced_p50_us: percentile_us(&f, 50.0).unwrap_or(f64::NAN),
-        rlock_p50_us: percentile_us(&r, 50.0).unwrap_or(f64::NAN),
-        ping_p50_us: percentile_us(&p, 50.0).unwrap_or(f64::NAN),
+        fenced_p50_us: p50_us(&f),
+        rlock_p50_us: p50_us(&r),
+        ping_p50_us: p50_us(&p),
     }
 }

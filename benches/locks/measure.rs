@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use redisson_lock::fred::interfaces::ClientLike;
 use redisson_lock::{Lock, LockKind};
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -163,6 +164,72 @@ pub fn p50_p99(sorted_ns: &[u64]) -> (Option<f64>, Option<f64>) {
         percentile_us(sorted_ns, 50.0),
         percentile_us(sorted_ns, 99.0),
     )
+}
+
+/// Operations timed in rotation by one task, so that a noisy machine slows them alike:
+/// rounds of `K` timings ([`timed`]), kept after the warm-up, until the window closes.
+pub struct Rotation<const K: usize> {
+    warm_until: Instant,
+    until: Instant,
+    series: [Vec<u64>; K],
+}
+
+impl<const K: usize> Rotation<K> {
+    pub fn new(warm: Duration, window: Duration) -> Rotation<K> {
+        let warm_until = Instant::now() + warm;
+        Rotation {
+            warm_until,
+            until: warm_until + window,
+            series: std::array::from_fn(|_| Vec::new()),
+        }
+    }
+
+    /// `Some(measured)` while the window is open: whether this round's timings count.
+    pub fn next_round(&self) -> Option<bool> {
+        let now = Instant::now();
+        (now < self.until).then_some(now > self.warm_until)
+    }
+
+    /// One round's timings (ns), one per operation, kept if `measured`.
+    pub fn record(&mut self, measured: bool, round: [u64; K]) {
+        if measured {
+            for (series, ns) in self.series.iter_mut().zip(round) {
+                series.push(ns);
+            }
+        }
+    }
+
+    /// Each operation's timings, sorted.
+    pub fn into_sorted(mut self) -> [Vec<u64>; K] {
+        for series in &mut self.series {
+            series.sort_unstable();
+        }
+        self.series
+    }
+}
+
+/// How long `op` takes, ns.
+pub async fn timed(op: impl Future<Output = ()>) -> u64 {
+    let t0 = Instant::now();
+    op.await;
+    ns(t0.elapsed())
+}
+
+/// One PING round trip (timed beside lock pairs as the yardstick).
+pub async fn ping(redis: &Raw) {
+    let _: String = redis.ping(None).await.expect("PING");
+}
+
+/// One RLock pair: `lock()` then `unlock()` (the reference group and fenced pairs are
+/// compared with).
+pub async fn rlock_pair(lock: &Lock) {
+    lock.lock().await.expect("lock");
+    lock.unlock().await.expect("unlock");
+}
+
+/// The p50 (µs) of sorted timings, NaN when there are none.
+pub fn p50_us(sorted_ns: &[u64]) -> f64 {
+    percentile_us(sorted_ns, 50.0).unwrap_or(f64::NAN)
 }
 
 /// Runs warm-up then the measured window; `on_measure` runs when measuring starts and

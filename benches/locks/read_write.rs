@@ -24,7 +24,8 @@ use crate::measure::{
     MEASURE, STOP, WARMUP,
 };
 use crate::reentrant::pairs;
-use crate::report::{fmt_limit, fmt_opt, judged, round1, round3, Row};
+use crate::report::Bound::{AtLeast, AtMost};
+use crate::report::{fmt_opt, round1, round3, Row};
 use crate::server::{client_commands, script_calls};
 use crate::Bench;
 
@@ -108,16 +109,9 @@ async fn read_16(bench: &mut Bench) {
         per_read(script_calls(&stats)),
         per_read(client_commands(&stats))
     );
-    row.target(
-        share >= MIN_READ_SHARE,
-        format!(
-            "rw_read_16: {:.0} reads/s = {}% of distinct_16's {:.0} pairs/s (target ≥ {}%)",
-            rate,
-            judged(100.0 * share, 0, 100.0 * MIN_READ_SHARE),
-            distinct,
-            fmt_limit(100.0 * MIN_READ_SHARE)
-        ),
-    );
+    row.bound(100.0 * share, 0, AtLeast(100.0 * MIN_READ_SHARE), |pct, target| {
+        format!("rw_read_16: {rate:.0} reads/s = {pct}% of distinct_16's {distinct:.0} pairs/s (target {target}%)")
+    });
     bench.push(row);
 }
 
@@ -247,17 +241,10 @@ async fn mixed_16(bench: &mut Bench) {
         fmt_opt(max, 0),
         if overlaps == 0 { "held" } else { "BROKEN" }
     );
-    row.target(
-        p99_pings <= MAX_WRITER_P99_PINGS,
-        format!(
-            "rw_mixed_16 writer: p99 wait {} µs = {} PING round trips (target ≤ {}); {:.0} reads/s, {:.0} writes/s",
-            fmt_opt(p99, 0),
-            judged(p99_pings, 1, MAX_WRITER_P99_PINGS),
-            fmt_limit(MAX_WRITER_P99_PINGS),
-            reads_per_s,
-            writes_per_s
-        ),
-    );
+    let p99_us = fmt_opt(p99, 0);
+    row.bound(p99_pings, 1, AtMost(MAX_WRITER_P99_PINGS), |pings, target| {
+        format!("rw_mixed_16 writer: p99 wait {p99_us} µs = {pings} PING round trips (target {target}); {reads_per_s:.0} reads/s, {writes_per_s:.0} writes/s")
+    });
     row.target(
         overlaps == 0,
         "rw_mixed_16 no reader inside while the writer is".into(),

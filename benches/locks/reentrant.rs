@@ -18,10 +18,11 @@ use serde_json::json;
 
 use crate::measure::{
     alloc_bytes_per_op, allocs_per_op, contended_groups, contended_row, contended_scenario,
-    counter_target, cpu_us_per_op, drive, join_sorted, ns, p50_p99, percentile_us, spawn_laps,
-    Phase, MEASURE, STOP,
+    counter_target, cpu_us_per_op, drive, join_sorted, ns, p50_p99, p50_us, percentile_us, ping,
+    spawn_laps, timed, Phase, Rotation, MEASURE, STOP,
 };
-use crate::report::{fmt_limit, fmt_opt, judged, round1, round3, Row};
+use crate::report::Bound::{AtLeast, AtMost};
+use crate::report::{fmt_opt, round1, round3, Row};
 use crate::settings::Settings;
 use crate::{Bench, Raw};
 
@@ -195,16 +196,12 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
     ));
 
     match bench.serial_limit() {
-        Some(limit) => row.target(
-            rate >= MIN_SERIAL_SHARE * limit,
-            format!(
-                "uncontended_1: {:.0} pairs/s = {}% of 1-client EVALSHA / 2 ({:.0}) (target ≥ {}%)",
-                rate,
-                judged(100.0 * rate / limit, 0, 100.0 * MIN_SERIAL_SHARE),
-                limit,
-                fmt_limit(100.0 * MIN_SERIAL_SHARE)
-            ),
-        ),
+        Some(limit) => {
+            let min = AtLeast(100.0 * MIN_SERIAL_SHARE);
+            row.bound(100.0 * rate / limit, 0, min, |pct, target| {
+                format!("uncontended_1: {rate:.0} pairs/s = {pct}% of 1-client EVALSHA / 2 ({limit:.0}) (target {target}%)")
+            })
+        }
         None => row.target_note(
             "n/a  uncontended_1 pairs/s vs 1-client EVALSHA / 2: limits not measured (select `limits`, needs redis-benchmark)".into(),
         ),
@@ -212,42 +209,31 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
     let cpu = row.f64("bench_cpu_us_per_op");
     let bare_cpu = bare.f64("bench_cpu_us_per_op");
     row.set("cpu_vs_bare_fred_1", json!(round3(cpu / bare_cpu)));
-    row.target(
-        cpu <= MAX_CPU_US_PER_PAIR,
+    row.bound(cpu, 1, AtMost(MAX_CPU_US_PER_PAIR), |us, target| {
         format!(
-            "uncontended_1 CPU: {} µs of bench process CPU per pair (target ≤ {}); bare_fred_1 {bare_cpu:.1} µs in the same run: the crate's pair costs {:.2} × fred's two bare calls",
-            judged(cpu, 1, MAX_CPU_US_PER_PAIR),
-            fmt_limit(MAX_CPU_US_PER_PAIR),
+            "uncontended_1 CPU: {us} µs of bench process CPU per pair (target {target}); bare_fred_1 {bare_cpu:.1} µs in the same run: the crate's pair costs {:.2} × fred's two bare calls",
             cpu / bare_cpu
-        ),
-    );
+        )
+    });
     let vs_bare = row.f64("pair_p50_vs_bare_p50");
-    row.target(
-        vs_bare <= MAX_PAIR_VS_BARE,
-        format!(
-            "uncontended_1: p50 pair = {} × bare-fred pair ({:.0} vs {:.0} µs, measured interleaved) (target ≤ {}); {:.3} × bare_fred_1's p50",
-            judged(vs_bare, 3, MAX_PAIR_VS_BARE),
-            row.f64("interleaved_pair_p50_us"),
-            row.f64("bare_scripts_pair_p50_us"),
-            fmt_limit(MAX_PAIR_VS_BARE),
-            p50 / bare_p50
-        ),
+    let (pair_us, bare_us) = (
+        row.f64("interleaved_pair_p50_us"),
+        row.f64("bare_scripts_pair_p50_us"),
     );
+    row.bound(vs_bare, 3, AtMost(MAX_PAIR_VS_BARE), |ratio, target| {
+        format!(
+            "uncontended_1: p50 pair = {ratio} × bare-fred pair ({pair_us:.0} vs {bare_us:.0} µs, measured interleaved) (target {target}); {:.3} × bare_fred_1's p50",
+            p50 / bare_p50
+        )
+    });
     let allocs = row.f64("allocs_per_pair");
     let bare_allocs = bare.f64("allocs_per_pair");
     let own = allocs - bare_allocs;
     let own_before = ALLOCS_PER_PAIR_BEFORE - BARE_ALLOCS_PER_PAIR_BEFORE;
     row.set("crate_allocs_per_pair", json!(round1(own)));
-    let max_own = own_before / 2.0;
-    row.target(
-        own <= max_own,
-        format!(
-            "uncontended_1 allocations: the crate's own {} per pair ({allocs:.1} process-wide - {bare_allocs:.1} of bare_fred_1) (target ≤ {}, half of {} before); process-wide {allocs:.1} vs {ALLOCS_PER_PAIR_BEFORE} before",
-            judged(own, 1, max_own),
-            fmt_limit(max_own),
-            fmt_limit(own_before),
-        ),
-    );
+    row.bound(own, 1, AtMost(own_before / 2.0), |own, target| {
+        format!("uncontended_1 allocations: the crate's own {own} per pair ({allocs:.1} process-wide - {bare_allocs:.1} of bare_fred_1) (target {target}, half of {own_before:.1} before); process-wide {allocs:.1} vs {ALLOCS_PER_PAIR_BEFORE} before")
+    });
     let ratio = row.ratio.unwrap_or(f64::NAN);
     row.target_note(format!(
         "info uncontended_1: p50 pair = {ratio:.2} × p50 PING round trip, measured interleaved (former target ≤ 2.3)"
@@ -429,41 +415,30 @@ async fn interleaved_task(
     let redis = client.redis();
     let lock = client.get_lock("bench:interleaved");
     let bare = BarePair::load(client).await;
-    let (mut pairs, mut pings, mut bares) = (Vec::new(), Vec::new(), Vec::new());
-    let warm_until = Instant::now() + Duration::from_secs_f64(settings.warmup.min(1.0));
-    let until = warm_until + Duration::from_secs_f64(settings.secs.min(3.0));
+    let mut rotation = Rotation::new(
+        Duration::from_secs_f64(settings.warmup.min(1.0)),
+        Duration::from_secs_f64(settings.secs.min(3.0)),
+    );
     let mut i = 0u64;
-    while Instant::now() < until {
+    while let Some(measured) = rotation.next_round() {
         i += 1;
-        let measured = Instant::now() > warm_until;
-
-        let t0 = Instant::now();
-        match lease {
-            None => lock.lock().await.expect("lock"),
-            Some(lease) => lock.lock_with_lease(lease).await.expect("lock"),
-        }
-        lock.unlock().await.expect("unlock");
-        let pair = ns(t0.elapsed());
-
-        let t0 = Instant::now();
-        let _: String = redis.ping(None).await.expect("PING");
-        let ping = ns(t0.elapsed());
-
-        let t0 = Instant::now();
-        bare.run("bench:bare", i).await;
-        if measured {
-            pairs.push(pair);
-            pings.push(ping);
-            bares.push(ns(t0.elapsed()));
-        }
+        let pair = timed(async {
+            match lease {
+                None => lock.lock().await.expect("lock"),
+                Some(lease) => lock.lock_with_lease(lease).await.expect("lock"),
+            }
+            lock.unlock().await.expect("unlock");
+        })
+        .await;
+        let ping = timed(ping(redis)).await;
+        let bare_pair = timed(bare.run("bench:bare", i)).await;
+        rotation.record(measured, [pair, ping, bare_pair]);
     }
-    for v in [&mut pairs, &mut pings, &mut bares] {
-        v.sort_unstable();
-    }
+    let [pairs, pings, bares] = rotation.into_sorted();
     Interleaved {
-        pair_p50_us: percentile_us(&pairs, 50.0).unwrap_or(f64::NAN),
-        ping_p50_us: percentile_us(&pings, 50.0).unwrap_or(f64::NAN),
-        bare_pair_p50_us: percentile_us(&bares, 50.0).unwrap_or(f64::NAN),
+        pair_p50_us: p50_us(&pairs),
+        ping_p50_us: p50_us(&pings),
+        bare_pair_p50_us: p50_us(&bares),
     }
 }
 
@@ -488,16 +463,13 @@ async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) {
     );
     if scenario == "distinct_1024" {
         match row.ratio {
-            Some(ratio) => row.target(
-                ratio >= MIN_DISTINCT_1024_SHARE,
-                format!(
-                    "distinct_1024: {:.0} pairs/s = {}% of pipelined EVALSHA / 2 ({:.0}) (target ≥ {}%)",
-                    rate,
-                    judged(100.0 * ratio, 0, 100.0 * MIN_DISTINCT_1024_SHARE),
-                    parallel_limit.unwrap_or(f64::NAN),
-                    fmt_limit(100.0 * MIN_DISTINCT_1024_SHARE)
-                ),
-            ),
+            Some(ratio) => {
+                let limit = parallel_limit.unwrap_or(f64::NAN);
+                let min = AtLeast(100.0 * MIN_DISTINCT_1024_SHARE);
+                row.bound(100.0 * ratio, 0, min, |pct, target| {
+                    format!("distinct_1024: {rate:.0} pairs/s = {pct}% of pipelined EVALSHA / 2 ({limit:.0}) (target {target}%)")
+                })
+            }
             None => row.target_note("n/a  distinct_1024: redis-benchmark not available".into()),
         }
     }
@@ -512,37 +484,23 @@ fn contended_16_targets(bench: &Bench, row: &mut Row) {
     let all_scripts = row.f64("lock_scripts_per_acquisition");
     let scripts = row.f64("acquire_scripts_per_acquisition");
     match bench.serial_limit() {
-        Some(limit) => row.target(
-            rate / limit >= MIN_CONTENDED_VS_SERIAL,
-            format!(
-                "contended_16: {:.0} acquisitions/s = {} × 1-client EVALSHA / 2 ({:.0}) (target ≥ {})",
-                rate,
-                judged(rate / limit, 2, MIN_CONTENDED_VS_SERIAL),
-                limit,
-                fmt_limit(MIN_CONTENDED_VS_SERIAL)
-            ),
-        ),
+        Some(limit) => {
+            let min = AtLeast(MIN_CONTENDED_VS_SERIAL);
+            row.bound(rate / limit, 2, min, |ratio, target| {
+                format!("contended_16: {rate:.0} acquisitions/s = {ratio} × 1-client EVALSHA / 2 ({limit:.0}) (target {target})")
+            })
+        }
         None => row.target_note(
             "n/a  contended_16 acquisitions/s vs 1-client EVALSHA / 2: limits not measured (select `limits`, needs redis-benchmark)".into(),
         ),
     }
-    row.target(
-        scripts <= MAX_ACQUIRE_SCRIPTS,
-        format!(
-            "contended_16 scripts: {} acquire scripts per acquisition (target ≤ {}); with the unlock script {all_scripts:.2}",
-            judged(scripts, 2, MAX_ACQUIRE_SCRIPTS),
-            fmt_limit(MAX_ACQUIRE_SCRIPTS)
-        ),
-    );
-    let max_p99 = CONTENDED_16_P99_BEFORE_US / 2.0;
-    row.target(
-        p99 <= max_p99,
-        format!(
-            "contended_16 wait: p99 {} µs in lock() (target ≤ {}, half of {CONTENDED_16_P99_BEFORE_US:.0} before; noisy)",
-            judged(p99, 0, max_p99),
-            fmt_limit(max_p99)
-        ),
-    );
+    row.bound(scripts, 2, AtMost(MAX_ACQUIRE_SCRIPTS), |scripts, target| {
+        format!("contended_16 scripts: {scripts} acquire scripts per acquisition (target {target}); with the unlock script {all_scripts:.2}")
+    });
+    let max_p99 = AtMost(CONTENDED_16_P99_BEFORE_US / 2.0);
+    row.bound(p99, 0, max_p99, |p99, target| {
+        format!("contended_16 wait: p99 {p99} µs in lock() (target {target}, half of {CONTENDED_16_P99_BEFORE_US:.0} before; noisy)")
+    });
     counter_target(row);
     let cross = row.f64("cross_task_handoff_p50_us");
     row.target_note(format!(
@@ -596,22 +554,14 @@ async fn contended_mixed(bench: &mut Bench) {
         ));
     }
     row.notes = format!("{}; {}", parts.join("; "), row.notes);
-    let min_pct = 100.0 * MIN_CLIENT_SHARE;
-    row.target(
-        min_share >= MIN_CLIENT_SHARE,
-        format!(
-            "contended_mixed fairness: {} (target each client ≥ {}% of acquisitions)",
-            (0..c.group_waits.len())
-                .map(|g| format!(
-                    "client {} {}%",
-                    g + 1,
-                    judged(100.0 * c.group_share(g), 0, min_pct)
-                ))
-                .collect::<Vec<_>>()
-                .join(", "),
-            fmt_limit(min_pct)
-        ),
-    );
+    let shares = (0..c.group_waits.len())
+        .map(|g| format!("client {} {:.1}%", g + 1, 100.0 * c.group_share(g)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let min = AtLeast(100.0 * MIN_CLIENT_SHARE);
+    row.bound(100.0 * min_share, 1, min, |least, target| {
+        format!("contended_mixed fairness: {shares}; the least {least}% (target each client {target}% of acquisitions)")
+    });
     counter_target(&mut row);
     bench.push(row);
 }
