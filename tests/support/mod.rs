@@ -5,7 +5,11 @@
 //! flush scripts or read `INFO commandstats`, which needs a server of their own.
 #![allow(dead_code)]
 
+pub mod bed;
 pub mod java;
+
+#[allow(unused_imports)] // not every test file uses them all
+pub use bed::{Bed, Duo, Fleet};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
