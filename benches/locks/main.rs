@@ -57,10 +57,12 @@
 //! `fair`, `spin`, `read_write`, `multi`), each with `SCENARIOS` (its names) and
 //! `run(&mut Bench)` (runs the selected ones and pushes one [`report::Row`] each, with its
 //! target lines); `limits` (the server's), `measure` (the driver, percentiles, CPU and
-//! allocations per window, the timed loop of a task (`Laps`, `spawn_laps`), the shared
-//! contended loop, with tasks in groups for several clients), `alloc_count` (the counting allocator), `report` (JSON lines, tables,
-//! PASS/MISS), `plot`. A new lock kind adds
-//! one module and two lines here (its `SCENARIOS` in [`known_scenarios`], its `run` in
+//! allocations per window, the timed loop of a task (`Laps`, `spawn_laps`), operations
+//! timed in rotation by one task (`Rotation`), the shared contended loop, with tasks in
+//! groups for several clients), `alloc_count` (the counting allocator), `report` (JSON
+//! lines, tables, PASS/MISS: a target on a number is one `Row::bound`), `plot`. A new
+//! lock kind adds one module and two lines here (its `SCENARIOS` in [`known_scenarios`],
+//! its `run` in
 //! [`run`]).
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it does nothing.
