@@ -62,8 +62,7 @@
 //! groups for several clients), `alloc_count` (the counting allocator), `report` (JSON
 //! lines, tables, PASS/MISS: a target on a number is one `Row::bound`), `plot`. A new
 //! lock kind adds one module and two lines here (its `SCENARIOS` in [`known_scenarios`],
-//! its `run` in
-//! [`run`]).
+//! its `run` in [`run`]).
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it does nothing.
 
