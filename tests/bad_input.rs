@@ -19,9 +19,7 @@ fn invalid<T: std::fmt::Debug>(result: redisson_lock::Result<T>) -> String {
 
 #[tokio::test]
 async fn names_empty_huge_and_binary() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = Bed::new("bed").await;
 
     // Empty: refused before any I/O by every entry point of every kind.
     let lock = client.get_lock("");
@@ -189,10 +187,7 @@ async fn durations_zero_tiny_and_overflowing() {
 
 #[tokio::test]
 async fn wrong_type_keys() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("string");
+    let Bed(_server, client, raw, name) = Bed::new("string").await;
     let _: () = raw
         .set(&name, "not a lock", None, None, false)
         .await

@@ -15,10 +15,7 @@ use rand::Rng;
 async fn random_timeouts_leave_nothing_behind() {
     const TASKS: usize = 4;
     const ROUNDS_PER_TASK: usize = 50; // 200 rounds in all
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("cancel");
+    let Bed(_server, client, raw, name) = Bed::new("cancel").await;
     let lock = client.get_lock(&name);
 
     // Keeps the lock contended: holds it a few ms, lets go, takes it again.
@@ -112,10 +109,7 @@ async fn random_timeouts_leave_nothing_behind() {
 // descheduled poll can occasionally see the whole round trip complete and return Ready.)
 #[tokio::test]
 async fn polled_once_then_dropped_on_a_free_lock() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("now-or-never");
+    let Bed(_server, client, raw, name) = Bed::new("now-or-never").await;
     let lock = client.get_lock(&name);
     // Cache the scripts, so the dropped acquire is a single EVALSHA.
     lock.lock().await.unwrap();
@@ -149,10 +143,7 @@ async fn polled_once_then_dropped_on_a_free_lock() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_try_lock_dropped_while_waiting_unsubscribes() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("dropped-wait");
+    let Bed(_server, client, raw, name) = Bed::new("dropped-wait").await;
     let lock = client.get_lock(&name);
     let holder = lock.clone();
     tokio::spawn(async move { holder.lock().await.unwrap() })

@@ -123,6 +123,20 @@ async fn until_queued(raw: &RawClient, name: &str, member: &str) {
     );
 }
 
+/// Owner `owner` of `client` waiting in `lock()` on a task of its own, returned once it
+/// stands in the queue of `name`.
+async fn queued_waiter(
+    raw: &RawClient,
+    client: &Client,
+    name: &str,
+    owner: u64,
+) -> tokio::task::JoinHandle<Result<(), Error>> {
+    let lock = fair(client, name, owner);
+    let waiter = tokio::spawn(async move { lock.lock().await });
+    until_queued(raw, name, &field(client, owner)).await;
+    waiter
+}
+
 /// Waits until `member` is queued, subscribed to its channel, and past the retry that
 /// follows its subscription (so it sleeps until a message or its ttl).
 async fn until_waiting(raw: &RawClient, name: &str, member: &str) {
@@ -171,6 +185,11 @@ async fn client_with_wait(server: &RedisServer, wait: Duration) -> Client {
     server
         .client_with(server.config().fair_lock_wait_timeout(wait))
         .await
+}
+
+/// The set-up of [`Bed`] with [`client_with_wait`]'s client.
+async fn bed_with_wait(what: &str, wait: Duration) -> Bed {
+    Bed::with_config(what, |c| c.fair_lock_wait_timeout(wait)).await
 }
 
 // ---- a "Java" Redisson client: protocol §10 as raw scripts ---------------------------------
@@ -398,10 +417,8 @@ fn percentile(sorted: &[Duration], p: usize) -> Duration {
 async fn raw_state_follows_the_protocol() {
     const WAIT: i64 = 10_000; // fair_lock_wait_timeout: the slot of an unbounded waiter
     const BUDGET: i64 = 1_500; // C's try_lock_for budget: the slot C reserves
-    let server = RedisServer::start();
-    let client = client_with_wait(&server, Duration::from_millis(WAIT as u64)).await;
-    let raw = server.raw().await;
-    let name = key("fair-raw");
+    let Bed(server, client, raw, name) =
+        bed_with_wait("fair-raw", Duration::from_millis(WAIT as u64)).await;
     let (a, b, c, d) = (
         fair(&client, &name, 1),
         fair(&client, &name, 2),
@@ -523,10 +540,7 @@ async fn raw_state_follows_the_protocol() {
 /// testFairness: waiters acquire in the order they queued.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiters_acquire_in_queue_order() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-order");
+    let Bed(_server, client, raw, name) = Bed::new("fair-order").await;
     let holder = fair(&client, &name, 100);
     holder.lock().await.unwrap();
     let log = Log::default();
@@ -552,10 +566,8 @@ async fn waiters_acquire_in_queue_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abandoned_waiter_is_purged_after_its_slot() {
     const WAIT: i64 = 500;
-    let server = RedisServer::start();
-    let client = client_with_wait(&server, Duration::from_millis(WAIT as u64)).await;
-    let raw = server.raw().await;
-    let name = key("fair-abandoned");
+    let Bed(server, client, raw, name) =
+        bed_with_wait("fair-abandoned", Duration::from_millis(WAIT as u64)).await;
     let holder = fair(&client, &name, 1);
     holder
         .lock_with_lease(Duration::from_millis(1_000))
@@ -609,29 +621,18 @@ async fn an_abandoned_waiter_is_purged_after_its_slot() {
 /// queued, plus `fair_lock_wait_timeout`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_of_a_shut_down_client_does_not_block_the_queue() {
-    let server = RedisServer::start();
     let wait = Duration::from_millis(500);
-    let client = client_with_wait(&server, wait).await;
+    let Bed(server, client, raw, name) = bed_with_wait("fair-shutdown", wait).await;
     let doomed = client_with_wait(&server, wait).await;
-    let raw = server.raw().await;
-    let name = key("fair-shutdown");
     let holder = fair(&client, &name, 1);
     holder
         .lock_with_lease(Duration::from_millis(1_000))
         .await
         .unwrap();
 
-    let gone = tokio::spawn({
-        let lock = fair(&doomed, &name, 9);
-        async move { lock.lock().await }
-    });
-    until_queued(&raw, &name, &field(&doomed, 9)).await;
+    let gone = queued_waiter(&raw, &doomed, &name, 9).await;
     let slot_end = deadline_of(&raw, &name, &field(&doomed, 9)).await;
-    let next = tokio::spawn({
-        let lock = fair(&client, &name, 2);
-        async move { lock.lock().await }
-    });
-    until_queued(&raw, &name, &field(&client, 2)).await;
+    let next = queued_waiter(&raw, &client, &name, 2).await;
 
     doomed.shutdown().await.unwrap();
     assert!(matches!(gone.await.unwrap(), Err(Error::Shutdown)));
@@ -649,10 +650,8 @@ async fn a_waiter_of_a_shut_down_client_does_not_block_the_queue() {
 /// once, so the waiter behind it gets the lock as soon as the holder lets go.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_try_lock_leaves_the_queue() {
-    let server = RedisServer::start();
-    let client = server.client().await; // default 5 min slot for unbounded waiters
-    let raw = server.raw().await;
-    let name = key("fair-timeout");
+    // default 5 min slot for unbounded waiters
+    let Bed(_server, client, raw, name) = Bed::new("fair-timeout").await;
     let holder = fair(&client, &name, 1);
     holder
         .lock_with_lease(Duration::from_secs(20))
@@ -664,11 +663,7 @@ async fn a_timed_out_try_lock_leaves_the_queue() {
         async move { lock.try_lock_for(Duration::from_millis(300)).await }
     });
     until_queued(&raw, &name, &field(&client, 2)).await;
-    let patient = tokio::spawn({
-        let lock = fair(&client, &name, 3);
-        async move { lock.lock().await }
-    });
-    until_queued(&raw, &name, &field(&client, 3)).await;
+    let patient = queued_waiter(&raw, &client, &name, 3).await;
     let before = deadline_of(&raw, &name, &field(&client, 3)).await;
 
     assert!(!quitter.await.unwrap().unwrap());
@@ -695,10 +690,7 @@ async fn a_timed_out_try_lock_leaves_the_queue() {
 /// neither when the lock is held nor when it is free but others are queued.
 #[tokio::test]
 async fn try_lock_never_enqueues() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-try");
+    let Bed(server, client, raw, name) = Bed::new("fair-try").await;
     let holder = fair(&client, &name, 1);
     holder.lock().await.unwrap();
     let other = fair(&client, &name, 2);
@@ -731,10 +723,8 @@ async fn try_lock_never_enqueues() {
 /// the waiter before it; an unbounded one reserves `fair_lock_wait_timeout`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_with_a_budget_reserves_its_budget() {
-    let server = RedisServer::start();
-    let client = client_with_wait(&server, Duration::from_secs(7)).await;
-    let raw = server.raw().await;
-    let name = key("fair-budget");
+    let Bed(_server, client, raw, name) =
+        bed_with_wait("fair-budget", Duration::from_secs(7)).await;
     let holder = fair(&client, &name, 1);
     holder
         .lock_with_lease(Duration::from_secs(10))
@@ -780,10 +770,7 @@ async fn a_waiter_with_a_budget_reserves_its_budget() {
 async fn fifo_across_two_clients_for_twenty_rounds() {
     const WAITERS: usize = 10;
     const ROUNDS: usize = 20;
-    let server = RedisServer::start();
-    let clients = [server.client().await, server.client().await];
-    let raw = server.raw().await;
-    let name = key("fair-fifo");
+    let Duo(_server, clients, raw, name) = Duo::new("fair-fifo").await;
     let mut out_of_order = 0;
     let mut all_hand_offs = Vec::new();
     let started = Instant::now();
@@ -829,10 +816,7 @@ async fn fifo_across_two_clients_for_twenty_rounds() {
 /// each side wakes the other through the per-waiter channels.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifo_across_languages() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-mixed");
+    let Bed(server, client, raw, name) = Bed::new("fair-mixed").await;
     let holder = fair(&client, &name, 1);
     holder.lock().await.unwrap();
     let log = Log::default();
@@ -869,10 +853,7 @@ async fn fifo_across_languages() {
 async fn mutual_exclusion_on_a_non_atomic_counter() {
     const TASKS: usize = 8;
     const ROUNDS: u64 = 6;
-    let server = RedisServer::start();
-    let clients = [server.client().await, server.client().await];
-    let raw = server.raw().await;
-    let name = key("fair-mutex");
+    let Duo(_server, clients, raw, name) = Duo::new("fair-mutex").await;
     let counter = Arc::new(AtomicU64::new(0));
     let inside = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
@@ -922,10 +903,7 @@ enum Waiter {
 async fn cancel_rounds(waiter: Waiter) {
     const TASKS: u64 = 4;
     const ROUNDS_PER_TASK: usize = 50; // 200 rounds in all
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-cancel");
+    let Bed(_server, client, raw, name) = Bed::new("fair-cancel").await;
 
     // Another owner holds the lock part of the time: a few ms held, a few ms free.
     let stop = Arc::new(AtomicBool::new(false));
@@ -1038,25 +1016,15 @@ async fn cancelled_try_lock_for_calls_leave_nothing_behind() {
 /// as soon as the holder lets go, not after the dropped waiter's slot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_waiter_does_not_delay_the_next() {
-    let server = RedisServer::start();
-    let client = client_with_wait(&server, Duration::from_secs(20)).await;
-    let raw = server.raw().await;
-    let name = key("fair-dropped");
+    let Bed(_server, client, raw, name) =
+        bed_with_wait("fair-dropped", Duration::from_secs(20)).await;
     let holder = fair(&client, &name, 1);
     holder
         .lock_with_lease(Duration::from_secs(10))
         .await
         .unwrap();
-    let dropped = tokio::spawn({
-        let lock = fair(&client, &name, 2);
-        async move { lock.lock().await }
-    });
-    until_queued(&raw, &name, &field(&client, 2)).await;
-    let next = tokio::spawn({
-        let lock = fair(&client, &name, 3);
-        async move { lock.lock().await }
-    });
-    until_queued(&raw, &name, &field(&client, 3)).await;
+    let dropped = queued_waiter(&raw, &client, &name, 2).await;
+    let next = queued_waiter(&raw, &client, &name, 3).await;
     dropped.abort();
     assert!(dropped.await.unwrap_err().is_cancelled());
     assert!(
@@ -1081,9 +1049,7 @@ async fn a_dropped_waiter_does_not_delay_the_next() {
 /// channel): the next waiter is still woken at once, not at the holder's old TTL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_head_dropped_at_the_hand_off_does_not_stall_the_next() {
-    let server = RedisServer::start();
-    let client = client_with_wait(&server, Duration::from_secs(20)).await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = bed_with_wait("bed", Duration::from_secs(20)).await;
     let mut slowest = Duration::ZERO;
     for round in 0..10 {
         let name = key("fair-head-dropped");
@@ -1092,16 +1058,8 @@ async fn a_head_dropped_at_the_hand_off_does_not_stall_the_next() {
             .lock_with_lease(Duration::from_secs(10))
             .await
             .unwrap();
-        let head = tokio::spawn({
-            let lock = fair(&client, &name, 2);
-            async move { lock.lock().await }
-        });
-        until_queued(&raw, &name, &field(&client, 2)).await;
-        let next = tokio::spawn({
-            let lock = fair(&client, &name, 3);
-            async move { lock.lock().await }
-        });
-        until_queued(&raw, &name, &field(&client, 3)).await;
+        let head = queued_waiter(&raw, &client, &name, 2).await;
+        let next = queued_waiter(&raw, &client, &name, 3).await;
         let released = Instant::now();
         holder.unlock().await.unwrap();
         head.abort();
@@ -1141,10 +1099,7 @@ async fn a_head_dropped_at_the_hand_off_does_not_stall_the_next() {
 #[tokio::test]
 async fn a_try_lock_dropped_while_leaving_the_queue_still_leaves() {
     use futures::FutureExt;
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-drop-leaving");
+    let Bed(_server, client, raw, name) = Bed::new("fair-drop-leaving").await;
     let holder = fair(&client, &name, 1);
     holder.lock().await.unwrap();
     let lock = fair(&client, &name, 2);
@@ -1173,10 +1128,7 @@ async fn a_try_lock_dropped_while_leaving_the_queue_still_leaves() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_reentrant_fair_lock_refuses_the_holder_at_once() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-nonreentrant");
+    let Bed(_server, client, raw, name) = Bed::new("fair-nonreentrant").await;
     let owner = LockOwner::from_raw(5);
     let holder = client.get_non_reentrant_fair_lock(&name).with_owner(owner);
     holder.lock().await.unwrap();
@@ -1246,21 +1198,14 @@ async fn non_reentrant_fair_lock_refuses_the_holder_at_once() {
 /// takes the lock when the TTL it was told runs out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fair_lock_on_an_rlock_queues_and_waits() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-on-rlock");
+    let Bed(_server, client, raw, name) = Bed::new("fair-on-rlock").await;
     let rlock = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
     rlock
         .lock_with_lease(Duration::from_millis(1_000))
         .await
         .unwrap();
     let started = Instant::now();
-    let waiter = tokio::spawn({
-        let lock = fair(&client, &name, 2);
-        async move { lock.lock().await }
-    });
-    until_queued(&raw, &name, &field(&client, 2)).await;
+    let waiter = queued_waiter(&raw, &client, &name, 2).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     rlock.unlock().await.unwrap();
     waiter.await.unwrap().unwrap();
@@ -1278,10 +1223,7 @@ async fn a_fair_lock_on_an_rlock_queues_and_waits() {
 
 #[tokio::test]
 async fn a_fair_lock_on_a_string_key_is_wrong_type_and_writes_nothing() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-string");
+    let Bed(_server, client, raw, name) = Bed::new("fair-string").await;
     let _: () = raw
         .set(&name, "not a lock", None, None, false)
         .await
@@ -1311,9 +1253,7 @@ async fn a_fair_lock_on_a_string_key_is_wrong_type_and_writes_nothing() {
 
 #[tokio::test]
 async fn bad_input_is_rejected_before_any_io() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = Bed::new("bed").await;
     reset_stats(&raw).await;
     let empty = client.get_fair_lock("");
     let invalid = |r: Result<bool, Error>| matches!(r, Err(Error::InvalidArgument(_)));
@@ -1339,12 +1279,10 @@ async fn bad_input_is_rejected_before_any_io() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_watchdog_renews_a_fair_lock_and_reports_its_loss() {
-    let server = RedisServer::start();
-    let client = server
-        .client_with(server.config().watchdog_timeout(Duration::from_millis(600)))
-        .await;
-    let raw = server.raw().await;
-    let name = key("fair-watchdog");
+    let Bed(_server, client, raw, name) = Bed::with_config("fair-watchdog", |c| {
+        c.watchdog_timeout(Duration::from_millis(600))
+    })
+    .await;
     let guard = fair(&client, &name, 1).acquire().await.unwrap();
     tokio::time::sleep(Duration::from_millis(1_500)).await; // 2.5 leases
     assert!(exists(&raw, &name).await, "renewed past its lease");
@@ -1374,10 +1312,7 @@ async fn the_watchdog_renews_a_fair_lock_and_reports_its_loss() {
 /// `NotOwner`. Kept for wire compatibility; the head is woken either way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unlocking_a_vanished_fair_lock_is_ok_and_wakes_the_head() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fair-vanished");
+    let Bed(_server, client, raw, name) = Bed::new("fair-vanished").await;
     let holder = fair(&client, &name, 1);
     holder.lock().await.unwrap();
     let waiter = tokio::spawn({

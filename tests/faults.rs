@@ -1090,9 +1090,7 @@ async fn a_sentinel_failover() {
 /// (the batched delete would otherwise never run, and the latch would live out its TTL).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_leaves_no_unlock_latch() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = Bed::new("bed").await;
     let lock = client.get_lock(key("latch-at-shutdown"));
     lock.lock().await.unwrap();
     lock.unlock().await.unwrap();

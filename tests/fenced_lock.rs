@@ -109,10 +109,7 @@ async fn unlock_times(lock: &FencedLock, times: u32) {
 
 #[tokio::test]
 async fn raw_state_and_replies_follow_section_12() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fenced-raw");
+    let Bed(server, client, raw, name) = Bed::new("fenced-raw").await;
     let lock = client.get_fenced_lock(&name);
     let field = field_of(&client, &lock);
     let (_subscriber, mut rx) = listen(&server, "*").await;
@@ -234,10 +231,7 @@ async fn raw_state_and_replies_follow_section_12() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_increase_numbering_and_a_java_client_between_ours() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fenced-increase");
+    let Bed(_server, client, raw, name) = Bed::new("fenced-increase").await;
     let lock = client.get_fenced_lock(&name);
 
     // Redisson's testTokenIncrease.
@@ -389,10 +383,7 @@ async fn contender(lock: FencedLock, task: usize, witness: Arc<AtomicU64>) -> Ve
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_strictly_increase_in_acquisition_order_under_contention() {
-    let server = RedisServer::start();
-    let raw = server.raw().await;
-    let clients = [server.client().await, server.client().await];
-    let name = key("fenced-contention");
+    let Duo(_server, clients, raw, name) = Duo::new("fenced-contention").await;
     let witness = Arc::new(AtomicU64::new(0));
 
     let started = Instant::now();
@@ -447,11 +438,8 @@ async fn tokens_strictly_increase_in_acquisition_order_under_contention() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guards_carry_their_token_and_bounded_waits_give_none() {
-    let server = RedisServer::start();
-    let client = server.client().await;
+    let Bed(server, client, raw, name) = Bed::new("fenced-guards").await;
     let other = server.client().await;
-    let raw = server.raw().await;
-    let name = key("fenced-guards");
     let lock = client.get_fenced_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
@@ -595,9 +583,7 @@ where
 
 #[tokio::test]
 async fn a_broken_token_key_is_bad_token_and_nothing_is_written() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = Bed::new("bed").await;
 
     // Strings that hold no usable token.
     for text in ["not-a-number", "1.5", "", "-5"] {

@@ -39,13 +39,10 @@ fn assert_stale<T: std::fmt::Debug>(result: redisson_lock::Result<T>, seen: u64,
 
 #[tokio::test]
 async fn each_op_writes_and_records_its_token() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, k) = Bed::new("set").await;
     let writer = FencedWriter::new(&client);
 
     // set
-    let k = key("set");
     writer.set(&k, "v1", 5).await.unwrap();
     assert_eq!(get(&raw, &k).await.as_deref(), Some("v1"));
     assert_eq!(get(&raw, &fence(&k)).await.as_deref(), Some("5"));
@@ -92,12 +89,9 @@ async fn each_op_writes_and_records_its_token() {
 
 #[tokio::test]
 async fn lower_token_is_refused_and_nothing_changes() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, k) = Bed::new("stale-set").await;
     let writer = FencedWriter::new(&client);
 
-    let k = key("stale-set");
     writer.set(&k, "new", 10).await.unwrap();
     assert_stale(writer.set(&k, "old", 9).await, 10, 9);
     assert_stale(
@@ -131,11 +125,8 @@ async fn lower_token_is_refused_and_nothing_changes() {
 
 #[tokio::test]
 async fn equal_token_is_admitted() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, k) = Bed::new("equal").await;
     let writer = FencedWriter::new(&client);
-    let k = key("equal");
     writer.set(&k, "first", 21).await.unwrap();
     writer.set(&k, "second", 21).await.unwrap();
     writer.hset(&key("equal-h"), "f", "v", 21).await.unwrap();
@@ -148,13 +139,10 @@ async fn equal_token_is_admitted() {
 
 #[tokio::test]
 async fn delete_and_expiry_do_not_reset_the_fence() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, k) = Bed::new("del-keeps").await;
     let writer = FencedWriter::new(&client);
 
     // A fenced DEL keeps (and raises) the fence.
-    let k = key("del-keeps");
     writer.set(&k, "v", 10).await.unwrap();
     writer.del(&k, 11).await.unwrap();
     assert_stale(writer.set(&k, "stale", 10).await, 11, 10);
@@ -189,13 +177,10 @@ async fn delete_and_expiry_do_not_reset_the_fence() {
 
 #[tokio::test]
 async fn wrong_type_data_key_changes_nothing() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, k) = Bed::new("wrong-type").await;
     let writer = FencedWriter::new(&client);
 
     // A fence at 5, data that is a string: HSET cannot apply.
-    let k = key("wrong-type");
     writer.set(&k, "a string", 5).await.unwrap();
     match writer.hset(&k, "f", "v", 7).await {
         Err(Error::WrongType { key }) => assert_eq!(key, k),
@@ -232,9 +217,7 @@ async fn wrong_type_data_key_changes_nothing() {
 
 #[tokio::test]
 async fn corrupt_fence_is_refused_and_nothing_changes() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = Bed::new("bed").await;
     let writer = FencedWriter::new(&client);
 
     for bad in [
@@ -297,13 +280,10 @@ async fn corrupt_fence_is_refused_and_nothing_changes() {
 
 #[tokio::test]
 async fn tokens_compare_exactly_over_the_whole_u64_range() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, k) = Bed::new("zero").await;
     let writer = FencedWriter::new(&client);
 
     // Token 0 is a token.
-    let k = key("zero");
     writer.set(&k, "zero", 0).await.unwrap();
     assert_eq!(writer.highest(&k).await.unwrap(), Some(0));
     writer.set(&k, "zero again", 0).await.unwrap();
@@ -346,11 +326,8 @@ async fn tokens_compare_exactly_over_the_whole_u64_range() {
 
 #[tokio::test]
 async fn custom_body_sees_its_own_keys_and_args() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, tag) = Bed::new("eval").await;
     let writer = FencedWriter::new(&client);
-    let tag = key("eval");
     let (a, b) = (format!("{{{tag}}}:a"), format!("{{{tag}}}:b"));
     let fence_a = format!("redisson_fence:{a}");
 
@@ -428,9 +405,7 @@ async fn custom_body_sees_its_own_keys_and_args() {
 
 #[tokio::test]
 async fn keys_whose_fence_would_leave_the_slot_are_refused() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = Bed::new("bed").await;
     let writer = FencedWriter::new(&client);
     for bad in ["a}b", "a{b", "{}x", ""] {
         assert!(
@@ -458,11 +433,8 @@ async fn keys_whose_fence_would_leave_the_slot_are_refused() {
 
 #[tokio::test]
 async fn noscript_falls_back_to_eval() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, k) = Bed::new("noscript").await;
     let writer = FencedWriter::new(&client);
-    let k = key("noscript");
     writer.set(&k, "before", 1).await.unwrap();
     writer.eval("return 1", &[&k], &[], 1).await.unwrap();
 
@@ -503,11 +475,8 @@ async fn after_shutdown_writes_fail_with_shutdown() {
 /// lease; B takes the lock (token 34) and writes; A wakes up and writes with 33.
 #[tokio::test]
 async fn stalled_holder_is_refused_after_a_newer_holder_wrote() {
-    let server = RedisServer::start();
-    let a_client = server.client().await;
+    let Bed(server, a_client, raw, k) = Bed::new("story").await;
     let b_client = server.client().await;
-    let raw = server.raw().await;
-    let k = key("story");
     let a = FencedWriter::new(&a_client);
     let b = FencedWriter::new(&b_client);
 
@@ -648,11 +617,8 @@ async fn gate_under_concurrent_checks_admits_in_order() {
 /// writes with its old token: the resource refuses it, and the data is B's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_fenced_lock_holder_is_refused_by_the_resource() {
-    let server = RedisServer::start();
-    let a_client = server.client().await;
+    let Bed(server, a_client, raw, name) = Bed::new("story-lock").await;
     let b_client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("story-lock");
     let data = key("story-data");
     // Tokens as a long-lived lock would have them: start the counter at 32.
     let _: () = raw

@@ -9,25 +9,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, Error, LockGuard};
+use redisson_lock::{Error, LockGuard};
 use tokio::time::Instant;
 
 const TIMEOUT: Duration = Duration::from_millis(900);
 const PERIOD: Duration = Duration::from_millis(300);
 const SLACK: Duration = Duration::from_millis(1000);
 
-async fn client(server: &RedisServer) -> Client {
-    server
-        .client_with(server.config().watchdog_timeout(TIMEOUT))
-        .await
+/// This file's set-up: a client whose watchdog renews every `PERIOD`.
+async fn bed(what: &str) -> Bed {
+    Bed::with_config(what, |c| c.watchdog_timeout(TIMEOUT)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_guard_releases_in_the_background() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("guard-drop");
+    let Bed(_server, client, raw, name) = bed("guard-drop").await;
     let lock = client.get_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
@@ -61,10 +57,7 @@ async fn dropped_guard_releases_in_the_background() {
 
 #[tokio::test]
 async fn dropped_guard_without_waiters_deletes_the_key() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("guard-drop-alone");
+    let Bed(_server, client, raw, name) = bed("guard-drop-alone").await;
     let lock = client.get_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
@@ -85,10 +78,7 @@ async fn dropped_guard_without_waiters_deletes_the_key() {
 
 #[tokio::test]
 async fn unlock_releases_and_reentrant_guards_count_holds() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("guard-reentry");
+    let Bed(_server, client, raw, name) = bed("guard-reentry").await;
     let lock = client.get_lock(&name);
 
     // One guard, unlocked explicitly.
@@ -147,10 +137,7 @@ async fn unlock_releases_and_reentrant_guards_count_holds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lease_guard_is_lost_when_the_lease_ends() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("guard-lease");
+    let Bed(_server, client, raw, name) = bed("guard-lease").await;
     let lock = client.get_lock(&name);
     let lease = Duration::from_millis(500);
 
@@ -182,10 +169,7 @@ async fn lease_guard_is_lost_when_the_lease_ends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn into_lock_hands_the_hold_over() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("guard-into-lock");
+    let Bed(_server, client, raw, name) = bed("guard-into-lock").await;
     let lock = client.get_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
@@ -213,10 +197,7 @@ async fn into_lock_hands_the_hold_over() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn select_on_lost_stops_a_worker_loop() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("guard-select");
+    let Bed(_server, client, raw, name) = bed("guard-select").await;
     let lock = client.get_lock(&name);
     let steps = Arc::new(AtomicU64::new(0));
 
@@ -260,10 +241,7 @@ async fn select_on_lost_stops_a_worker_loop() {
 /// later partial unlock re-arms to the watchdog timeout, exactly as `unlock()` does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_guards_reset_the_rearm_lease_like_unlock() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("guard-rearm");
+    let Bed(_server, client, raw, name) = Bed::new("guard-rearm").await;
     let lock = client.get_lock(&name);
 
     let first = lock

@@ -23,10 +23,7 @@ async fn java_holds(raw: &Client, name: &str, thread: u64, lease_ms: i64) {
 
 #[tokio::test]
 async fn a_java_held_lock_blocks_us_and_is_not_ours_to_unlock() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("java-held");
+    let Bed(server, client, raw, name) = Bed::new("java-held").await;
     java_holds(&raw, &name, 1, 30_000).await;
     let before = hgetall(&raw, &name).await;
     assert_eq!(before, vec![(java_field(1), "1".to_string())]);
@@ -109,12 +106,9 @@ async fn a_java_held_lock_blocks_us_and_is_not_ours_to_unlock() {
 
 #[tokio::test]
 async fn java_sees_our_lock_as_held_and_gets_its_ttl() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, name) = Bed::new("java-sees-watchdog").await;
 
     // Watchdog mode: Java's acquire answers the PTTL, a number near 30 s, not nil.
-    let name = key("java-sees-watchdog");
     let lock = client.get_lock(&name);
     lock.lock().await.unwrap();
     let ours = hgetall(&raw, &name).await;
@@ -154,10 +148,7 @@ async fn java_sees_our_lock_as_held_and_gets_its_ttl() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_java_unlock_wakes_our_waiter_and_ours_reaches_java() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("java-wakes");
+    let Bed(server, client, raw, name) = Bed::new("java-wakes").await;
 
     // Java holds the lock for a long lease and re-enters once.
     assert_eq!(java_acquire(&raw, &name, 120_000, 7).await, Value::Null);
@@ -221,9 +212,7 @@ async fn a_java_unlock_wakes_our_waiter_and_ours_reaches_java() {
 /// script call has run, `PUBSUB NUMSUB` must already count its subscription.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_waiter_is_subscribed_before_it_retries() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = Bed::new("bed").await;
     // Load the scripts, so that every attempt below is exactly one EVALSHA.
     let warm = client.get_lock(key("java-warm"));
     warm.lock().await.unwrap();

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, LockOwner};
+use redisson_lock::{Client, LockOwner, RLock};
 use support::*;
 use tokio::time::Instant;
 
@@ -39,16 +39,32 @@ async fn waiters(client: &Client, n: usize) {
     );
 }
 
+/// Owner `owner`'s handle on `name`, holding the lock (watchdog mode).
+async fn holding(client: &Client, name: &str, owner: u64) -> RLock {
+    let lock = client.get_lock(name).with_owner(LockOwner::from_raw(owner));
+    lock.lock().await.unwrap();
+    lock
+}
+
+/// Owner `owner` in `lock()` on a task of its own, once `client` has `n` local waiters.
+async fn in_line(
+    client: &Client,
+    name: &str,
+    owner: u64,
+    n: usize,
+) -> tokio::task::JoinHandle<redisson_lock::Result<()>> {
+    let lock = client.get_lock(name).with_owner(LockOwner::from_raw(owner));
+    let task = tokio::spawn(async move { lock.lock().await });
+    waiters(client, n).await;
+    task
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unlock_hands_the_lock_to_a_local_waiter_without_a_message() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("handoff-basic");
+    let Bed(server, client, raw, name) = Bed::new("handoff-basic").await;
     let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
 
-    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
-    holder.lock().await.unwrap();
+    let holder = holding(&client, &name, 1).await;
     let waiter = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
     let task = tokio::spawn({
         let waiter = waiter.clone();
@@ -89,12 +105,8 @@ async fn an_unlock_hands_the_lock_to_a_local_waiter_without_a_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_waiter_is_handed_the_lock_with_its_own_lease() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("handoff-lease");
-    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
-    holder.lock().await.unwrap();
+    let Bed(_server, client, raw, name) = Bed::new("handoff-lease").await;
+    let holder = holding(&client, &name, 1).await;
     let waiter = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
     let task = tokio::spawn({
         let waiter = waiter.clone();
@@ -119,10 +131,7 @@ async fn a_lease_waiter_is_handed_the_lock_with_its_own_lease() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_head_waits_in_redis_and_hand_offs_follow_arrival_order() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("handoff-order");
+    let Bed(_server, client, raw, name) = Bed::new("handoff-order").await;
     let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(100));
     holder.lock().await.unwrap();
     reset_stats(&raw).await;
@@ -197,10 +206,8 @@ async fn java_lock(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_java_waiter_gets_the_lock_while_eight_local_tasks_hand_it_around() {
-    let server = RedisServer::start();
-    let client = server.client_with(server.config().local_handoffs(4)).await;
-    let raw = server.raw().await;
-    let name = key("handoff-java");
+    let Bed(server, client, raw, name) =
+        Bed::with_config("handoff-java", |c| c.local_handoffs(4)).await;
     let stop = Arc::new(AtomicBool::new(false));
     let inside = Arc::new(AtomicU64::new(0));
     let violations = Arc::new(AtomicU64::new(0));
@@ -272,9 +279,7 @@ async fn a_java_waiter_gets_the_lock_while_eight_local_tasks_hand_it_around() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_clients_share_a_contended_lock() {
-    let server = RedisServer::start();
-    let clients = [server.client().await, server.client().await];
-    let name = key("handoff-mixed");
+    let Duo(_server, clients, _raw, name) = Duo::new("handoff-mixed").await;
     let counter = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
@@ -323,18 +328,11 @@ async fn two_clients_share_a_contended_lock() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hand_off_off_publishes_every_release() {
-    let server = RedisServer::start();
-    let client = server.client_with(server.config().local_handoffs(0)).await;
-    let raw = server.raw().await;
-    let name = key("handoff-off");
+    let Bed(server, client, raw, name) =
+        Bed::with_config("handoff-off", |c| c.local_handoffs(0)).await;
     let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
-    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
-    holder.lock().await.unwrap();
-    let task = tokio::spawn({
-        let waiter = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
-        async move { waiter.lock().await }
-    });
-    waiters(&client, 1).await;
+    let holder = holding(&client, &name, 1).await;
+    let task = in_line(&client, &name, 2, 1).await;
     holder.unlock().await.unwrap();
     assert_eq!(
         drain_first(&mut rx, Duration::from_secs(2)).await,
@@ -354,13 +352,9 @@ async fn hand_off_off_publishes_every_release() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiters_dropped_around_a_hand_off_leave_nothing_held() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("handoff-cancel");
+    let Bed(_server, client, raw, name) = Bed::new("handoff-cancel").await;
     for round in 0..150u64 {
-        let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
-        holder.lock().await.unwrap();
+        let holder = holding(&client, &name, 1).await;
         let waiters: Vec<_> = (0..3u64)
             .map(|i| {
                 let lock = client
@@ -409,11 +403,8 @@ async fn waiters_dropped_around_a_hand_off_leave_nothing_held() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_try_lock_for_waiter_gives_up_in_line_and_the_next_one_is_served() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let name = key("handoff-timeout");
-    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
-    holder.lock().await.unwrap();
+    let Bed(_server, client, _raw, name) = Bed::new("handoff-timeout").await;
+    let holder = holding(&client, &name, 1).await;
     let first = tokio::spawn({
         let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
         async move {
@@ -447,10 +438,7 @@ async fn a_try_lock_for_waiter_gives_up_in_line_and_the_next_one_is_served() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_holder_that_loses_its_lock_does_not_strand_the_line() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("handoff-lost");
+    let Bed(_server, client, raw, name) = Bed::new("handoff-lost").await;
     // A lease holder that never unlocks: its lease ends it; the head tries then.
     let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
     holder.lock_with_lease(ms(400)).await.unwrap();
@@ -475,11 +463,7 @@ async fn a_local_holder_that_loses_its_lock_does_not_strand_the_line() {
     assert!(t0.elapsed() >= ms(300));
     // Someone else deleting the lock of a local holder: the head is woken by the message.
     holder.lock().await.unwrap();
-    let waiter = tokio::spawn({
-        let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(9));
-        async move { lock.lock().await }
-    });
-    waiters(&client, 1).await;
+    let waiter = in_line(&client, &name, 9, 1).await;
     let _: i64 = raw.del(&name).await.unwrap();
     let _: i64 = raw.publish(channel(&name), "0").await.unwrap();
     tokio::time::timeout(Duration::from_secs(3), waiter)
@@ -492,18 +476,10 @@ async fn a_local_holder_that_loses_its_lock_does_not_strand_the_line() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_re_enters_past_its_own_waiters() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("handoff-reenter");
+    let Bed(_server, client, raw, name) = Bed::new("handoff-reenter").await;
     // Taken before any line exists: the line does not know this holder.
-    let holder = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
-    holder.lock().await.unwrap();
-    let waiter = tokio::spawn({
-        let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(2));
-        async move { lock.lock().await }
-    });
-    waiters(&client, 1).await;
+    let holder = holding(&client, &name, 1).await;
+    let waiter = in_line(&client, &name, 2, 1).await;
     // A re-entry of the holder (recursive code) must not queue behind its own waiter.
     tokio::time::timeout(Duration::from_secs(2), holder.lock())
         .await

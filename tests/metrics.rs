@@ -122,15 +122,13 @@ async fn a_known_sequence_shows_up_in_the_metrics() {
         .install()
         .expect("the only recorder of this test binary");
 
-    let server = RedisServer::start();
-    let client = server
-        .client_with(server.config().watchdog_timeout(Duration::from_millis(900)))
-        .await;
-    let raw = server.raw().await;
+    let Bed(server, client, raw, name) = Bed::with_config("metrics-plain", |c| {
+        c.watchdog_timeout(Duration::from_millis(900))
+    })
+    .await;
     let reentrant = [("kind", "reentrant")];
 
     // One acquisition, held ~50 ms, released.
-    let name = key("metrics-plain");
     let lock = client.get_lock(&name);
     lock.lock().await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;

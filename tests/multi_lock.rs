@@ -15,14 +15,8 @@ use redisson_lock::fred::prelude::*;
 use redisson_lock::{AnyLock, Error, LockOwner, MultiLock};
 
 async fn three() -> (Vec<RedisServer>, Vec<redisson_lock::Client>, Vec<Client>) {
-    let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
-    let mut clients = Vec::new();
-    let mut raws = Vec::new();
-    for server in &servers {
-        clients.push(server.client().await);
-        raws.push(server.raw().await);
-    }
-    (servers, clients, raws)
+    let fleet = Fleet::new(3, |c| c).await;
+    (fleet.servers, fleet.clients, fleet.raws)
 }
 
 /// `CLIENT PAUSE ms ALL` on one server: every command waits.
@@ -382,17 +376,11 @@ async fn dropped_lock_futures_leave_no_member_held() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_guard_is_lost_when_any_member_is() {
-    let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
-    let mut clients = Vec::new();
-    let mut raws = Vec::new();
-    for server in &servers {
-        clients.push(
-            server
-                .client_with(server.config().watchdog_timeout(Duration::from_millis(900)))
-                .await,
-        );
-        raws.push(server.raw().await);
-    }
+    let Fleet {
+        servers: _servers,
+        clients,
+        raws,
+    } = Fleet::new(3, |c| c.watchdog_timeout(Duration::from_millis(900))).await;
     let names: Vec<String> = (0..3).map(|i| key(&format!("lost{i}"))).collect();
     let group = MultiLock::new((0..3).map(|i| clients[i].get_lock(names[i].clone()))).unwrap();
     let guard = group.acquire().await.unwrap();

@@ -67,10 +67,7 @@ async fn worker(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_clients_sixteen_tasks_never_overlap() {
-    let server = RedisServer::start();
-    let raw = server.raw().await;
-    let clients = [server.client().await, server.client().await];
-    let lock_name = key("mutex");
+    let Duo(_server, clients, raw, lock_name) = Duo::new("mutex").await;
     let counter = key("mutex-counter");
     let inside = Arc::new(AtomicBool::new(false));
     let total = Arc::new(AtomicU64::new(0));

@@ -120,13 +120,10 @@ async fn assert_reacquisitions_refused(client: &LockClient, raw: &Client, lock: 
 
 #[tokio::test]
 async fn the_holders_second_acquisition_fails_at_once_and_changes_nothing() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(server, client, raw, name) = Bed::new("nr-watchdog").await;
     let (_subscriber, mut rx) = listen(&server, "*").await;
 
     // Watchdog-mode hold.
-    let name = key("nr-watchdog");
     let lock = client.get_non_reentrant_lock(&name);
     lock.lock().await.unwrap();
     let field = field_of(&client, lock.owner());
@@ -181,11 +178,8 @@ async fn the_holders_second_acquisition_fails_at_once_and_changes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_owner_waits_and_is_woken_by_the_unlock_message() {
-    let server = RedisServer::start();
-    let client = server.client().await;
+    let Bed(server, client, raw, name) = Bed::new("nr-hand-off").await;
     let other = server.client().await;
-    let raw = server.raw().await;
-    let name = key("nr-hand-off");
     let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
 
     let mut hand_offs = Vec::new();
@@ -256,10 +250,7 @@ async fn another_owner_waits_and_is_woken_by_the_unlock_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_java_rlock_holder_and_ours_block_each_other() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("nr-java");
+    let Bed(server, client, raw, name) = Bed::new("nr-java").await;
     let lock = client.get_non_reentrant_lock(&name);
 
     // Java holds (and re-enters, as an RLock may): we are blocked, not refused.

@@ -47,10 +47,7 @@ async fn client_id_is_a_lowercase_hyphenated_v4_uuid() {
 
 #[tokio::test]
 async fn watchdog_lock_hash_ttl_and_release_message() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("raw-watchdog");
+    let Bed(server, client, raw, name) = Bed::new("raw-watchdog").await;
     let channel = format!("redisson_lock__channel:{{{name}}}");
     let (_subscriber, mut rx) = listen(&server, "redisson_lock__channel:*").await;
 
@@ -98,10 +95,7 @@ async fn watchdog_lock_hash_ttl_and_release_message() {
 
 #[tokio::test]
 async fn lease_sets_the_ttl_and_partial_unlock_rearms_the_last_lease() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("raw-lease");
+    let Bed(_server, client, raw, name) = Bed::new("raw-lease").await;
     let lock = client.get_lock(&name);
     let field = format!("{}:{}", client.id(), lock.owner());
 
@@ -152,12 +146,10 @@ async fn lease_sets_the_ttl_and_partial_unlock_rearms_the_last_lease() {
 
 #[tokio::test]
 async fn custom_watchdog_timeout_is_the_lease() {
-    let server = RedisServer::start();
-    let client = server
-        .client_with(server.config().watchdog_timeout(Duration::from_secs(90)))
-        .await;
-    let raw = server.raw().await;
-    let name = key("raw-custom-watchdog");
+    let Bed(_server, client, raw, name) = Bed::with_config("raw-custom-watchdog", |c| {
+        c.watchdog_timeout(Duration::from_secs(90))
+    })
+    .await;
     let lock = client.get_lock(&name);
     lock.lock().await.unwrap();
     let ttl = pttl(&raw, &name).await;
@@ -173,9 +165,7 @@ async fn custom_watchdog_timeout_is_the_lease() {
 
 #[tokio::test]
 async fn name_with_hash_tag_is_used_as_is_for_the_channel() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(server, client, raw, _) = Bed::new("bed").await;
     let (_subscriber, mut rx) = listen(&server, "redisson_lock__channel:*").await;
 
     let name = "a{grp}b";
@@ -199,11 +189,8 @@ async fn name_with_hash_tag_is_used_as_is_for_the_channel() {
 
 #[tokio::test]
 async fn queries_answer_what_raw_state_says() {
-    let server = RedisServer::start();
-    let client = server.client().await;
+    let Bed(server, client, raw, name) = Bed::new("raw-queries").await;
     let other = server.client().await;
-    let raw = server.raw().await;
-    let name = key("raw-queries");
     let lock = client.get_lock(&name);
     let me = lock.owner();
     let stranger = LockOwner::from_raw(987_654);
@@ -281,10 +268,7 @@ async fn queries_answer_what_raw_state_says() {
 
 #[tokio::test]
 async fn a_failed_attempt_leaves_the_holders_state_alone() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("raw-contended");
+    let Bed(_server, client, raw, name) = Bed::new("raw-contended").await;
     let lock = client.get_lock(&name);
     lock.lock_with_lease(Duration::from_secs(40)).await.unwrap();
     let field = format!("{}:{}", client.id(), lock.owner());

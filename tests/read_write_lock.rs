@@ -263,10 +263,7 @@ async fn java_read_unlock(raw: &Client, name: &str, thread: u64) -> Value {
 
 #[tokio::test]
 async fn raw_read_holds_their_timeout_keys_and_the_hash_ttl() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-raw-read");
+    let Bed(server, client, raw, name) = Bed::new("rw-raw-read").await;
     let (a, _) = halves(&client, &name, 1);
     let (b, _) = halves(&client, &name, 2);
     let (fa, fb) = (reader(&client, &a), reader(&client, &b));
@@ -348,10 +345,7 @@ async fn raw_read_holds_their_timeout_keys_and_the_hash_ttl() {
 
 #[tokio::test]
 async fn raw_write_hold_downgrade_and_messages() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-raw-write");
+    let Bed(server, client, raw, name) = Bed::new("rw-raw-write").await;
     let (read, write) = halves(&client, &name, 7);
     let (fr, fw) = (reader(&client, &read), writer(&client, &write));
     let channel = rw_channel(&name);
@@ -409,9 +403,7 @@ async fn raw_write_hold_downgrade_and_messages() {
 
 #[tokio::test]
 async fn raw_names_with_braces_use_the_name_itself_as_prefix() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(server, client, raw, _) = Bed::new("bed").await;
     let name = format!("{{{}}}:rw", key("braced"));
     let (read, write) = halves(&client, &name, 3);
     let fr = reader(&client, &read);
@@ -438,10 +430,7 @@ async fn raw_names_with_braces_use_the_name_itself_as_prefix() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_readers_at_once_from_several_clients_and_java() {
-    let server = RedisServer::start();
-    let clients = [server.client().await, server.client().await];
-    let raw = server.raw().await;
-    let name = key("rw-many-readers");
+    let Duo(_server, clients, raw, name) = Duo::new("rw-many-readers").await;
 
     // Three tasks per client take the read lock at the same time, and hold it.
     let release = Arc::new(tokio::sync::Notify::new());
@@ -508,10 +497,7 @@ async fn many_readers_at_once_from_several_clients_and_java() {
 /// time); a writer waits with `lock()`; the readers leave one by one. Returns how long the
 /// writer took to get the lock after the last reader's unlock was sent.
 async fn writer_wake_up_after_last_reader(java_is_last: bool) -> Duration {
-    let server = RedisServer::start();
-    let clients = [server.client().await, server.client().await];
-    let raw = server.raw().await;
-    let name = key("rw-writer-waits");
+    let Duo(_server, clients, raw, name) = Duo::new("rw-writer-waits").await;
     let (r1, _) = halves(&clients[0], &name, 1);
     let (r2, _) = halves(&clients[1], &name, 2);
     r1.lock().await.unwrap();
@@ -589,10 +575,7 @@ async fn a_writer_waits_for_the_last_reader_and_is_woken_by_its_unlock() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_and_write_exclude_each_other() {
-    let server = RedisServer::start();
-    let clients = [server.client().await, server.client().await];
-    let raw = server.raw().await;
-    let name = key("rw-exclusion");
+    let Duo(_server, clients, raw, name) = Duo::new("rw-exclusion").await;
     let (r1, w1) = halves(&clients[0], &name, 1);
     let (r2, w2) = halves(&clients[1], &name, 2);
 
@@ -660,10 +643,7 @@ async fn read_and_write_exclude_each_other() {
 
 #[tokio::test]
 async fn write_then_read_by_the_same_owner_downgrades() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-downgrade");
+    let Bed(_server, client, raw, name) = Bed::new("rw-downgrade").await;
     let (r1, w1) = halves(&client, &name, 1);
     let (r2, w2) = halves(&client, &name, 2);
 
@@ -695,10 +675,7 @@ async fn write_then_read_by_the_same_owner_downgrades() {
 /// the first still holds (a deviation, see docs/protocol.md).
 #[tokio::test]
 async fn a_writers_read_unlock_never_shortens_its_write_lease() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-downgrade-ttl");
+    let Bed(_server, client, raw, name) = Bed::new("rw-downgrade-ttl").await;
     let (read, write) = halves(&client, &name, 1);
     let (_, intruder) = halves(&client, &name, 2);
 
@@ -728,10 +705,7 @@ async fn a_writers_read_unlock_never_shortens_its_write_lease() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_expiration_keeps_the_hash_for_the_longest_lease() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-expire-read");
+    let Bed(_server, client, raw, name) = Bed::new("rw-expire-read").await;
     let leases = [600u64, 1_200, 2_000];
     let readers: Vec<ReadLock> = (0..3).map(|i| halves(&client, &name, i + 1).0).collect();
     let started = Instant::now();
@@ -776,10 +750,7 @@ async fn read_expiration_keeps_the_hash_for_the_longest_lease() {
 /// wait limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_gets_in_when_a_write_lease_runs_out() {
-    let server = RedisServer::start();
-    let clients = [server.client().await, server.client().await];
-    let raw = server.raw().await;
-    let name = key("rw-write-lease-ends");
+    let Duo(_server, clients, raw, name) = Duo::new("rw-write-lease-ends").await;
     let (_, write) = halves(&clients[0], &name, 1);
     let (read, _) = halves(&clients[1], &name, 2);
 
@@ -809,10 +780,7 @@ async fn a_reader_gets_in_when_a_write_lease_runs_out() {
 
 #[tokio::test]
 async fn unlock_by_another_owner_fails_with_redissons_text() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-not-owner");
+    let Bed(server, client, raw, name) = Bed::new("rw-not-owner").await;
     let (r1, w1) = halves(&client, &name, 1);
     let (r2, w2) = halves(&client, &name, 2);
     let expect_not_owner = |result: Result<(), Error>, owner: u64| {
@@ -855,10 +823,7 @@ async fn unlock_by_another_owner_fails_with_redissons_text() {
 
 #[tokio::test]
 async fn write_reentry_adds_the_lease() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-write-reentry");
+    let Bed(_server, client, raw, name) = Bed::new("rw-write-reentry").await;
     let (_, write) = halves(&client, &name, 1);
     let lease = Duration::from_secs(10);
 
@@ -878,10 +843,7 @@ async fn write_reentry_adds_the_lease() {
 
 #[tokio::test]
 async fn is_locked_of_each_half() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-is-locked");
+    let Bed(_server, client, raw, name) = Bed::new("rw-is-locked").await;
     let (r1, w1) = halves(&client, &name, 1);
     let (r2, _) = halves(&client, &name, 2);
     let locked = |r: ReadLock, w: WriteLock| async move {
@@ -912,10 +874,7 @@ async fn is_locked_of_each_half() {
 
 #[tokio::test]
 async fn force_unlock_of_each_half() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-force");
+    let Bed(server, client, raw, name) = Bed::new("rw-force").await;
     let (r1, w1) = halves(&client, &name, 1);
     let (r2, w2) = halves(&client, &name, 2);
     let channel = rw_channel(&name);
@@ -953,10 +912,7 @@ async fn force_unlock_of_each_half() {
 
 #[tokio::test]
 async fn a_reader_asking_for_the_write_lock_waits_for_itself() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-self-deadlock");
+    let Bed(_server, client, raw, name) = Bed::new("rw-self-deadlock").await;
     let (read, write) = halves(&client, &name, 1);
 
     read.lock().await.unwrap();
@@ -1123,10 +1079,9 @@ const PERIOD: Duration = Duration::from_millis(300);
 /// The lowest PTTL a renewed key may show on a loaded machine.
 const MIN_HEALTHY_PTTL: i64 = 200;
 
-async fn watchdog_client(server: &RedisServer) -> LockClient {
-    server
-        .client_with(server.config().watchdog_timeout(WATCHDOG))
-        .await
+/// This section's set-up: a client whose watchdog renews every `WATCHDOG / 3`.
+async fn watchdog_bed(what: &str) -> Bed {
+    Bed::with_config(what, |c| c.watchdog_timeout(WATCHDOG)).await
 }
 
 /// Samples every key in `keys` for `span`; each must keep a healthy PTTL throughout.
@@ -1150,10 +1105,7 @@ async fn assert_kept_alive(raw: &Client, keys: &[String], span: Duration) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_and_write_holds_stay_alive_through_renewal() {
-    let server = RedisServer::start();
-    let client = watchdog_client(&server).await;
-    let raw = server.raw().await;
-    let read_name = key("rw-watchdog-read");
+    let Bed(_server, client, raw, read_name) = watchdog_bed("rw-watchdog-read").await;
     let write_name = key("rw-watchdog-write");
     let (read, _) = halves(&client, &read_name, 1);
     let (own_read, write) = halves(&client, &write_name, 2);
@@ -1202,10 +1154,7 @@ async fn read_and_write_holds_stay_alive_through_renewal() {
 /// are still renewed, in mode=read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_downgraded_hold_stays_renewed() {
-    let server = RedisServer::start();
-    let client = watchdog_client(&server).await;
-    let raw = server.raw().await;
-    let name = key("rw-watchdog-downgrade");
+    let Bed(_server, client, raw, name) = watchdog_bed("rw-watchdog-downgrade").await;
     let (read, write) = halves(&client, &name, 1);
     write.lock().await.unwrap();
     read.lock().await.unwrap();
@@ -1224,11 +1173,8 @@ async fn a_downgraded_hold_stays_renewed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn renewal_touches_only_this_clients_read_holds() {
-    let server = RedisServer::start();
-    let client = watchdog_client(&server).await;
+    let Bed(server, client, raw, name) = watchdog_bed("rw-watchdog-own").await;
     let other = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-watchdog-own");
     let (mine, _) = halves(&client, &name, 1);
     let (foreign, _) = halves(&other, &name, 1);
     mine.lock().await.unwrap();
@@ -1284,13 +1230,10 @@ async fn renewal_touches_only_this_clients_read_holds() {
 /// write hold, as soon as its read holds are gone (a deviation, see docs/protocol.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_renewal_never_shortens_the_hash() {
-    let server = RedisServer::start();
-    let client = watchdog_client(&server).await;
+    let Bed(server, client, raw, name) = watchdog_bed("rw-renew-read-mode").await;
     let other = server.client().await;
-    let raw = server.raw().await;
 
     // Read mode: another client's reader with a 5 s lease.
-    let name = key("rw-renew-read-mode");
     let (mine, _) = halves(&client, &name, 1);
     let (theirs, _) = halves(&other, &name, 1);
     theirs
@@ -1345,10 +1288,7 @@ async fn assert_loss_detected<K: redisson_lock::LockKind>(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_read_hold_fires_the_guard() {
-    let server = RedisServer::start();
-    let client = watchdog_client(&server).await;
-    let raw = server.raw().await;
-    let name = key("rw-lost-read");
+    let Bed(_server, client, raw, name) = watchdog_bed("rw-lost-read").await;
     let (read, _) = halves(&client, &name, 1);
     assert_loss_detected(&client, &raw, &read).await;
     client.shutdown().await.unwrap();
@@ -1356,10 +1296,7 @@ async fn a_lost_read_hold_fires_the_guard() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_write_hold_fires_the_guard() {
-    let server = RedisServer::start();
-    let client = watchdog_client(&server).await;
-    let raw = server.raw().await;
-    let name = key("rw-lost-write");
+    let Bed(_server, client, raw, name) = watchdog_bed("rw-lost-write").await;
     let (_, write) = halves(&client, &name, 1);
     assert_loss_detected(&client, &raw, &write).await;
     client.shutdown().await.unwrap();
@@ -1367,10 +1304,7 @@ async fn a_lost_write_hold_fires_the_guard() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_force_unlock_of_one_half_keeps_the_other_renewed() {
-    let server = RedisServer::start();
-    let client = watchdog_client(&server).await;
-    let raw = server.raw().await;
-    let name = key("rw-force-keeps-renewal");
+    let Bed(_server, client, raw, name) = watchdog_bed("rw-force-keeps-renewal").await;
     let (read, write) = halves(&client, &name, 1);
 
     // Read held: the write half's force unlock finds nothing to delete, and must not
@@ -1435,11 +1369,8 @@ async fn cancel_round(rw: &ReadWriteLock, half: Half) -> bool {
 /// 200 cancellable acquisitions of `half` while another client holds the other half part
 /// of the time (watchdog mode, so a leaked hold key would live 30 s and be seen).
 async fn cancelled_acquisitions_leave_nothing(half: Half) {
-    let server = RedisServer::start();
-    let client = server.client().await;
+    let Bed(server, client, raw, name) = Bed::new("rw-cancel").await;
     let other = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-cancel");
 
     let stop = Arc::new(AtomicBool::new(false));
     let contender = {
@@ -1516,10 +1447,7 @@ async fn cancelled_write_acquisitions_leave_nothing_behind() {
 
 #[tokio::test]
 async fn a_string_key_is_wrong_type_and_nothing_is_written() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rw-string");
+    let Bed(_server, client, raw, name) = Bed::new("rw-string").await;
     let _: () = raw.set(&name, "payload", None, None, false).await.unwrap();
     let (read, write) = halves(&client, &name, 1);
     let wrong =
@@ -1552,12 +1480,9 @@ async fn a_string_key_is_wrong_type_and_nothing_is_written() {
 /// what actually happens.
 #[tokio::test]
 async fn a_read_or_write_lock_on_an_rlock_hash_mixes_fields_as_redisson_does() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, name) = Bed::new("rw-on-rlock-read").await;
 
     // Read on an RLock-held key: taken; mode=read next to the RLock field.
-    let name = key("rw-on-rlock-read");
     let rlock = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
     let (read, write) = halves(&client, &name, 2);
     rlock.lock().await.unwrap();
@@ -1607,9 +1532,7 @@ async fn a_read_or_write_lock_on_an_rlock_hash_mixes_fields_as_redisson_does() {
 
 #[tokio::test]
 async fn an_empty_name_and_a_zero_lease_are_invalid() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, name) = Bed::new("rw-zero-lease").await;
     let invalid =
         |r: Result<bool, Error>| assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
 
@@ -1622,7 +1545,6 @@ async fn an_empty_name_and_a_zero_lease_are_invalid() {
     invalid(write.force_unlock().await);
     invalid(read.is_locked().await);
 
-    let name = key("rw-zero-lease");
     let (read, write) = halves(&client, &name, 1);
     invalid(read.lock_with_lease(Duration::ZERO).await.map(|_| true));
     invalid(

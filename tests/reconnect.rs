@@ -93,10 +93,7 @@ async fn waiters_survive_a_killed_subscriber_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unlock_works_after_the_command_connection_was_killed() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("normal-kill");
+    let Bed(_server, client, raw, name) = Bed::new("normal-kill").await;
     let lock = client.get_lock(&name);
     // Ten rounds: the kill lands at a different point of fred's reconnect each time; the
     // unlock right after it either finds the connection gone (fred refuses to route it,

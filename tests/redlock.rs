@@ -19,34 +19,17 @@ async fn java_acquire(raw: &Client, name: &str, lease_ms: i64) -> Value {
     support::java::acquire(raw, name, lease_ms, 1).await
 }
 
-struct Bed {
-    servers: Vec<RedisServer>,
-    clients: Vec<redisson_lock::Client>,
-    raws: Vec<Client>,
-}
-
 /// `n` servers, a lock client on each (short response timeout, as Redlock wants: a dead
 /// server must not hold the others up), and a raw client on each.
-async fn bed(n: usize, watchdog: Duration) -> Bed {
-    let servers: Vec<RedisServer> = (0..n).map(|_| RedisServer::start()).collect();
-    let mut clients = Vec::new();
-    let mut raws = Vec::new();
-    for server in &servers {
-        let config = server
-            .config()
-            .watchdog_timeout(watchdog)
-            .response_timeout(Duration::from_millis(300));
-        clients.push(server.client_with(config).await);
-        raws.push(server.raw().await);
-    }
-    Bed {
-        servers,
-        clients,
-        raws,
-    }
+async fn bed(n: usize, watchdog: Duration) -> Fleet {
+    Fleet::new(n, |c| {
+        c.watchdog_timeout(watchdog)
+            .response_timeout(Duration::from_millis(300))
+    })
+    .await
 }
 
-impl Bed {
+impl Fleet {
     fn redlock(&self, name: &str) -> RedLock {
         RedLock::new(self.clients.iter().map(|c| c.get_lock(name))).unwrap()
     }

@@ -40,10 +40,7 @@ fn descend<'a>(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recursive_async_fn_reenters_ten_levels_deep() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("reentry-recursive");
+    let Bed(_server, client, raw, name) = Bed::new("reentry-recursive").await;
     let lock = client.get_lock(&name);
 
     let task = tokio::spawn({
@@ -70,10 +67,7 @@ async fn recursive_async_fn_reenters_ten_levels_deep() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn two_tasks_on_one_thread_do_not_share_the_lock() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("reentry-two-tasks");
+    let Bed(_server, client, raw, name) = Bed::new("reentry-two-tasks").await;
     let lock = client.get_lock(&name);
 
     let (a_holds_tx, a_holds_rx) = oneshot::channel::<LockOwner>();
@@ -122,10 +116,7 @@ async fn two_tasks_on_one_thread_do_not_share_the_lock() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_keeps_its_lock_across_yields_and_sleeps() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("reentry-yield");
+    let Bed(_server, client, raw, name) = Bed::new("reentry-yield").await;
     let lock = client.get_lock(&name);
 
     // Background load, so the holder has reasons to move between the two workers.
@@ -184,10 +175,7 @@ async fn a_task_keeps_its_lock_across_yields_and_sleeps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explicit_owner_locks_in_one_task_and_unlocks_in_another() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("reentry-explicit");
+    let Bed(_server, client, raw, name) = Bed::new("reentry-explicit").await;
     let job = client.get_lock(&name).with_owner(LockOwner::from_raw(42));
     let field = format!("{}:42", client.id());
 

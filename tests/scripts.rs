@@ -79,10 +79,7 @@ async fn wait_for_connections(raw: &Client, n: usize) {
 
 #[tokio::test]
 async fn a_release_repeated_with_the_same_latch_returns_the_first_answer() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("latch");
+    let Bed(server, client, raw, name) = Bed::new("latch").await;
     let lock = client.get_lock(&name);
     let field = format!("{}:{}", client.id(), lock.owner());
     let (_subscriber, mut rx) = listen(&server, "redisson_lock__channel:*").await;
@@ -148,9 +145,7 @@ async fn a_release_repeated_with_the_same_latch_returns_the_first_answer() {
 
 #[tokio::test]
 async fn our_unlocks_write_latches_and_delete_them_after_the_reply() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(server, client, raw, _) = Bed::new("bed").await;
     let _: () = raw
         .custom(
             fred::cmd!("CONFIG"),
@@ -222,10 +217,7 @@ async fn our_unlocks_write_latches_and_delete_them_after_the_reply() {
 
 #[tokio::test]
 async fn script_flush_mid_run_is_refilled_with_one_eval_per_script() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("flush");
+    let Bed(_server, client, raw, name) = Bed::new("flush").await;
     let lock = client.get_lock(&name);
     let lease = Duration::from_secs(60); // lease mode: no renewal script in the way
     let shas: Vec<String> = [
@@ -282,10 +274,7 @@ async fn script_flush_mid_run_is_refilled_with_one_eval_per_script() {
 
 #[tokio::test]
 async fn a_key_that_is_not_a_lock_is_wrong_type_naming_the_key() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("wrongtype");
+    let Bed(_server, client, raw, name) = Bed::new("wrongtype").await;
     let _: () = raw
         .set(&name, "somestring", None, None, false)
         .await
@@ -333,9 +322,7 @@ async fn a_key_that_is_not_a_lock_is_wrong_type_naming_the_key() {
 
 #[tokio::test]
 async fn invalid_arguments_are_rejected_before_any_io() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = Bed::new("bed").await;
     reset_stats(&raw).await;
 
     fn invalid<T: std::fmt::Debug>(what: &str, result: Result<T, Error>) {
@@ -411,10 +398,7 @@ async fn invalid_arguments_are_rejected_before_any_io() {
 
 #[tokio::test]
 async fn after_client_kill_locks_work_and_counts_are_exact() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("kill");
+    let Bed(_server, client, raw, name) = Bed::new("kill").await;
     let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(7));
     let field = format!("{}:7", client.id());
     let lease = Duration::from_secs(60);
@@ -453,10 +437,7 @@ async fn after_client_kill_locks_work_and_counts_are_exact() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_acquire_cut_off_in_flight_is_sent_again_only_once_known_not_run() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("kill-in-flight");
+    let Bed(_server, client, raw, name) = Bed::new("kill-in-flight").await;
     let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(7));
     let field = format!("{}:7", client.id());
     let lease = Duration::from_secs(60);

@@ -3,10 +3,7 @@ use support::*;
 
 #[tokio::test]
 async fn lock_unlock_roundtrip() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("smoke");
+    let Bed(_server, client, raw, name) = Bed::new("smoke").await;
     let lock = client.get_lock(&name);
     lock.lock().await.unwrap();
     lock.lock().await.unwrap();

@@ -97,11 +97,8 @@ async fn scripts_at_least(raw: &Client, n: u64) {
 
 #[tokio::test]
 async fn raw_state_is_rlocks_and_nothing_is_ever_published() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(server, client, raw, name) = Bed::new("spin-raw").await;
     let (_subscriber, mut rx) = listen(&server, "*").await;
-    let name = key("spin-raw");
     let lock = client.get_spin_lock(&name);
     assert_eq!(lock.kind().backoff(), Backoff::default());
     let field = field_of(&client, lock.owner());
@@ -199,12 +196,9 @@ async fn spinner(lock: SpinLock, task: usize, counter: Arc<AtomicU64>, inside: A
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_clients_sixteen_tasks_exclude_each_other_without_subscribing() {
-    let server = RedisServer::start();
-    let raw = server.raw().await;
+    let Bed(server, a, raw, name) = Bed::new("spin-mutex").await;
     // One client polls with Redisson's default back-off, the other with a constant one.
-    let a = server.client().await;
     let b = server.client().await;
-    let name = key("spin-mutex");
     let counter = Arc::new(AtomicU64::new(0));
     let inside = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
@@ -295,11 +289,8 @@ async fn assert_wait_honoured(lock: &SpinLock, wait: Duration) {
 
 #[tokio::test]
 async fn bounded_waits_end_within_one_backoff_step() {
-    let server = RedisServer::start();
-    let client = server.client().await;
+    let Bed(server, client, raw, name) = Bed::new("spin-wait").await;
     let holder = server.client().await;
-    let raw = server.raw().await;
-    let name = key("spin-wait");
     holder.get_spin_lock(&name).lock().await.unwrap();
     let held = hgetall(&raw, &name).await;
 
@@ -334,10 +325,7 @@ async fn bounded_waits_end_within_one_backoff_step() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hand_off_with_the_default_backoff_is_within_one_step() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("spin-hand-off");
+    let Bed(_server, client, raw, name) = Bed::new("spin-hand-off").await;
     let holder = client
         .get_spin_lock(&name)
         .with_owner(LockOwner::from_raw(1));
@@ -376,11 +364,8 @@ async fn hand_off_with_the_default_backoff_is_within_one_step() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spin_waiter_polls_past_an_rlock_holder() {
-    let server = RedisServer::start();
-    let rlock_client = server.client().await;
+    let Bed(server, rlock_client, raw, name) = Bed::new("spin-after-rlock").await;
     let spin_client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("spin-after-rlock");
 
     let rlock = rlock_client.get_lock(&name);
     rlock.lock().await.unwrap();
@@ -425,11 +410,8 @@ async fn a_spin_waiter_polls_past_an_rlock_holder() {
 /// attempt, instead of a few ms after the unlock.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_rlock_waiter_notices_a_spin_unlock_only_at_its_ttl_bound() {
-    let server = RedisServer::start();
-    let rlock_client = server.client().await;
+    let Bed(server, rlock_client, raw, name) = Bed::new("rlock-after-spin").await;
     let spin_client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("rlock-after-spin");
     let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
     let lease = Duration::from_secs(3);
 
@@ -513,10 +495,7 @@ async fn bad_backoffs_are_invalid_argument_and_extreme_ones_do_not_panic() {
     assert_invalid(Backoff::exponential(ms(1), ms(128), 0), "multiplier 0");
 
     // Built through the variants, they are refused by every acquisition, before any I/O.
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    let name = key("spin-hand-built");
+    let Bed(_server, client, raw, name) = Bed::new("spin-hand-built").await;
     reset_stats(&raw).await;
     let hand_built = [
         Backoff::Constant(Duration::ZERO),
@@ -601,10 +580,8 @@ async fn bad_backoffs_are_invalid_argument_and_extreme_ones_do_not_panic() {
 /// A waiter sleeping a long back-off step still sees a shutdown at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spin_waiter_in_a_long_step_sees_shutdown_promptly() {
-    let server = RedisServer::start();
-    let client = server.client().await;
+    let Bed(server, client, _raw, name) = Bed::new("spin-shutdown").await;
     let holder = server.client().await;
-    let name = key("spin-shutdown");
     holder.get_spin_lock(&name).lock().await.unwrap();
 
     let lock =

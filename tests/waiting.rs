@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::Client;
+use redisson_lock::{Client, RLock};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
@@ -31,6 +31,15 @@ async fn warm_up(client: &Client) {
     lock.unlock().await.unwrap();
 }
 
+/// This file's set-up: [`Bed`] with its client warmed up ([`warm_up`]), and the RLock of
+/// its name.
+async fn warm_bed(what: &str) -> (Bed, RLock) {
+    let bed = Bed::new(what).await;
+    warm_up(&bed.1).await;
+    let lock = bed.1.get_lock(&bed.3);
+    (bed, lock)
+}
+
 /// Writes a lock hash the way another Redisson node would.
 async fn hold_foreign(raw: &fred::prelude::Client, name: &str) {
     let field = format!("{}:1", uuid_like());
@@ -50,12 +59,7 @@ fn percentile(sorted: &[Duration], p: usize) -> Duration {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hand_off_is_woken_by_the_unlock_message() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    warm_up(&client).await;
-    let name = key("hand-off");
-    let lock = client.get_lock(&name);
+    let (Bed(_server, client, raw, name), lock) = warm_bed("hand-off").await;
 
     let mut latencies = Vec::with_capacity(50);
     for round in 0..50 {
@@ -114,12 +118,7 @@ async fn hand_off_is_woken_by_the_unlock_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vanished_holder_is_outwaited_by_its_ttl() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    warm_up(&client).await;
-    let name = key("vanished");
-    let lock = client.get_lock(&name);
+    let (Bed(_server, client, raw, _), lock) = warm_bed("vanished").await;
 
     let holder = lock.clone();
     let held_at = tokio::spawn(async move {
@@ -155,9 +154,7 @@ async fn a_vanished_holder_is_outwaited_by_its_ttl() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn try_lock_with_a_wait_budget() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let name = key("budget");
+    let Bed(_server, client, _raw, name) = Bed::new("budget").await;
     let lock = client.get_lock(&name);
 
     // Held for the whole budget: false after about the budget.
@@ -212,12 +209,7 @@ async fn try_lock_with_a_wait_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zero_wait_is_exactly_one_attempt() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    warm_up(&client).await;
-    let name = key("zero-wait");
-    let lock = client.get_lock(&name);
+    let (Bed(_server, client, raw, _), lock) = warm_bed("zero-wait").await;
     let holder = lock.clone();
     tokio::spawn(async move { holder.lock().await.unwrap() })
         .await
@@ -244,12 +236,7 @@ async fn a_zero_wait_is_exactly_one_attempt() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contention_does_not_poll() {
     const TASKS: usize = 16;
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
-    warm_up(&client).await;
-    let name = key("contention");
-    let lock = client.get_lock(&name);
+    let (Bed(_server, client, raw, name), lock) = warm_bed("contention").await;
 
     reset_stats(&raw).await;
     let acquisitions = Arc::new(AtomicU64::new(0));
@@ -311,11 +298,8 @@ async fn contention_does_not_poll() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_unlock_message_wakes_the_waiter() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, name) = Bed::new("foreign").await;
     warm_up(&client).await;
-    let name = key("foreign");
     hold_foreign(&raw, &name).await;
 
     reset_stats(&raw).await;
@@ -348,11 +332,8 @@ async fn a_foreign_unlock_message_wakes_the_waiter() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn message_one_wakes_the_local_line() {
-    let server = RedisServer::start();
-    let client = server.client().await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, name) = Bed::new("wake-all").await;
     warm_up(&client).await;
-    let name = key("wake-all");
     hold_foreign(&raw, &name).await;
 
     reset_stats(&raw).await;

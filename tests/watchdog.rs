@@ -28,6 +28,11 @@ async fn client(server: &RedisServer) -> Client {
         .await
 }
 
+/// This file's set-up: a server, a client of [`client`]'s settings, a raw client, a name.
+async fn bed(what: &str) -> Bed {
+    Bed::with_config(what, |c| c.watchdog_timeout(TIMEOUT)).await
+}
+
 fn field(client: &Client, lock: &redisson_lock::RLock) -> String {
     format!("{}:{}", client.id(), lock.owner())
 }
@@ -44,10 +49,7 @@ async fn scripts_over_three_periods(raw: &fred::prelude::Client) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_lock_is_renewed_and_never_runs_low() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("watchdog-hold");
+    let Bed(_server, client, raw, name) = bed("watchdog-hold").await;
     let lock = client.get_lock(&name);
 
     lock.lock().await.unwrap();
@@ -84,10 +86,7 @@ async fn held_lock_is_renewed_and_never_runs_low() {
 
 #[tokio::test]
 async fn no_renewal_after_the_last_unlock() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("watchdog-unlock");
+    let Bed(_server, client, raw, name) = bed("watchdog-unlock").await;
     let lock = client.get_lock(&name);
 
     lock.lock().await.unwrap();
@@ -102,10 +101,7 @@ async fn no_renewal_after_the_last_unlock() {
 
 #[tokio::test]
 async fn reentrant_hold_is_renewed_until_its_last_unlock() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("watchdog-reentry");
+    let Bed(_server, client, raw, name) = bed("watchdog-reentry").await;
     let lock = client.get_lock(&name);
 
     lock.lock().await.unwrap();
@@ -139,9 +135,7 @@ async fn reentrant_hold_is_renewed_until_its_last_unlock() {
 async fn lock_unlock_churn_leaves_nothing_registered() {
     // Many short holds while the timer runs (kept busy by one long hold): every unlock
     // removes its registration, so only the long hold is renewed afterwards.
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
+    let Bed(_server, client, raw, _) = bed("bed").await;
     let long = client.get_lock(key("watchdog-churn-long"));
     long.lock().await.unwrap();
 
@@ -240,10 +234,7 @@ async fn thousand_locks_in_batches_of_250_cost_four_scripts_per_period() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleted_key_is_reported_lost_within_a_period() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("watchdog-lost");
+    let Bed(_server, client, raw, name) = bed("watchdog-lost").await;
     let lock = client.get_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
@@ -270,10 +261,7 @@ async fn deleted_key_is_reported_lost_within_a_period() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn renewal_survives_killed_connections() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("watchdog-kill");
+    let Bed(_server, client, raw, name) = bed("watchdog-kill").await;
     let lock = client.get_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
@@ -325,17 +313,11 @@ async fn failed_renewal_is_retried_not_fatal() {
     // CLIENT PAUSE WRITE holds every script longer than the response timeout, so at least
     // one renewal round fails with a timeout. That must neither lose the lock nor stop its
     // renewal (Redisson 3.44+; 3.23.3 gave up on the first error).
-    let server = RedisServer::start();
-    let client = server
-        .client_with(
-            server
-                .config()
-                .watchdog_timeout(TIMEOUT)
-                .response_timeout(Duration::from_millis(100)),
-        )
-        .await;
-    let raw = server.raw().await;
-    let name = key("watchdog-pause");
+    let Bed(_server, client, raw, name) = Bed::with_config("watchdog-pause", |c| {
+        c.watchdog_timeout(TIMEOUT)
+            .response_timeout(Duration::from_millis(100))
+    })
+    .await;
     let lock = client.get_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
@@ -436,10 +418,7 @@ fn stopped_runtime_stops_renewal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_stops_renewal_and_reports_loss() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("watchdog-shutdown");
+    let Bed(_server, client, raw, name) = bed("watchdog-shutdown").await;
     let lock = client.get_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
@@ -465,10 +444,7 @@ async fn shutdown_stops_renewal_and_reports_loss() {
 
 #[tokio::test]
 async fn force_unlock_stops_renewal() {
-    let server = RedisServer::start();
-    let client = client(&server).await;
-    let raw = server.raw().await;
-    let name = key("watchdog-force");
+    let Bed(_server, client, raw, name) = bed("watchdog-force").await;
     let lock = client.get_lock(&name);
 
     lock.lock().await.unwrap();

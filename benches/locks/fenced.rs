@@ -7,13 +7,18 @@
 //! scenarios measured a minute apart differ by more than the 10% the target allows on a
 //! noisy machine; the ratio to the `uncontended_1` row is reported too.
 
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
-use redisson_lock::fred::interfaces::ClientLike;
 use redisson_lock::Client;
 use serde_json::json;
 
-use crate::measure::{cpu_us_per_op, drive, ns, percentile_us, Phase, MEASURE, STOP};
+use crate::measure::{
+    cpu_us_per_op, drive, join_sorted, p50_p99, p50_us, ping, rlock_pair, spawn_laps, timed, Phase,
+    Rotation,
+};
+use crate::report::Bound::AtMost;
 use crate::report::{round1, round3, Row};
 use crate::settings::Settings;
 use crate::Bench;
@@ -35,8 +40,7 @@ pub async fn run(bench: &mut Bench) {
     row.tasks = Some(1);
     row.ops_per_s = Some(rate);
     row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
-    row.p50_us = percentile_us(&lat, 50.0);
-    row.p99_us = percentile_us(&lat, 99.0);
+    (row.p50_us, row.p99_us) = p50_p99(&lat);
     let ratio = mix.fenced_p50_us / mix.rlock_p50_us;
     row.ratio = Some(ratio);
     row.ratio_to = "p50 fenced pair / p50 RLock pair (measured interleaved)".into();
@@ -72,12 +76,9 @@ pub async fn run(bench: &mut Bench) {
         )),
         if tokens_ok { "increasing" } else { "NOT INCREASING" }
     );
-    row.target(
-        ratio <= MAX_RATIO,
-        format!(
-            "fenced_uncontended_1: p50 pair = {ratio:.3} × RLock pair, measured interleaved (target ≤ {MAX_RATIO})"
-        ),
-    );
+    row.bound(ratio, 3, AtMost(MAX_RATIO), |ratio, target| {
+        format!("fenced_uncontended_1: p50 pair = {ratio} × RLock pair, measured interleaved (target {target})")
+    });
     row.target(
         tokens_ok,
         "fenced_uncontended_1 every token greater than the last".into(),
@@ -89,34 +90,30 @@ pub async fn run(bench: &mut Bench) {
 /// and whether every token was greater than the one before.
 async fn fenced_pairs(settings: &Settings, client: &Client) -> (f64, Vec<u64>, bool) {
     let phase = Phase::new();
-    let lock = client.get_fenced_lock("bench:fenced_uncontended_1:0");
-    let task_phase = phase.clone();
-    let handle = tokio::spawn(async move {
-        let (mut latencies, mut last, mut increasing) = (Vec::new(), 0u64, true);
-        loop {
-            let at_start = task_phase.get();
-            if at_start == STOP {
-                break;
+    let increasing = Arc::new(AtomicBool::new(true));
+    let handles = spawn_laps(&phase, 1, |_, mut laps| {
+        let lock = client.get_fenced_lock("bench:fenced_uncontended_1:0");
+        let increasing = increasing.clone();
+        async move {
+            let mut last = 0u64;
+            while let Some(lap) = laps.start() {
+                let token = lock.lock_and_get_token().await.expect("lock_and_get_token");
+                lock.unlock().await.expect("unlock");
+                laps.end(lap);
+                if token <= last {
+                    increasing.store(false, Ordering::Relaxed);
+                }
+                last = token;
             }
-            let t0 = Instant::now();
-            let token = lock.lock_and_get_token().await.expect("lock_and_get_token");
-            lock.unlock().await.expect("unlock");
-            let dt = t0.elapsed();
-            increasing &= token > last;
-            last = token;
-            if at_start == MEASURE && task_phase.get() == MEASURE {
-                latencies.push(ns(dt));
-            }
+            laps.into_ns()
         }
-        (latencies, increasing)
     });
     let window = drive(settings, &phase, async {}, async {}).await;
-    let (mut latencies, increasing) = handle.await.expect("fenced task");
-    latencies.sort_unstable();
+    let latencies = join_sorted(handles, "fenced task").await;
     (
         latencies.len() as f64 / window.as_secs_f64(),
         latencies,
-        increasing,
+        increasing.load(Ordering::Relaxed),
     )
 }
 
@@ -138,41 +135,27 @@ async fn interleaved_task(settings: &Settings, client: &Client) -> Interleaved {
     let redis = client.redis();
     let fenced = client.get_fenced_lock("bench:interleaved_fenced");
     let rlock = client.get_lock("bench:interleaved_rlock");
-    let (mut f, mut r, mut p) = (Vec::new(), Vec::new(), Vec::new());
-    let warm_until = Instant::now() + Duration::from_secs_f64(settings.warmup.min(1.0));
-    let until = warm_until + Duration::from_secs_f64(settings.secs.min(3.0));
-    while Instant::now() < until {
-        let measured = Instant::now() > warm_until;
-
-        let t0 = Instant::now();
-        fenced
-            .lock_and_get_token()
-            .await
-            .expect("lock_and_get_token");
-        fenced.unlock().await.expect("unlock");
-        let fenced_pair = ns(t0.elapsed());
-
-        let t0 = Instant::now();
-        rlock.lock().await.expect("lock");
-        rlock.unlock().await.expect("unlock");
-        let rlock_pair = ns(t0.elapsed());
-
-        let t0 = Instant::now();
-        let _: String = redis.ping(None).await.expect("PING");
-        let ping = ns(t0.elapsed());
-
-        if measured {
-            f.push(fenced_pair);
-            r.push(rlock_pair);
-            p.push(ping);
-        }
+    let mut rotation = Rotation::new(
+        Duration::from_secs_f64(settings.warmup.min(1.0)),
+        Duration::from_secs_f64(settings.secs.min(3.0)),
+    );
+    while let Some(measured) = rotation.next_round() {
+        let fenced_pair = timed(async {
+            fenced
+                .lock_and_get_token()
+                .await
+                .expect("lock_and_get_token");
+            fenced.unlock().await.expect("unlock");
+        })
+        .await;
+        let rlock_pair = timed(rlock_pair(&rlock)).await;
+        let ping = timed(ping(redis)).await;
+        rotation.record(measured, [fenced_pair, rlock_pair, ping]);
     }
-    for v in [&mut f, &mut r, &mut p] {
-        v.sort_unstable();
-    }
+    let [f, r, p] = rotation.into_sorted();
     Interleaved {
-        fenced_p50_us: percentile_us(&f, 50.0).unwrap_or(f64::NAN),
-        rlock_p50_us: percentile_us(&r, 50.0).unwrap_or(f64::NAN),
-        ping_p50_us: percentile_us(&p, 50.0).unwrap_or(f64::NAN),
+        fenced_p50_us: p50_us(&f),
+        rlock_p50_us: p50_us(&r),
+        ping_p50_us: p50_us(&p),
     }
 }

@@ -17,11 +17,14 @@
 //!   `bare_fred_1`, `rw_read_16` with `distinct_16`, `spin_contended_16` with
 //!   `contended_16`) measures that one too, without a row of its own, when it is not
 //!   selected. Unknown names are reported on stderr.
-//! * `BENCH_PLOT`: where to draw the SVG plot (default `docs/benchmarks-pairs.svg`);
-//!   `BENCH_PLOT=` (empty) draws none.
+//! * `BENCH_PLOT`: where to draw the SVG plot (default
+//!   `target/bench/benchmarks-pairs.svg`, under `CARGO_TARGET_DIR` if set, so that a run
+//!   leaves the working tree clean; `BENCH_PLOT=docs/benchmarks-pairs.svg` updates the
+//!   docs' copy); `BENCH_PLOT=` (empty) draws none.
 //!
 //! Output: one JSON object per line per scenario on stdout, then a Markdown table and the
-//! targets with PASS/MISS. Progress goes to stderr.
+//! targets with PASS/MISS (each judged number printed with the digits it needs to read on
+//! the same side of its limit as the verdict). Progress goes to stderr.
 //!
 //! RLock's scenarios and what they add to the common columns (ops/s, p50/p99 µs, ratio):
 //! * `uncontended_1`, `uncontended_lease_1`: one task, lock/unlock pairs on its own name
@@ -35,8 +38,11 @@
 //!   crate's fred client (`client.redis()`), in the same loop as `uncontended_1`; pairs/s,
 //!   p50/p99, CPU and allocations per pair.
 //! * `distinct_16/64/1024`: N tasks, one name each.
-//! * `contended_4/16`: N tasks on one name, a plain counter under the lock: hand-offs,
-//!   scripts and commands per acquisition, `allocs_per_acquisition`, `counter_ok`.
+//! * `contended_4/16`: N tasks on one name, a plain counter under the lock: hand-offs
+//!   (from the moment the releasing task calls `unlock()` to the return of the next
+//!   holder's `lock()`: never negative, even when a local hand-off lets the next holder
+//!   return before the releasing `unlock()` does), scripts and commands per acquisition,
+//!   `allocs_per_acquisition`, `counter_ok`.
 //! * `contended_mixed`: the same loop with two clients (two `Client::connect`s) × 8 tasks
 //!   on one name: besides the above, `client_N_share` of the acquisitions and
 //!   `client_N_wait_p50_us` / `client_N_wait_p99_us` (time in `lock()`) per client.
@@ -51,11 +57,12 @@
 //! `fair`, `spin`, `read_write`, `multi`), each with `SCENARIOS` (its names) and
 //! `run(&mut Bench)` (runs the selected ones and pushes one [`report::Row`] each, with its
 //! target lines); `limits` (the server's), `measure` (the driver, percentiles, CPU and
-//! allocations per window, the shared contended loop, with tasks in groups for several
-//! clients), `alloc_count` (the counting allocator), `report` (JSON lines, tables,
-//! PASS/MISS), `plot`. A new lock kind adds
-//! one module and two lines here (its `SCENARIOS` in [`known_scenarios`], its `run` in
-//! [`run`]).
+//! allocations per window, the timed loop of a task (`Laps`, `spawn_laps`), operations
+//! timed in rotation by one task (`Rotation`), the shared contended loop, with tasks in
+//! groups for several clients), `alloc_count` (the counting allocator), `report` (JSON
+//! lines, tables, PASS/MISS: a target on a number is one `Row::bound`), `plot`. A new
+//! lock kind adds one module and two lines here (its `SCENARIOS` in [`known_scenarios`],
+//! its `run` in [`run`]).
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it does nothing.
 

@@ -4,13 +4,16 @@
 //! the lock, hand-offs and scripts counted).
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use redisson_lock::fred::interfaces::ClientLike;
 use redisson_lock::{Lock, LockKind};
 use serde_json::json;
+use tokio::task::JoinHandle;
 
 use crate::alloc_count::Allocs;
 use crate::report::{fmt_opt, round1, round3, Row};
@@ -84,6 +87,149 @@ impl Phase {
     fn set(&self, phase: u8) {
         self.0.store(phase, Ordering::Release)
     }
+}
+
+/// The latencies (ns) of one task's timed loop: [`Laps::start`] before each operation,
+/// [`Laps::end`] after it; an operation that started and ended inside the measured window
+/// is kept.
+pub struct Laps {
+    phase: Arc<Phase>,
+    ns: Vec<u64>,
+}
+
+/// One lap in progress: when it started, and in which phase.
+pub struct Lap {
+    t0: Instant,
+    phase: u8,
+}
+
+impl Laps {
+    pub fn new(phase: &Arc<Phase>) -> Laps {
+        Laps {
+            phase: phase.clone(),
+            ns: Vec::new(),
+        }
+    }
+
+    /// The next lap, or `None` once the window has closed.
+    pub fn start(&self) -> Option<Lap> {
+        let phase = self.phase.get();
+        (phase != STOP).then(|| Lap {
+            t0: Instant::now(),
+            phase,
+        })
+    }
+
+    /// Ends `lap`, keeping its latency if it was measured.
+    pub fn end(&mut self, lap: Lap) {
+        let dt = ns(lap.t0.elapsed());
+        if lap.phase == MEASURE && self.phase.get() == MEASURE {
+            self.ns.push(dt);
+        }
+    }
+
+    pub fn into_ns(self) -> Vec<u64> {
+        self.ns
+    }
+}
+
+/// Spawns `tasks` timed loops, `body(task, laps)` each (it returns [`Laps::into_ns`]).
+pub fn spawn_laps<F, Fut>(
+    phase: &Arc<Phase>,
+    tasks: usize,
+    mut body: F,
+) -> Vec<JoinHandle<Vec<u64>>>
+where
+    F: FnMut(usize, Laps) -> Fut,
+    Fut: Future<Output = Vec<u64>> + Send + 'static,
+{
+    (0..tasks)
+        .map(|task| tokio::spawn(body(task, Laps::new(phase))))
+        .collect()
+}
+
+/// Every latency of `handles`' tasks, sorted.
+pub async fn join_sorted(handles: Vec<JoinHandle<Vec<u64>>>, what: &str) -> Vec<u64> {
+    let mut all = Vec::new();
+    for handle in handles {
+        all.extend(handle.await.unwrap_or_else(|e| panic!("{what}: {e}")));
+    }
+    all.sort_unstable();
+    all
+}
+
+/// The p50 and p99 (µs) of sorted latencies.
+pub fn p50_p99(sorted_ns: &[u64]) -> (Option<f64>, Option<f64>) {
+    (
+        percentile_us(sorted_ns, 50.0),
+        percentile_us(sorted_ns, 99.0),
+    )
+}
+
+/// Operations timed in rotation by one task, so that a noisy machine slows them alike:
+/// rounds of `K` timings ([`timed`]), kept after the warm-up, until the window closes.
+pub struct Rotation<const K: usize> {
+    warm_until: Instant,
+    until: Instant,
+    series: [Vec<u64>; K],
+}
+
+impl<const K: usize> Rotation<K> {
+    pub fn new(warm: Duration, window: Duration) -> Rotation<K> {
+        let warm_until = Instant::now() + warm;
+        Rotation {
+            warm_until,
+            until: warm_until + window,
+            series: std::array::from_fn(|_| Vec::new()),
+        }
+    }
+
+    /// `Some(measured)` while the window is open: whether this round's timings count.
+    pub fn next_round(&self) -> Option<bool> {
+        let now = Instant::now();
+        (now < self.until).then_some(now > self.warm_until)
+    }
+
+    /// One round's timings (ns), one per operation, kept if `measured`.
+    pub fn record(&mut self, measured: bool, round: [u64; K]) {
+        if measured {
+            for (series, ns) in self.series.iter_mut().zip(round) {
+                series.push(ns);
+            }
+        }
+    }
+
+    /// Each operation's timings, sorted.
+    pub fn into_sorted(mut self) -> [Vec<u64>; K] {
+        for series in &mut self.series {
+            series.sort_unstable();
+        }
+        self.series
+    }
+}
+
+/// How long `op` takes, ns.
+pub async fn timed(op: impl Future<Output = ()>) -> u64 {
+    let t0 = Instant::now();
+    op.await;
+    ns(t0.elapsed())
+}
+
+/// One PING round trip (timed beside lock pairs as the yardstick).
+pub async fn ping(redis: &Raw) {
+    let _: String = redis.ping(None).await.expect("PING");
+}
+
+/// One RLock pair: `lock()` then `unlock()` (the reference group and fenced pairs are
+/// compared with).
+pub async fn rlock_pair(lock: &Lock) {
+    lock.lock().await.expect("lock");
+    lock.unlock().await.expect("unlock");
+}
+
+/// The p50 (µs) of sorted timings, NaN when there are none.
+pub fn p50_us(sorted_ns: &[u64]) -> f64 {
+    percentile_us(sorted_ns, 50.0).unwrap_or(f64::NAN)
 }
 
 /// Runs warm-up then the measured window; `on_measure` runs when measuring starts and
@@ -171,7 +317,9 @@ struct Acquisition {
     group: usize,
     wait_ns: u64,
     locked_at: Instant,
-    unlocked_at: Instant,
+    /// Taken just before `unlock()` is called: with the local line the next holder's
+    /// `lock()` may return before this `unlock()` does, never before it is called.
+    unlock_called_at: Instant,
     measured: bool,
 }
 
@@ -251,15 +399,15 @@ where
                     let seq = counter.load(Ordering::SeqCst);
                     tokio::task::yield_now().await;
                     counter.store(seq + 1, Ordering::SeqCst);
+                    let unlock_called_at = Instant::now();
                     lock.unlock().await.expect("unlock");
-                    let unlocked_at = Instant::now();
                     log.push(Acquisition {
                         seq,
                         task,
                         group,
                         wait_ns: ns(locked_at - t0),
                         locked_at,
-                        unlocked_at,
+                        unlock_called_at,
                         measured: at_start == MEASURE && phase.get() == MEASURE,
                     });
                 }
@@ -295,10 +443,12 @@ where
         if !next.measured || !prev.measured {
             continue;
         }
-        let gap = if next.locked_at >= prev.unlocked_at {
-            ns(next.locked_at - prev.unlocked_at) as i64
+        // From the release's call to the next holder's return from `lock()`. Signed so
+        // that a negative gap (which would mean the clock or the log is wrong) shows.
+        let gap = if next.locked_at >= prev.unlock_called_at {
+            ns(next.locked_at - prev.unlock_called_at) as i64
         } else {
-            -(ns(prev.unlocked_at - next.locked_at) as i64)
+            -(ns(prev.unlock_called_at - next.locked_at) as i64)
         };
         handoffs.push(gap);
         if next.task != prev.task {
@@ -322,6 +472,33 @@ where
         measured,
         stats: after,
     }
+}
+
+/// A contended scenario, if `bench` wants it: `tasks` tasks on the handles of `make`
+/// (one name), then its row from [`contended_row`] for the caller's targets.
+pub async fn contended_scenario<K, F>(
+    bench: &Bench,
+    scenario: &str,
+    tasks: usize,
+    make: F,
+) -> Option<(Contended, Row)>
+where
+    K: LockKind,
+    F: Fn() -> Lock<K>,
+{
+    if !bench.wants(scenario) {
+        return None;
+    }
+    eprintln!("{scenario}");
+    let c = contended(bench.settings, &bench.raw, tasks, make).await;
+    let row = contended_row(bench, scenario, tasks, &c);
+    Some((c, row))
+}
+
+/// The target every contended row ends with: the counter under the lock stayed exact.
+pub fn counter_target(row: &mut Row) {
+    let text = format!("{} counter equals acquisitions", row.scenario);
+    row.target(row.flag("counter_ok"), text);
 }
 
 /// The row of a contended run (`contended_N`, `fair_contended_16`, `spin_contended_16`):
@@ -361,6 +538,11 @@ pub fn contended_row(bench: &Bench, scenario: &str, tasks: usize, c: &Contended)
     row.set(
         "handoff_p99_us",
         json!(percentile_signed_us(&c.handoffs, 99.0).map(round1)),
+    );
+    // The least hand-off: from the release's call, so never below 0.
+    row.set(
+        "handoff_min_us",
+        json!(c.handoffs.first().map(|&h| round1(h as f64 / 1000.0))),
     );
     row.set("cross_task_handoff_p50_us", json!(cross_p50.map(round1)));
     row.set("cross_task_handoff_p99_us", json!(cross_p99.map(round1)));

@@ -8,12 +8,13 @@
 //! rotation by one task, so they see the same moment and the same load (as
 //! `fenced_uncontended_1` does); the ratio to the `uncontended_1` row is printed too.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redisson_lock::{Client, Config, MultiLock, RedLock};
 use serde_json::json;
 
-use crate::measure::{ns, percentile_us};
+use crate::measure::{percentile_us, rlock_pair, timed, Rotation};
+use crate::report::Bound::AtMost;
 use crate::report::{round1, round3, Row};
 use crate::support::RedisServer;
 use crate::Bench;
@@ -80,12 +81,9 @@ pub async fn run(bench: &mut Bench) {
             ratio,
             single
         );
-        row.target(
-            ratio <= MAX_RATIO,
-            format!(
-                "{scenario}: p50 pair = {ratio:.2} × a single RLock pair (target ≤ {MAX_RATIO})"
-            ),
-        );
+        row.bound(ratio, 2, AtMost(MAX_RATIO), |ratio, target| {
+            format!("{scenario}: p50 pair = {ratio} × a single RLock pair (target {target})")
+        });
         bench.push(row);
     }
     for client in &clients[1..] {
@@ -107,35 +105,21 @@ async fn interleaved(clients: &[Client], warm: Duration, window: Duration) -> Ti
         .expect("three distinct locks");
     let red =
         RedLock::new(clients.iter().map(|c| c.get_lock("bench:redlock_3"))).expect("three servers");
-    let mut timed = Timed {
-        single: Vec::new(),
-        multi: Vec::new(),
-        red: Vec::new(),
-    };
-    let warm_until = Instant::now() + warm;
-    let until = warm_until + window;
-    while Instant::now() < until {
-        let measured = Instant::now() > warm_until;
-        let t0 = Instant::now();
-        single.lock().await.expect("lock");
-        single.unlock().await.expect("unlock");
-        let s = ns(t0.elapsed());
-        let t0 = Instant::now();
-        multi.lock().await.expect("multi lock");
-        multi.unlock().await.expect("multi unlock");
-        let m = ns(t0.elapsed());
-        let t0 = Instant::now();
-        red.lock().await.expect("redlock lock");
-        red.unlock().await.expect("redlock unlock");
-        let r = ns(t0.elapsed());
-        if measured {
-            timed.single.push(s);
-            timed.multi.push(m);
-            timed.red.push(r);
-        }
+    let mut rotation = Rotation::new(warm, window);
+    while let Some(measured) = rotation.next_round() {
+        let s = timed(rlock_pair(&single)).await;
+        let m = timed(async {
+            multi.lock().await.expect("multi lock");
+            multi.unlock().await.expect("multi unlock");
+        })
+        .await;
+        let r = timed(async {
+            red.lock().await.expect("redlock lock");
+            red.unlock().await.expect("redlock unlock");
+        })
+        .await;
+        rotation.record(measured, [s, m, r]);
     }
-    for v in [&mut timed.single, &mut timed.multi, &mut timed.red] {
-        v.sort_unstable();
-    }
-    timed
+    let [single, multi, red] = rotation.into_sorted();
+    Timed { single, multi, red }
 }

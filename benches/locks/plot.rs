@@ -1,5 +1,5 @@
-//! `docs/benchmarks-pairs.svg` (or `BENCH_PLOT`): RLock pairs/s against the number of
-//! tasks, one name per task and all tasks on one name, with the server's pipelined
+//! `target/bench/benchmarks-pairs.svg` (or `BENCH_PLOT`, e.g. `docs/benchmarks-pairs.svg`
+//! to update the docs' copy): RLock pairs/s against the number of tasks, one name per task and all tasks on one name, with the server's pipelined
 //! `EVALSHA / 2` as a dashed line.
 
 use crate::Bench;
@@ -40,6 +40,9 @@ fn plot(
     limit: Option<f64>,
 ) -> Result<(), BoxError> {
     use plotters::prelude::*;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
     let root = SVGBackend::new(path, (820, 500)).into_drawing_area();
     root.fill(&WHITE)?;
     let top = distinct

@@ -20,10 +20,12 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::measure::{
-    cpu_us_per_op, drive_counted, ns, percentile_us, Phase, MEASURE, STOP, WARMUP,
+    cpu_us_per_op, drive_counted, join_sorted, ns, p50_p99, percentile_us, spawn_laps, Phase,
+    MEASURE, STOP, WARMUP,
 };
 use crate::reentrant::pairs;
-use crate::report::{round1, round3, Row};
+use crate::report::Bound::{AtLeast, AtMost};
+use crate::report::{fmt_opt, round1, round3, Row};
 use crate::server::{client_commands, script_calls};
 use crate::Bench;
 
@@ -52,35 +54,19 @@ async fn read_16(bench: &mut Bench) {
     let settings = bench.settings;
     let rw = bench.client.get_read_write_lock("bench:rw_read_16");
     let phase = Phase::new();
-    let handles: Vec<_> = (0..tasks)
-        .map(|_| {
-            let read = rw.read_lock();
-            let phase = phase.clone();
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                loop {
-                    let at_start = phase.get();
-                    if at_start == STOP {
-                        break;
-                    }
-                    let t0 = Instant::now();
-                    read.lock().await.expect("read lock");
-                    read.unlock().await.expect("read unlock");
-                    let dt = t0.elapsed();
-                    if at_start == MEASURE && phase.get() == MEASURE {
-                        latencies.push(ns(dt));
-                    }
-                }
-                latencies
-            })
-        })
-        .collect();
+    let handles = spawn_laps(&phase, tasks, |_, mut laps| {
+        let read = rw.read_lock();
+        async move {
+            while let Some(lap) = laps.start() {
+                read.lock().await.expect("read lock");
+                read.unlock().await.expect("read unlock");
+                laps.end(lap);
+            }
+            laps.into_ns()
+        }
+    });
     let (window, stats) = drive_counted(settings, &phase, &bench.raw).await;
-    let mut lat = Vec::new();
-    for handle in handles {
-        lat.extend(handle.await.expect("reader task"));
-    }
-    lat.sort_unstable();
+    let lat = join_sorted(handles, "reader task").await;
     let reads = lat.len() as u64;
     let rate = reads as f64 / window.as_secs_f64();
 
@@ -99,8 +85,7 @@ async fn read_16(bench: &mut Bench) {
     row.tasks = Some(tasks);
     row.ops_per_s = Some(rate);
     row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
-    row.p50_us = percentile_us(&lat, 50.0);
-    row.p99_us = percentile_us(&lat, 99.0);
+    (row.p50_us, row.p99_us) = p50_p99(&lat);
     row.ratio = Some(share);
     row.ratio_to = "reads/s / distinct_16 pairs/s (same run)".into();
     row.set("distinct_16_pairs_per_s", json!(round1(distinct)));
@@ -124,16 +109,9 @@ async fn read_16(bench: &mut Bench) {
         per_read(script_calls(&stats)),
         per_read(client_commands(&stats))
     );
-    row.target(
-        share >= MIN_READ_SHARE,
-        format!(
-            "rw_read_16: {:.0} reads/s = {:.0}% of distinct_16's {:.0} pairs/s (target ≥ {:.0}%)",
-            rate,
-            100.0 * share,
-            distinct,
-            100.0 * MIN_READ_SHARE
-        ),
-    );
+    row.bound(100.0 * share, 0, AtLeast(100.0 * MIN_READ_SHARE), |pct, target| {
+        format!("rw_read_16: {rate:.0} reads/s = {pct}% of distinct_16's {distinct:.0} pairs/s (target {target}%)")
+    });
     bench.push(row);
 }
 
@@ -152,40 +130,25 @@ async fn mixed_16(bench: &mut Bench) {
     let writer_in = Arc::new(AtomicBool::new(false));
     let overlaps = Arc::new(AtomicU64::new(0));
 
-    let reader_handles: Vec<_> = (0..readers)
-        .map(|_| {
-            let read = rw.read_lock();
-            let (phase, readers_in, writer_in, overlaps) = (
-                phase.clone(),
-                readers_in.clone(),
-                writer_in.clone(),
-                overlaps.clone(),
-            );
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                loop {
-                    let at_start = phase.get();
-                    if at_start == STOP {
-                        break;
-                    }
-                    let t0 = Instant::now();
-                    read.lock().await.expect("read lock");
-                    readers_in.fetch_add(1, Ordering::SeqCst);
-                    if writer_in.load(Ordering::SeqCst) {
-                        overlaps.fetch_add(1, Ordering::SeqCst);
-                    }
-                    tokio::task::yield_now().await;
-                    readers_in.fetch_sub(1, Ordering::SeqCst);
-                    read.unlock().await.expect("read unlock");
-                    let dt = t0.elapsed();
-                    if at_start == MEASURE && phase.get() == MEASURE {
-                        latencies.push(ns(dt));
-                    }
+    let reader_handles = spawn_laps(&phase, readers, |_, mut laps| {
+        let read = rw.read_lock();
+        let (readers_in, writer_in, overlaps) =
+            (readers_in.clone(), writer_in.clone(), overlaps.clone());
+        async move {
+            while let Some(lap) = laps.start() {
+                read.lock().await.expect("read lock");
+                readers_in.fetch_add(1, Ordering::SeqCst);
+                if writer_in.load(Ordering::SeqCst) {
+                    overlaps.fetch_add(1, Ordering::SeqCst);
                 }
-                latencies
-            })
-        })
-        .collect();
+                tokio::task::yield_now().await;
+                readers_in.fetch_sub(1, Ordering::SeqCst);
+                read.unlock().await.expect("read unlock");
+                laps.end(lap);
+            }
+            laps.into_ns()
+        }
+    });
     let writer = {
         let write = rw.write_lock();
         let (phase, readers_in, writer_in, overlaps) = (
@@ -224,12 +187,8 @@ async fn mixed_16(bench: &mut Bench) {
         })
     };
     let (window, stats) = drive_counted(settings, &phase, &bench.raw).await;
-    let mut read_lat = Vec::new();
-    for handle in reader_handles {
-        read_lat.extend(handle.await.expect("reader task"));
-    }
+    let read_lat = join_sorted(reader_handles, "reader task").await;
     let (mut waits, writes) = writer.await.expect("writer task");
-    read_lat.sort_unstable();
     waits.sort_unstable();
     let secs = window.as_secs_f64();
     let (reads_per_s, writes_per_s) = (read_lat.len() as f64 / secs, writes as f64 / secs);
@@ -276,22 +235,16 @@ async fn mixed_16(bench: &mut Bench) {
         "{:.0} reads/s, {:.0} writes/s; writer wait p50 {} µs, p99 {} µs ({:.1} PING), max {} µs (ops/s, p50, p99 = all acquisitions, writer's wait); exclusion {}",
         reads_per_s,
         writes_per_s,
-        crate::report::fmt_opt(percentile_us(&waits, 50.0), 0),
-        crate::report::fmt_opt(p99, 0),
+        fmt_opt(percentile_us(&waits, 50.0), 0),
+        fmt_opt(p99, 0),
         p99_pings,
-        crate::report::fmt_opt(max, 0),
+        fmt_opt(max, 0),
         if overlaps == 0 { "held" } else { "BROKEN" }
     );
-    row.target(
-        p99_pings <= MAX_WRITER_P99_PINGS,
-        format!(
-            "rw_mixed_16 writer: p99 wait {} µs = {:.1} PING round trips (target ≤ {MAX_WRITER_P99_PINGS}); {:.0} reads/s, {:.0} writes/s",
-            crate::report::fmt_opt(p99, 0),
-            p99_pings,
-            reads_per_s,
-            writes_per_s
-        ),
-    );
+    let p99_us = fmt_opt(p99, 0);
+    row.bound(p99_pings, 1, AtMost(MAX_WRITER_P99_PINGS), |pings, target| {
+        format!("rw_mixed_16 writer: p99 wait {p99_us} µs = {pings} PING round trips (target {target}); {reads_per_s:.0} reads/s, {writes_per_s:.0} writes/s")
+    });
     row.target(
         overlaps == 0,
         "rw_mixed_16 no reader inside while the writer is".into(),

@@ -17,9 +17,11 @@ use redisson_lock::{Client, Config};
 use serde_json::json;
 
 use crate::measure::{
-    alloc_bytes_per_op, allocs_per_op, contended, contended_groups, contended_row, cpu_us_per_op,
-    drive, ns, percentile_us, Phase, MEASURE, STOP,
+    alloc_bytes_per_op, allocs_per_op, contended_groups, contended_row, contended_scenario,
+    counter_target, cpu_us_per_op, drive, join_sorted, ns, p50_p99, p50_us, percentile_us, ping,
+    spawn_laps, timed, Phase, Rotation, MEASURE, STOP,
 };
+use crate::report::Bound::{AtLeast, AtMost};
 use crate::report::{fmt_opt, round1, round3, Row};
 use crate::settings::Settings;
 use crate::{Bench, Raw};
@@ -69,6 +71,8 @@ const MAX_PAIR_VS_BARE: f64 = 1.1;
 const MIN_CONTENDED_VS_SERIAL: f64 = 2.0;
 /// Target: `contended_16` acquire scripts per acquisition ≤ this (unlock not counted).
 const MAX_ACQUIRE_SCRIPTS: f64 = 1.5;
+/// Target: `distinct_1024` pairs/s ≥ this share of pipelined EVALSHA / 2.
+const MIN_DISTINCT_1024_SHARE: f64 = 0.40;
 /// Target: in `contended_mixed`, each client's share of the acquisitions ≥ this.
 const MIN_CLIENT_SHARE: f64 = 1.0 / 3.0;
 
@@ -100,15 +104,10 @@ pub async fn run(bench: &mut Bench) {
     }
     for tasks in [4usize, 16] {
         let scenario = format!("contended_{tasks}");
-        if bench.wants(&scenario) {
-            eprintln!("{scenario}");
-            let name = format!("bench:contended_{tasks}");
-            let client = bench.client.clone();
-            let c = contended(bench.settings, &bench.raw, tasks, || {
-                client.get_lock(name.clone())
-            })
-            .await;
-            let mut row = contended_row(bench, &scenario, tasks, &c);
+        let name = format!("bench:contended_{tasks}");
+        let client = bench.client.clone();
+        let run = contended_scenario(bench, &scenario, tasks, || client.get_lock(name.clone()));
+        if let Some((_, mut row)) = run.await {
             if tasks == 16 {
                 contended_16_targets(bench, &mut row);
             }
@@ -197,16 +196,12 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
     ));
 
     match bench.serial_limit() {
-        Some(limit) => row.target(
-            rate >= MIN_SERIAL_SHARE * limit,
-            format!(
-                "uncontended_1: {:.0} pairs/s = {:.0}% of 1-client EVALSHA / 2 ({:.0}) (target ≥ {:.0}%)",
-                rate,
-                100.0 * rate / limit,
-                limit,
-                100.0 * MIN_SERIAL_SHARE
-            ),
-        ),
+        Some(limit) => {
+            let min = AtLeast(100.0 * MIN_SERIAL_SHARE);
+            row.bound(100.0 * rate / limit, 0, min, |pct, target| {
+                format!("uncontended_1: {rate:.0} pairs/s = {pct}% of 1-client EVALSHA / 2 ({limit:.0}) (target {target}%)")
+            })
+        }
         None => row.target_note(
             "n/a  uncontended_1 pairs/s vs 1-client EVALSHA / 2: limits not measured (select `limits`, needs redis-benchmark)".into(),
         ),
@@ -214,36 +209,31 @@ fn uncontended_1_targets(bench: &Bench, row: &mut Row, bare: &Row) {
     let cpu = row.f64("bench_cpu_us_per_op");
     let bare_cpu = bare.f64("bench_cpu_us_per_op");
     row.set("cpu_vs_bare_fred_1", json!(round3(cpu / bare_cpu)));
-    row.target(
-        cpu <= MAX_CPU_US_PER_PAIR,
+    row.bound(cpu, 1, AtMost(MAX_CPU_US_PER_PAIR), |us, target| {
         format!(
-            "uncontended_1 CPU: {cpu:.1} µs of bench process CPU per pair (target ≤ {MAX_CPU_US_PER_PAIR:.0}); bare_fred_1 {bare_cpu:.1} µs in the same run: the crate's pair costs {:.2} × fred's two bare calls",
+            "uncontended_1 CPU: {us} µs of bench process CPU per pair (target {target}); bare_fred_1 {bare_cpu:.1} µs in the same run: the crate's pair costs {:.2} × fred's two bare calls",
             cpu / bare_cpu
-        ),
-    );
+        )
+    });
     let vs_bare = row.f64("pair_p50_vs_bare_p50");
-    row.target(
-        vs_bare <= MAX_PAIR_VS_BARE,
-        format!(
-            "uncontended_1: p50 pair = {:.3} × bare-fred pair ({:.0} vs {:.0} µs, measured interleaved) (target ≤ {MAX_PAIR_VS_BARE}); {:.3} × bare_fred_1's p50",
-            vs_bare,
-            row.f64("interleaved_pair_p50_us"),
-            row.f64("bare_scripts_pair_p50_us"),
-            p50 / bare_p50
-        ),
+    let (pair_us, bare_us) = (
+        row.f64("interleaved_pair_p50_us"),
+        row.f64("bare_scripts_pair_p50_us"),
     );
+    row.bound(vs_bare, 3, AtMost(MAX_PAIR_VS_BARE), |ratio, target| {
+        format!(
+            "uncontended_1: p50 pair = {ratio} × bare-fred pair ({pair_us:.0} vs {bare_us:.0} µs, measured interleaved) (target {target}); {:.3} × bare_fred_1's p50",
+            p50 / bare_p50
+        )
+    });
     let allocs = row.f64("allocs_per_pair");
     let bare_allocs = bare.f64("allocs_per_pair");
     let own = allocs - bare_allocs;
     let own_before = ALLOCS_PER_PAIR_BEFORE - BARE_ALLOCS_PER_PAIR_BEFORE;
     row.set("crate_allocs_per_pair", json!(round1(own)));
-    row.target(
-        own <= own_before / 2.0,
-        format!(
-            "uncontended_1 allocations: the crate's own {own:.1} per pair ({allocs:.1} process-wide - {bare_allocs:.1} of bare_fred_1) (target ≤ {:.1}, half of {own_before:.1} before); process-wide {allocs:.1} vs {ALLOCS_PER_PAIR_BEFORE} before",
-            own_before / 2.0,
-        ),
-    );
+    row.bound(own, 1, AtMost(own_before / 2.0), |own, target| {
+        format!("uncontended_1 allocations: the crate's own {own} per pair ({allocs:.1} process-wide - {bare_allocs:.1} of bare_fred_1) (target {target}, half of {own_before:.1} before); process-wide {allocs:.1} vs {ALLOCS_PER_PAIR_BEFORE} before")
+    });
     let ratio = row.ratio.unwrap_or(f64::NAN);
     row.target_note(format!(
         "info uncontended_1: p50 pair = {ratio:.2} × p50 PING round trip, measured interleaved (former target ≤ 2.3)"
@@ -260,38 +250,22 @@ pub async fn pairs(
     lease: Option<Duration>,
 ) -> (f64, Vec<u64>) {
     let phase = Phase::new();
-    let handles: Vec<_> = (0..tasks)
-        .map(|i| {
-            let lock = client.get_lock(format!("bench:{scenario}:{i}"));
-            let phase = phase.clone();
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                loop {
-                    let at_start = phase.get();
-                    if at_start == STOP {
-                        break;
-                    }
-                    let t0 = Instant::now();
-                    match lease {
-                        None => lock.lock().await.expect("lock"),
-                        Some(lease) => lock.lock_with_lease(lease).await.expect("lock"),
-                    }
-                    lock.unlock().await.expect("unlock");
-                    let dt = t0.elapsed();
-                    if at_start == MEASURE && phase.get() == MEASURE {
-                        latencies.push(ns(dt));
-                    }
+    let handles = spawn_laps(&phase, tasks, |i, mut laps| {
+        let lock = client.get_lock(format!("bench:{scenario}:{i}"));
+        async move {
+            while let Some(lap) = laps.start() {
+                match lease {
+                    None => lock.lock().await.expect("lock"),
+                    Some(lease) => lock.lock_with_lease(lease).await.expect("lock"),
                 }
-                latencies
-            })
-        })
-        .collect();
+                lock.unlock().await.expect("unlock");
+                laps.end(lap);
+            }
+            laps.into_ns()
+        }
+    });
     let window = drive(settings, &phase, async {}, async {}).await;
-    let mut all = Vec::new();
-    for handle in handles {
-        all.extend(handle.await.expect("pair task"));
-    }
-    all.sort_unstable();
+    let all = join_sorted(handles, "pair task").await;
     (all.len() as f64 / window.as_secs_f64(), all)
 }
 
@@ -371,40 +345,29 @@ async fn bare_fred(bench: &Bench) -> Row {
         eprintln!("{scenario} (reference for uncontended_1)");
     }
     let settings = bench.settings;
-    let bare = BarePair::load(&bench.client).await;
+    let bare = Arc::new(BarePair::load(&bench.client).await);
     let phase = Phase::new();
-    let task = {
-        let phase = phase.clone();
-        tokio::spawn(async move {
-            let name = format!("bench:{scenario}:0");
-            let mut latencies = Vec::new();
+    let handles = spawn_laps(&phase, 1, |task, mut laps| {
+        let bare = bare.clone();
+        async move {
+            let name = format!("bench:{scenario}:{task}");
             let mut i = 0u64;
-            loop {
-                let at_start = phase.get();
-                if at_start == STOP {
-                    break;
-                }
+            while let Some(lap) = laps.start() {
                 i += 1;
-                let t0 = Instant::now();
                 bare.run(&name, i).await;
-                let dt = t0.elapsed();
-                if at_start == MEASURE && phase.get() == MEASURE {
-                    latencies.push(ns(dt));
-                }
+                laps.end(lap);
             }
-            latencies
-        })
-    };
+            laps.into_ns()
+        }
+    });
     let window = drive(settings, &phase, async {}, async {}).await;
-    let mut lat = task.await.expect("bare pair task");
-    lat.sort_unstable();
+    let lat = join_sorted(handles, "bare pair task").await;
     let rate = lat.len() as f64 / window.as_secs_f64();
 
     let mut row = Row::new(scenario);
     row.tasks = Some(1);
     row.ops_per_s = Some(rate);
-    row.p50_us = percentile_us(&lat, 50.0);
-    row.p99_us = percentile_us(&lat, 99.0);
+    (row.p50_us, row.p99_us) = p50_p99(&lat);
     let cpu = cpu_us_per_op(rate, settings);
     let allocs = allocs_per_op(rate);
     let alloc_bytes = alloc_bytes_per_op(rate);
@@ -452,41 +415,30 @@ async fn interleaved_task(
     let redis = client.redis();
     let lock = client.get_lock("bench:interleaved");
     let bare = BarePair::load(client).await;
-    let (mut pairs, mut pings, mut bares) = (Vec::new(), Vec::new(), Vec::new());
-    let warm_until = Instant::now() + Duration::from_secs_f64(settings.warmup.min(1.0));
-    let until = warm_until + Duration::from_secs_f64(settings.secs.min(3.0));
+    let mut rotation = Rotation::new(
+        Duration::from_secs_f64(settings.warmup.min(1.0)),
+        Duration::from_secs_f64(settings.secs.min(3.0)),
+    );
     let mut i = 0u64;
-    while Instant::now() < until {
+    while let Some(measured) = rotation.next_round() {
         i += 1;
-        let measured = Instant::now() > warm_until;
-
-        let t0 = Instant::now();
-        match lease {
-            None => lock.lock().await.expect("lock"),
-            Some(lease) => lock.lock_with_lease(lease).await.expect("lock"),
-        }
-        lock.unlock().await.expect("unlock");
-        let pair = ns(t0.elapsed());
-
-        let t0 = Instant::now();
-        let _: String = redis.ping(None).await.expect("PING");
-        let ping = ns(t0.elapsed());
-
-        let t0 = Instant::now();
-        bare.run("bench:bare", i).await;
-        if measured {
-            pairs.push(pair);
-            pings.push(ping);
-            bares.push(ns(t0.elapsed()));
-        }
+        let pair = timed(async {
+            match lease {
+                None => lock.lock().await.expect("lock"),
+                Some(lease) => lock.lock_with_lease(lease).await.expect("lock"),
+            }
+            lock.unlock().await.expect("unlock");
+        })
+        .await;
+        let ping = timed(ping(redis)).await;
+        let bare_pair = timed(bare.run("bench:bare", i)).await;
+        rotation.record(measured, [pair, ping, bare_pair]);
     }
-    for v in [&mut pairs, &mut pings, &mut bares] {
-        v.sort_unstable();
-    }
+    let [pairs, pings, bares] = rotation.into_sorted();
     Interleaved {
-        pair_p50_us: percentile_us(&pairs, 50.0).unwrap_or(f64::NAN),
-        ping_p50_us: percentile_us(&pings, 50.0).unwrap_or(f64::NAN),
-        bare_pair_p50_us: percentile_us(&bares, 50.0).unwrap_or(f64::NAN),
+        pair_p50_us: p50_us(&pairs),
+        ping_p50_us: p50_us(&pings),
+        bare_pair_p50_us: p50_us(&bares),
     }
 }
 
@@ -511,15 +463,13 @@ async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) {
     );
     if scenario == "distinct_1024" {
         match row.ratio {
-            Some(ratio) => row.target(
-                ratio >= 0.40,
-                format!(
-                    "distinct_1024: {:.0} pairs/s = {:.0}% of pipelined EVALSHA / 2 ({:.0}) (target ≥ 40%)",
-                    rate,
-                    100.0 * ratio,
-                    parallel_limit.unwrap_or(f64::NAN)
-                ),
-            ),
+            Some(ratio) => {
+                let limit = parallel_limit.unwrap_or(f64::NAN);
+                let min = AtLeast(100.0 * MIN_DISTINCT_1024_SHARE);
+                row.bound(100.0 * ratio, 0, min, |pct, target| {
+                    format!("distinct_1024: {rate:.0} pairs/s = {pct}% of pipelined EVALSHA / 2 ({limit:.0}) (target {target}%)")
+                })
+            }
             None => row.target_note("n/a  distinct_1024: redis-benchmark not available".into()),
         }
     }
@@ -533,39 +483,25 @@ fn contended_16_targets(bench: &Bench, row: &mut Row) {
     let p99 = row.p99_us.unwrap_or(f64::NAN);
     let all_scripts = row.f64("lock_scripts_per_acquisition");
     let scripts = row.f64("acquire_scripts_per_acquisition");
-    let ok = row
-        .extra
-        .get("counter_ok")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
     match bench.serial_limit() {
-        Some(limit) => row.target(
-            rate >= MIN_CONTENDED_VS_SERIAL * limit,
-            format!(
-                "contended_16: {:.0} acquisitions/s = {:.2} × 1-client EVALSHA / 2 ({:.0}) (target ≥ {MIN_CONTENDED_VS_SERIAL})",
-                rate,
-                rate / limit,
-                limit
-            ),
-        ),
+        Some(limit) => {
+            let min = AtLeast(MIN_CONTENDED_VS_SERIAL);
+            row.bound(rate / limit, 2, min, |ratio, target| {
+                format!("contended_16: {rate:.0} acquisitions/s = {ratio} × 1-client EVALSHA / 2 ({limit:.0}) (target {target})")
+            })
+        }
         None => row.target_note(
             "n/a  contended_16 acquisitions/s vs 1-client EVALSHA / 2: limits not measured (select `limits`, needs redis-benchmark)".into(),
         ),
     }
-    row.target(
-        scripts <= MAX_ACQUIRE_SCRIPTS,
-        format!(
-            "contended_16 scripts: {scripts:.2} acquire scripts per acquisition (target ≤ {MAX_ACQUIRE_SCRIPTS}); with the unlock script {all_scripts:.2}"
-        ),
-    );
-    row.target(
-        p99 <= CONTENDED_16_P99_BEFORE_US / 2.0,
-        format!(
-            "contended_16 wait: p99 {p99:.0} µs in lock() (target ≤ {:.0}, half of {CONTENDED_16_P99_BEFORE_US:.0} before; noisy)",
-            CONTENDED_16_P99_BEFORE_US / 2.0
-        ),
-    );
-    row.target(ok, "contended_16 counter equals acquisitions".into());
+    row.bound(scripts, 2, AtMost(MAX_ACQUIRE_SCRIPTS), |scripts, target| {
+        format!("contended_16 scripts: {scripts} acquire scripts per acquisition (target {target}); with the unlock script {all_scripts:.2}")
+    });
+    let max_p99 = AtMost(CONTENDED_16_P99_BEFORE_US / 2.0);
+    row.bound(p99, 0, max_p99, |p99, target| {
+        format!("contended_16 wait: p99 {p99} µs in lock() (target {target}, half of {CONTENDED_16_P99_BEFORE_US:.0} before; noisy)")
+    });
+    counter_target(row);
     let cross = row.f64("cross_task_handoff_p50_us");
     row.target_note(format!(
         "info contended_16 hand-off: p50 {:.0} µs = {:.2} PING round trips (former target ≤ 3)",
@@ -618,25 +554,15 @@ async fn contended_mixed(bench: &mut Bench) {
         ));
     }
     row.notes = format!("{}; {}", parts.join("; "), row.notes);
-    row.target(
-        min_share >= MIN_CLIENT_SHARE,
-        format!(
-            "contended_mixed fairness: {} (target each client ≥ {:.0}% of acquisitions)",
-            c.group_waits
-                .iter()
-                .enumerate()
-                .map(|(g, _)| format!("client {} {:.0}%", g + 1, 100.0 * c.group_share(g)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            100.0 * MIN_CLIENT_SHARE
-        ),
-    );
-    let ok = row
-        .extra
-        .get("counter_ok")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
-    row.target(ok, "contended_mixed counter equals acquisitions".into());
+    let shares = (0..c.group_waits.len())
+        .map(|g| format!("client {} {:.1}%", g + 1, 100.0 * c.group_share(g)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let min = AtLeast(100.0 * MIN_CLIENT_SHARE);
+    row.bound(100.0 * min_share, 1, min, |least, target| {
+        format!("contended_mixed fairness: {shares}; the least {least}% (target each client {target}% of acquisitions)")
+    });
+    counter_target(&mut row);
     bench.push(row);
 }
 

@@ -68,15 +68,47 @@ impl Row {
             .unwrap_or(f64::NAN)
     }
 
+    /// An extra field as a flag (false when absent).
+    pub fn flag(&self, key: &str) -> bool {
+        self.extra.get(key).and_then(Json::as_bool).unwrap_or(false)
+    }
+
     /// A target line: `PASS text` or `MISS text`.
     pub fn target(&mut self, ok: bool, text: String) {
         self.targets.push(format!("{} {text}", verdict(ok)));
+    }
+
+    /// A target on a number: the verdict from `value` against `bound`, the line from
+    /// `text(value, target)` with the value as [`judged`] prints it (`digits` decimals or
+    /// more) and the target as `≤ 3` (`≥`, `<`), so that the line and its verdict agree.
+    pub fn bound(
+        &mut self,
+        value: f64,
+        digits: usize,
+        bound: Bound,
+        text: impl FnOnce(&str, &str) -> String,
+    ) {
+        let (ok, sign, limit) = match bound {
+            Bound::AtMost(limit) => (value <= limit, "≤", limit),
+            Bound::AtLeast(limit) => (value >= limit, "≥", limit),
+            Bound::Below(limit) => (value < limit, "<", limit),
+        };
+        let target = format!("{sign} {}", fmt_limit(limit));
+        self.target(ok, text(&judged(value, digits, limit), &target));
     }
 
     /// A line under "Targets:" that is no verdict (`n/a ...`, `info ...`).
     pub fn target_note(&mut self, text: String) {
         self.targets.push(text);
     }
+}
+
+/// What a target number must be: at most, at least, or below a limit.
+#[derive(Clone, Copy)]
+pub enum Bound {
+    AtMost(f64),
+    AtLeast(f64),
+    Below(f64),
 }
 
 pub fn verdict(ok: bool) -> &'static str {
@@ -93,6 +125,23 @@ pub fn round1(x: f64) -> f64 {
 
 pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// `x` as a target line prints it: `digits` decimals, or more where fewer would round it
+/// onto `limit` or past it (3.004 against "≤ 3" prints as 3.004, not 3.00), so that the
+/// printed number and the PASS/MISS beside it agree.
+fn judged(x: f64, digits: usize, limit: f64) -> String {
+    let side = x.partial_cmp(&limit);
+    (digits..=9)
+        .map(|d| format!("{x:.d$}"))
+        .find(|s| s.parse::<f64>().ok().and_then(|p| p.partial_cmp(&limit)) == side)
+        .unwrap_or_else(|| format!("{x}"))
+}
+
+/// A target's limit: at most 3 decimals, trailing zeros dropped (14.05, 33.333, 2).
+fn fmt_limit(limit: f64) -> String {
+    let s = format!("{limit:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 pub fn fmt_opt(x: Option<f64>, digits: usize) -> String {

@@ -18,6 +18,16 @@ fn env_f64(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
+/// `<target dir>/bench/benchmarks-pairs.svg`: a run leaves the working tree as it was
+/// (`CARGO_TARGET_DIR` if set, else `target/` of the package).
+fn default_plot() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")))
+        .join("bench")
+        .join("benchmarks-pairs.svg")
+}
+
 impl Settings {
     pub fn from_env() -> Settings {
         let only = std::env::var("BENCH_ONLY")
@@ -27,10 +37,7 @@ impl Settings {
         let plot = match std::env::var("BENCH_PLOT") {
             Ok(path) if path.is_empty() => None,
             Ok(path) => Some(PathBuf::from(path)),
-            Err(_) => Some(PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/docs/benchmarks-pairs.svg"
-            ))),
+            Err(_) => Some(default_plot()),
         };
         Settings {
             secs: env_f64("BENCH_SECS", 5.0).max(0.1),

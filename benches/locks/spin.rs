@@ -6,9 +6,9 @@
 //!
 //! If `contended_16` is not selected, it is measured here too (no row of its own).
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
-use crate::measure::{contended, contended_row};
+use crate::measure::{contended, contended_scenario, counter_target};
 use crate::report::round3;
 use crate::Bench;
 
@@ -16,16 +16,14 @@ pub const SCENARIOS: &[&str] = &["spin_contended_16"];
 
 pub async fn run(bench: &mut Bench) {
     let scenario = "spin_contended_16";
-    if !bench.wants(scenario) {
-        return;
-    }
-    eprintln!("{scenario}");
     let client = bench.client.clone();
-    let c = contended(bench.settings, &bench.raw, 16, || {
+    let Some((c, mut row)) = contended_scenario(bench, scenario, 16, || {
         client.get_spin_lock("bench:spin_contended_16")
     })
-    .await;
-    let mut row = contended_row(bench, scenario, 16, &c);
+    .await
+    else {
+        return;
+    };
 
     // contended_16 beside it: its row, or a run of the same loop now.
     let (reference, source) = match bench.row("contended_16") {
@@ -72,11 +70,6 @@ pub async fn run(bench: &mut Bench) {
         spin_scripts,
         ref_scripts
     ));
-    let ok = row
-        .extra
-        .get("counter_ok")
-        .and_then(Json::as_bool)
-        .unwrap_or(false);
-    row.target(ok, "spin_contended_16 counter equals acquisitions".into());
+    counter_target(&mut row);
     bench.push(row);
 }

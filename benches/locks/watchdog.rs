@@ -14,6 +14,7 @@ use redisson_lock::{Client, Config, LockOwner, RLock};
 use serde_json::json;
 
 use crate::measure::{cpu_time, vm_rss};
+use crate::report::Bound::{AtMost, Below};
 use crate::report::{round1, round3, Row};
 use crate::server::{command_stats, reset_stats, script_calls};
 use crate::settings::Settings;
@@ -67,14 +68,12 @@ pub async fn watchdog_row(settings: &Settings, url: &str, raw: &Raw) -> Option<R
         "{} renewal scripts in {:.0} s ({:.1}/period); CPU {:.2}% of a core; {}/{} locks alive",
         w.renewal_scripts, w.hold_s, per_period, cpu_pct, w.still_held, w.locks
     );
-    row.target(
-        per_period <= 100.0,
-        format!("watchdog_10k scripts: {per_period:.1} renewal scripts per period (target ≤ 100)"),
-    );
-    row.target(
-        cpu_pct < 2.0,
-        format!("watchdog_10k CPU: {cpu_pct:.2}% of one core during the hold (target < 2%)"),
-    );
+    row.bound(per_period, 1, AtMost(100.0), |n, target| {
+        format!("watchdog_10k scripts: {n} renewal scripts per period (target {target})")
+    });
+    row.bound(cpu_pct, 2, Below(2.0), |pct, target| {
+        format!("watchdog_10k CPU: {pct}% of one core during the hold (target {target}%)")
+    });
     row.target(
         w.still_held == w.locks as i64,
         "watchdog_10k every lock survived the hold".into(),
@@ -237,19 +236,15 @@ pub fn memory_row(m: &Memory, client: &Client) -> Row {
         "VmRSS: {:.0} B per held lock, {:.0} B per waiting task ({} of each)",
         m.per_held, m.per_waiter, m.n
     );
-    row.target(
-        m.per_waiter <= MAX_BYTES_PER_WAITING_TASK,
-        format!(
-            "memory: {:.0} B per waiting task (target ≤ {MAX_BYTES_PER_WAITING_TASK:.0})",
-            m.per_waiter
-        ),
-    );
-    row.target(
-        m.per_held <= MAX_BYTES_PER_HELD_LOCK,
-        format!(
-            "memory: {:.0} B per held watchdog lock (target ≤ {MAX_BYTES_PER_HELD_LOCK:.0})",
-            m.per_held
-        ),
+    let waiter = AtMost(MAX_BYTES_PER_WAITING_TASK);
+    row.bound(m.per_waiter, 0, waiter, |bytes, target| {
+        format!("memory: {bytes} B per waiting task (target {target})")
+    });
+    row.bound(
+        m.per_held,
+        0,
+        AtMost(MAX_BYTES_PER_HELD_LOCK),
+        |bytes, target| format!("memory: {bytes} B per held watchdog lock (target {target})"),
     );
     row
 }

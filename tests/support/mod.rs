@@ -5,9 +5,13 @@
 //! flush scripts or read `INFO commandstats`, which needs a server of their own.
 #![allow(dead_code)]
 
+pub mod bed;
 pub mod cluster;
 pub mod java;
 pub mod tls;
+
+#[allow(unused_imports)] // not every test file uses them all
+pub use bed::{Bed, Duo, Fleet};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
