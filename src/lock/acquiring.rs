@@ -113,7 +113,7 @@ impl<K: LockKind> Lock<K> {
         self.check()?;
         self.kind.check()?;
         let lease_ms = lease.map(lease_millis).transpose()?;
-        if matches!(wait, Wait::Once) && !K::YIELDS_TO_WRITERS {
+        if matches!(wait, Wait::Once) && !K::CAPABILITIES.yields_to_writers {
             // One attempt: nothing to wait for, no queue to leave.
             let mode = AcquireMode::Once;
             return match self.attempt(owner, lease_ms, mode, wait).await? {
@@ -121,7 +121,7 @@ impl<K: LockKind> Lock<K> {
                 Attempt::Held(_) => Ok(None),
             };
         }
-        if K::HANDS_OFF {
+        if K::CAPABILITIES.hands_off_locally {
             return self.acquire_in_line(owner, lease_ms, wait).await;
         }
         // Boxed: inline, a reentrant lock's `lock()` future (which never takes this path)
@@ -177,7 +177,9 @@ impl<K: LockKind> Lock<K> {
             Wait::Forever => None,
         };
         let _waiting = telemetry::Waiting::start(K::NAME);
-        let _announced = K::WRITER.then(|| self.context.writers.announce(&self.name));
+        let _announced = K::CAPABILITIES
+            .write_lock
+            .then(|| self.context.writers.announce(&self.name));
         let waited = match self.kind.waiting(&self.target(owner)) {
             Waiting::Channel(channel) => {
                 self.wait_on_channel(owner, lease_ms, mode, deadline, ttl, &channel, &mut queued)
@@ -242,7 +244,7 @@ impl<K: LockKind> Lock<K> {
             Acquire::Taken { token } => token,
         };
         let acquired = self.register_acquired(owner, lease_ms, started, token);
-        if K::HANDS_OFF {
+        if K::CAPABILITIES.hands_off_locally {
             if let Some(line) = self.context.lines.get(&self.name) {
                 line.taken_by(owner, acquired.lease_deadline);
             }
@@ -263,12 +265,12 @@ impl<K: LockKind> Lock<K> {
         let target = self.target(owner);
         let acquired = match lease_ms {
             None => {
-                let lost = self
-                    .context
-                    .renewal
-                    .add_hold(&self.name, owner, K::WRITER, || {
-                        self.kind.renewable(&target)
-                    });
+                let lost = self.context.renewal.add_hold(
+                    &self.name,
+                    owner,
+                    K::CAPABILITIES.write_lock,
+                    || self.kind.renewable(&target),
+                );
                 Acquired {
                     lost,
                     lease_deadline: None,
@@ -280,7 +282,7 @@ impl<K: LockKind> Lock<K> {
                 let lost = self
                     .context
                     .renewal
-                    .signal(&self.name, owner, K::WRITER)
+                    .signal(&self.name, owner, K::CAPABILITIES.write_lock)
                     .unwrap_or_default();
                 Acquired {
                     lost,
@@ -292,7 +294,7 @@ impl<K: LockKind> Lock<K> {
         self.context.holds.acquired(
             &self.name,
             owner,
-            K::WRITER,
+            K::CAPABILITIES.write_lock,
             acquired.lease_deadline,
             acquired.lost.clone(),
         );
@@ -332,7 +334,10 @@ impl<K: LockKind> Lock<K> {
         let mut sends = 0u32;
         loop {
             sends += 1;
-            let before = self.context.holds.known(&self.name, owner, K::WRITER);
+            let before = self
+                .context
+                .holds
+                .known(&self.name, owner, K::CAPABILITIES.write_lock);
             let call = self.kind.acquire(&self.target(owner), lease_ms, mode);
             // A hold this send takes is gone by then at the latest, unless something
             // else keeps the hash alive (see `learn_outcome`).
@@ -374,7 +379,9 @@ impl<K: LockKind> Lock<K> {
                 )
                 .await?
             {
-                Outcome::Ran if !K::TOKENS => return Ok(Acquire::Taken { token: None }),
+                Outcome::Ran if !K::CAPABILITIES.hands_out_tokens => {
+                    return Ok(Acquire::Taken { token: None })
+                }
                 Outcome::Ran => {
                     // The token went with the lost reply: give the hold back, draw again.
                     self.release_script(owner, lease_ms).await?;

@@ -44,7 +44,10 @@ impl<K: LockKind> Lock<K> {
             .lines
             .get(&self.name)
             .is_some_and(|line| line.should_queue(owner))
-            && context.holds.known(&self.name, owner, K::WRITER) == 0;
+            && context
+                .holds
+                .known(&self.name, owner, K::CAPABILITIES.write_lock)
+                == 0;
         let mut ttl = None;
         if !queue_at_once {
             match self.attempt(owner, lease_ms, mode, wait).await? {
@@ -215,7 +218,10 @@ impl<K: LockKind> Lock<K> {
         let context = &self.context;
         let line = context.lines.get(&self.name);
         let handoff = line.as_ref().and_then(|line| {
-            (context.holds.known(&self.name, owner, K::WRITER) <= 1)
+            (context
+                .holds
+                .known(&self.name, owner, K::CAPABILITIES.write_lock)
+                <= 1)
                 .then(|| line.begin_handoff(owner, &context.handoff_limits))
                 .flatten()
         });

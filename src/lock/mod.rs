@@ -28,6 +28,11 @@
 //! | `releasing.rs` | every unlock: the release script and its latch, the ledger, dropped guards |
 //! | `running.rs` | sending a script call (with `WAIT` for replicas) and naming its errors |
 //!
+//! What a kind changes in the engine beyond its scripts is one value,
+//! `Kind::CAPABILITIES` (`capabilities.rs`): a queue in Redis, tokens, the two sides of a
+//! read-write lock, the local line. Its docs list every branch of these files that reads
+//! it (`grep CAPABILITIES src/lock` finds them all).
+//!
 //! Invariants the engine keeps for every kind: every lock operation is one script round
 //! trip when the lock is free; a waiter subscribes before it retries and sleeps until a
 //! message or the holder's TTL; acquire and unlock are written at most once and, once
@@ -40,6 +45,7 @@ mod acquiring;
 mod backoff;
 pub(crate) mod base;
 mod call;
+mod capabilities;
 pub(crate) mod fair;
 pub(crate) mod fenced;
 mod guard;

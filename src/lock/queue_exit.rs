@@ -48,7 +48,9 @@ pub(super) struct QueueExit<K: LockKind> {
 impl<K: LockKind> QueueExit<K> {
     pub(super) fn new(lock: &Lock<K>, owner: LockOwner, mode: AcquireMode) -> Self {
         let pending = match mode {
-            AcquireMode::Queue { wait_ms } if K::QUEUES => Some((lock.clone(), owner, wait_ms)),
+            AcquireMode::Queue { wait_ms } if K::CAPABILITIES.queues_in_redis => {
+                Some((lock.clone(), owner, wait_ms))
+            }
             _ => None,
         };
         QueueExit {

@@ -59,7 +59,7 @@ impl<K: LockKind> Lock<K> {
     pub(crate) fn stop_renewal(&self, owner: LockOwner) {
         self.context
             .renewal
-            .remove_hold(&self.name, owner, K::WRITER);
+            .remove_hold(&self.name, owner, K::CAPABILITIES.write_lock);
     }
 
     /// The second half of every unlock: the release script, then the re-arm lease is
@@ -67,7 +67,7 @@ impl<K: LockKind> Lock<K> {
     pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
         self.settle_doubt(owner).await?;
         let lease = self.internal_lease_ms.load(Ordering::Relaxed);
-        let released = if K::HANDS_OFF {
+        let released = if K::CAPABILITIES.hands_off_locally {
             self.release_or_hand_off(owner, lease).await
         } else {
             self.release_script(owner, lease).await
@@ -77,18 +77,18 @@ impl<K: LockKind> Lock<K> {
                 telemetry::UnlockOutcome::StillHeld,
                 self.context
                     .holds
-                    .released(&self.name, owner, K::WRITER, false),
+                    .released(&self.name, owner, K::CAPABILITIES.write_lock, false),
             ),
             Ok(UnlockReply::Released | UnlockReply::Handed) => (
                 telemetry::UnlockOutcome::Released,
                 self.context
                     .holds
-                    .released(&self.name, owner, K::WRITER, true),
+                    .released(&self.name, owner, K::CAPABILITIES.write_lock, true),
             ),
             Ok(UnlockReply::NotOwner) => {
                 self.context
                     .holds
-                    .released(&self.name, owner, K::WRITER, true);
+                    .released(&self.name, owner, K::CAPABILITIES.write_lock, true);
                 (telemetry::UnlockOutcome::NotOwner, None)
             }
             Err(_) => (telemetry::UnlockOutcome::Error, None),

@@ -85,7 +85,7 @@ impl<K: LockKind> Lock<K> {
                     // hash alive) and not a read lock (whose hash other readers keep
                     // alive), a hold the lost send took has expired by `expires_by`.
                     if before == 0
-                        && !K::YIELDS_TO_WRITERS
+                        && !K::CAPABILITIES.yields_to_writers
                         && expires_by <= settle_by + Duration::from_millis(100)
                     {
                         tokio::time::sleep_until(expires_by).await;
@@ -115,13 +115,21 @@ impl<K: LockKind> Lock<K> {
     /// Settles an acquire left in doubt by an earlier call: if it ran, nobody was told,
     /// so its hold is given back before anything else happens.
     pub(super) async fn settle_doubt(&self, owner: LockOwner) -> Result<()> {
-        let Some(settling) = self.context.holds.settling(&self.name, owner, K::WRITER) else {
+        let Some(settling) =
+            self.context
+                .holds
+                .settling(&self.name, owner, K::CAPABILITIES.write_lock)
+        else {
             return Ok(());
         };
         // One settler at a time (this call, another call, the background settler); the
         // doubt may be gone once it is our turn.
         let _turn = settling.lock().await;
-        let Some(before) = self.context.holds.in_doubt(&self.name, owner, K::WRITER) else {
+        let Some(before) =
+            self.context
+                .holds
+                .in_doubt(&self.name, owner, K::CAPABILITIES.write_lock)
+        else {
             return Ok(());
         };
         let field = self.kind.field(&self.context, owner);
@@ -136,7 +144,7 @@ impl<K: LockKind> Lock<K> {
         }
         self.context
             .holds
-            .settled(&self.name, owner, K::WRITER, known);
+            .settled(&self.name, owner, K::CAPABILITIES.write_lock, known);
         Ok(())
     }
 
@@ -147,7 +155,7 @@ impl<K: LockKind> Lock<K> {
     pub(super) fn leave_in_doubt(&self, owner: LockOwner, before: u32) {
         self.context
             .holds
-            .mark_in_doubt(&self.name, owner, K::WRITER, before);
+            .mark_in_doubt(&self.name, owner, K::CAPABILITIES.write_lock, before);
         let lock = self.clone();
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;

@@ -27,7 +27,7 @@ impl<K: LockKind> Lock<K> {
         owner: LockOwner,
         deadline: Option<Instant>,
     ) -> bool {
-        if !K::YIELDS_TO_WRITERS {
+        if !K::CAPABILITIES.yields_to_writers {
             return true;
         }
         let Some(gate) = self.context.writers.waiting(&self.name) else {
