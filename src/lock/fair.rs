@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use fred::prelude::Value;
 
-use super::kind::{now_ms, AcquireMode, Kind, ScriptCall, Target, Waiting};
+use super::kind::{now_ms, AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting};
 use crate::error::Error;
 use crate::names::{fair_queue, fair_timeouts, fair_waiter_channel, lock_channel};
 use crate::scripts::Script;
@@ -162,7 +162,10 @@ fn waiting(target: &Target<'_>) -> Waiting {
 
 impl Kind for Fair {
     const NAME: &'static str = "fair";
-    const QUEUES: bool = true;
+    const CAPABILITIES: Capabilities = Capabilities {
+        queues_in_redis: true,
+        ..Capabilities::NONE
+    };
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall {
         acquire(target, lease_ms, mode, true)
@@ -187,7 +190,10 @@ impl Kind for Fair {
 
 impl Kind for NonReentrantFair {
     const NAME: &'static str = "non_reentrant_fair";
-    const QUEUES: bool = true;
+    const CAPABILITIES: Capabilities = Capabilities {
+        queues_in_redis: true,
+        ..Capabilities::NONE
+    };
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall {
         acquire(target, lease_ms, mode, false)

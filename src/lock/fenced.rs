@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use fred::prelude::{KeysInterface, Value};
 
-use super::kind::{Acquire, AcquireMode, Kind, ScriptCall, Target};
+use super::kind::{Acquire, AcquireMode, Capabilities, Kind, ScriptCall, Target};
 use super::{Lock, Wait};
 use crate::error::{Error, Result};
 use crate::names::fencing_token;
@@ -40,7 +40,10 @@ pub struct Fenced;
 
 impl Kind for Fenced {
     const NAME: &'static str = "fenced";
-    const TOKENS: bool = true;
+    const CAPABILITIES: Capabilities = Capabilities {
+        hands_out_tokens: true,
+        ..Capabilities::NONE
+    };
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         ScriptCall::new(

@@ -1,5 +1,6 @@
 //! What a lock kind tells the engine: its scripts with their keys and arguments, how to
-//! read their replies, where its waiters listen, and how the watchdog renews it.
+//! read their replies, where its waiters listen, how the watchdog renews it, and which of
+//! the engine's behaviours it turns on ([`Capabilities`]).
 //!
 //! A kind builds script calls; it never sends anything itself. The engine
 //! ([`Lock`](super::Lock)) runs the calls, and owns everything the kinds share: the wait
@@ -14,6 +15,7 @@ use crate::owner::LockOwner;
 use crate::renewal::Renewable;
 
 pub(crate) use super::call::{ScriptCall, Target};
+pub(crate) use super::capabilities::Capabilities;
 
 /// A kind of lock (reentrant, fair, read, write, fenced, spin, non-reentrant).
 ///
@@ -49,26 +51,10 @@ mod sealed {
         /// The kind's name in traces and errors, e.g. `"fair"`.
         const NAME: &'static str;
 
-        /// Whether waiters queue in Redis (the fair lock), so that a waiter that gives up
-        /// must run [`Kind::acquire_failed`].
-        const QUEUES: bool = false;
-
-        /// Whether an acquisition hands out a token (the fenced lock): an acquire whose
-        /// reply was lost is then undone rather than reported, as its token is unknown.
-        const TOKENS: bool = false;
-
-        /// A write lock: its waiters announce themselves to this client's readers of the
-        /// same lock (see `writer_gates`).
-        const WRITER: bool = false;
-
-        /// A read lock: a reader that holds nothing on the lock lets this client's
-        /// announced write waiters go first.
-        const YIELDS_TO_WRITERS: bool = false;
-
-        /// Whether this client's waiters of the kind queue locally, one of them waiting
-        /// in Redis, and a release may hand the lock to the next local waiter
-        /// ([`Kind::handoff`] must then build the call; see [`crate::local_queue`]).
-        const HANDS_OFF: bool = false;
+        /// What the kind changes in the engine's behaviour beyond its scripts (a queue in
+        /// Redis, tokens, the read-write lock's sides, the local line); nothing by default.
+        /// See [`Capabilities`] for every branch of the engine it turns on.
+        const CAPABILITIES: Capabilities = Capabilities::NONE;
 
         /// The hash field `owner` writes: `<client-id>:<owner>` (write locks add
         /// `:write`).
@@ -101,11 +87,10 @@ mod sealed {
             super::super::base::release_call(target, lease_ms, latch)
         }
 
-        /// The force-release script: delete the lock whoever holds it; answers 1 or 0.
-        /// Default: RLock's.
         /// The release of `target`'s owner that hands the lock to `next` when it gives
         /// back the last hold (replies as the release, plus `2`: handed): RLock's
-        /// hand-off script for the kinds with [`Kind::HANDS_OFF`], none for the others.
+        /// hand-off script for the kinds with [`Capabilities::hands_off_locally`], none for
+        /// the others.
         fn handoff(
             &self,
             target: &Target<'_>,
@@ -113,9 +98,13 @@ mod sealed {
             latch: &str,
             next: &super::super::base::HandoffTo,
         ) -> Option<ScriptCall> {
-            Self::HANDS_OFF.then(|| super::super::base::handoff_call(target, lease_ms, latch, next))
+            Self::CAPABILITIES
+                .hands_off_locally
+                .then(|| super::super::base::handoff_call(target, lease_ms, latch, next))
         }
 
+        /// The force-release script: delete the lock whoever holds it; answers 1 or 0.
+        /// Default: RLock's.
         fn force_release(&self, target: &Target<'_>) -> ScriptCall {
             super::super::base::force_release_call(target)
         }

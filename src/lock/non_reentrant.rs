@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 use super::base::acquire_call;
-use super::kind::{AcquireMode, Kind, ScriptCall, Target};
+use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target};
 use crate::error::Error;
 use crate::scripts::Script;
 
@@ -36,7 +36,10 @@ pub struct NonReentrant;
 impl Kind for NonReentrant {
     const NAME: &'static str = "non_reentrant";
 
-    const HANDS_OFF: bool = true;
+    const CAPABILITIES: Capabilities = Capabilities {
+        hands_off_locally: true,
+        ..Capabilities::NONE
+    };
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         acquire_call(&ACQUIRE, target, lease_ms)

@@ -20,7 +20,7 @@ use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
 
-use super::kind::{AcquireMode, Kind, LockedProbe, ScriptCall, Target, Waiting};
+use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
 use super::Lock;
 use crate::context::LockContext;
 use crate::names::{hash_tag, owner_field, read_timeout_prefix, rwlock_channel};
@@ -162,7 +162,10 @@ pub struct Write;
 
 impl Kind for Read {
     const NAME: &'static str = "read";
-    const YIELDS_TO_WRITERS: bool = true;
+    const CAPABILITIES: Capabilities = Capabilities {
+        yields_to_writers: true,
+        ..Capabilities::NONE
+    };
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         let field = target.owner_field();
@@ -230,7 +233,10 @@ impl Kind for Read {
 
 impl Kind for Write {
     const NAME: &'static str = "write";
-    const WRITER: bool = true;
+    const CAPABILITIES: Capabilities = Capabilities {
+        write_lock: true,
+        ..Capabilities::NONE
+    };
 
     fn field(&self, context: &LockContext, owner: LockOwner) -> String {
         format!("{}:write", owner_field(&context.id, owner))

@@ -8,7 +8,7 @@
 #![allow(private_interfaces)]
 
 use super::base::{acquire_call, ACQUIRE};
-use super::kind::{AcquireMode, Kind, ScriptCall, Target};
+use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target};
 
 /// The reentrant kind: Redisson's `RLock`. [`RLock`](crate::RLock) is `Lock<Reentrant>`.
 ///
@@ -28,7 +28,10 @@ pub struct Reentrant;
 impl Kind for Reentrant {
     const NAME: &'static str = "reentrant";
 
-    const HANDS_OFF: bool = true;
+    const CAPABILITIES: Capabilities = Capabilities {
+        hands_off_locally: true,
+        ..Capabilities::NONE
+    };
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {
         acquire_call(&ACQUIRE, target, lease_ms)

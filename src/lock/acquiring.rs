@@ -1,0 +1,398 @@
+//! Taking the lock: `acquire_as` (the entry of every `lock`, `try_lock*` and `acquire*`,
+//! with its span and metrics), the choice of wait (one attempt, the local line of the
+//! kinds that hand off, or Redisson's wait loop), one `attempt` (the acquire script,
+//! written at most once and finished in the background if the caller goes away), and
+//! `register_acquired` (watchdog, re-arm lease, hold ledger).
+//!
+//! Invariants: once written, an acquire script is finished (an abandoned acquisition is
+//! released, an abandoned queue slot left; see [`FinishOnDrop`]); a watchdog hold
+//! registers with the renewal registry before the caller sees it; a queued waiter that
+//! gives up leaves the queue exactly once ([`QueueExit`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::kind::{Acquire, AcquireMode, Waiting};
+use super::queue_exit::QueueExit;
+use super::running::unexpected;
+use super::settling::Outcome;
+use super::{Lock, LockKind};
+use crate::config::lease_millis;
+use crate::detach::FinishOnDrop;
+use crate::error::{Error, Result};
+use crate::owner::LockOwner;
+use crate::renewal::LostSignal;
+use crate::replicas::Synced;
+use crate::scripts::{outcome_unknown, Resend};
+use crate::telemetry;
+
+/// How long an acquisition may wait.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Wait {
+    Once,
+    /// Until the deadline; the whole budget (a fair lock reserves it per queue slot).
+    Until(Instant, Duration),
+    Forever,
+}
+
+impl Wait {
+    pub(super) fn up_to(wait: Duration) -> Wait {
+        if wait.is_zero() {
+            return Wait::Once;
+        }
+        match Instant::now().checked_add(wait) {
+            Some(deadline) => Wait::Until(deadline, wait),
+            None => Wait::Forever,
+        }
+    }
+}
+
+/// A successful acquisition: what a guard needs to know.
+pub(crate) struct Acquired {
+    pub(crate) lost: Arc<LostSignal>,
+    pub(crate) lease_deadline: Option<Instant>,
+    pub(crate) token: Option<u64>,
+}
+
+pub(super) enum Attempt {
+    Acquired(Acquired),
+    /// Held by another owner; the time worth waiting in ms (negative: no expiry).
+    Held(i64),
+}
+
+impl<K: LockKind> Lock<K> {
+    /// Redisson's acquire loop (protocol §7): try; if held, subscribe; then retry, and
+    /// sleep until a message or the holder's TTL (bounded by the wait budget). A spin
+    /// lock sleeps its back-off instead of listening.
+    pub(super) async fn acquire_as(
+        &self,
+        owner: LockOwner,
+        lease: Option<Duration>,
+        wait: Wait,
+    ) -> Result<Option<Acquired>> {
+        let started = Instant::now();
+        let span = tracing::debug_span!(
+            "redisson_lock.acquire",
+            lock = %self.name,
+            kind = K::NAME,
+            %owner,
+            lease_ms = lease.map(|l| l.as_millis() as u64),
+            ?wait,
+            outcome = tracing::field::Empty,
+        );
+        let result = match self
+            .acquire_with_wait(owner, lease, wait)
+            .instrument(span.clone())
+            .await
+        {
+            // A non-reentrant lock the caller already holds: `try_lock*` answer false at
+            // once (waiting would wait on itself); `lock()` returns the error.
+            Err(Error::NonReentrant { .. }) if !matches!(wait, Wait::Forever) => Ok(None),
+            other => other,
+        };
+        let outcome = match &result {
+            Ok(Some(_)) => telemetry::AcquireOutcome::Acquired,
+            Ok(None) => telemetry::AcquireOutcome::TimedOut,
+            Err(_) => telemetry::AcquireOutcome::Error,
+        };
+        span.record("outcome", outcome.as_str());
+        telemetry::acquire_finished(K::NAME, outcome, started.elapsed(), self.metric_name());
+        result
+    }
+
+    pub(super) async fn acquire_with_wait(
+        &self,
+        owner: LockOwner,
+        lease: Option<Duration>,
+        wait: Wait,
+    ) -> Result<Option<Acquired>> {
+        self.check()?;
+        self.kind.check()?;
+        let lease_ms = lease.map(lease_millis).transpose()?;
+        if matches!(wait, Wait::Once) && !K::CAPABILITIES.yields_to_writers {
+            // One attempt: nothing to wait for, no queue to leave.
+            let mode = AcquireMode::Once;
+            return match self.attempt(owner, lease_ms, mode, wait).await? {
+                Attempt::Acquired(acquired) => Ok(Some(acquired)),
+                Attempt::Held(_) => Ok(None),
+            };
+        }
+        if K::CAPABILITIES.hands_off_locally {
+            return self.acquire_in_line(owner, lease_ms, wait).await;
+        }
+        // Boxed: inline, a reentrant lock's `lock()` future (which never takes this path)
+        // would carry this wait's size too, and every waiting task with it.
+        Box::pin(self.acquire_redisson_wait(owner, lease_ms, wait)).await
+    }
+
+    /// Redisson's wait for the kinds without a local line (fair, read-write, fenced,
+    /// spin): try, subscribe (or poll), retry until taken or out of time.
+    pub(super) async fn acquire_redisson_wait(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        wait: Wait,
+    ) -> Result<Option<Acquired>> {
+        let mode = match wait {
+            Wait::Once => AcquireMode::Once,
+            Wait::Until(_, budget) => AcquireMode::Queue {
+                wait_ms: budget.as_millis().clamp(1, u128::from(u64::MAX)) as u64,
+            },
+            Wait::Forever => AcquireMode::Queue {
+                wait_ms: self.context.config.fair_lock_wait_timeout.as_millis() as u64,
+            },
+        };
+        // A queued waiter that leaves without the lock must leave the queue: on every
+        // early return and on drop (unless an attempt in flight does it itself).
+        let mut queued = QueueExit::new(self, owner, mode);
+        let first_deadline = match wait {
+            Wait::Once => Some(Instant::now()),
+            Wait::Until(deadline, _) => Some(deadline),
+            Wait::Forever => None,
+        };
+        if !self.yield_to_writers(owner, first_deadline).await {
+            return Ok(None);
+        }
+        queued.in_flight = true;
+        let first = self.attempt(owner, lease_ms, mode, wait).await;
+        queued.in_flight = false;
+        let ttl = match first? {
+            Attempt::Acquired(acquired) => {
+                queued.disarm();
+                return Ok(Some(acquired));
+            }
+            Attempt::Held(ttl) => ttl,
+        };
+        let deadline = match wait {
+            Wait::Once => return Ok(None),
+            Wait::Until(deadline, _) if Instant::now() >= deadline => {
+                queued.leave().await;
+                return Ok(None);
+            }
+            Wait::Until(deadline, _) => Some(deadline),
+            Wait::Forever => None,
+        };
+        let _waiting = telemetry::Waiting::start(K::NAME);
+        let _announced = K::CAPABILITIES
+            .write_lock
+            .then(|| self.context.writers.announce(&self.name));
+        let waited = match self.kind.waiting(&self.target(owner)) {
+            Waiting::Channel(channel) => {
+                self.wait_on_channel(owner, lease_ms, mode, deadline, ttl, &channel, &mut queued)
+                    .await
+            }
+            Waiting::Poll(backoff) => {
+                self.wait_polling(owner, lease_ms, mode, deadline, backoff, &mut queued)
+                    .await
+            }
+        };
+        match waited {
+            Ok(Some(acquired)) => {
+                queued.disarm();
+                Ok(Some(acquired))
+            }
+            Ok(None) => {
+                queued.leave().await;
+                Ok(None)
+            }
+            // The queue exit runs in the background when `queued` drops.
+            Err(error) => Err(error),
+        }
+    }
+
+    /// One acquire script, finished in the background if the caller goes away (and then
+    /// undone: released if it took the lock, the queue left if it queued). Registers a
+    /// watchdog hold on success.
+    pub(super) async fn attempt(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        mode: AcquireMode,
+        wait: Wait,
+    ) -> Result<Attempt> {
+        let lease = lease_ms.unwrap_or(self.context.watchdog_ms);
+        let started = Instant::now();
+        let settle_by = self.settle_by(wait, lease);
+        let work = {
+            let lock = self.clone();
+            async move { lock.acquire_script(owner, lease, mode, settle_by).await }
+        };
+        let undo = {
+            let lock = self.clone();
+            move |reply: Result<Acquire>| async move {
+                match reply {
+                    Ok(Acquire::Taken { .. }) => {
+                        tracing::debug!(lock = %lock.name, %owner, "acquired after the caller left: releasing");
+                        if let Err(error) = lock.release_script(owner, lease).await {
+                            tracing::warn!(lock = %lock.name, %error, "could not release an abandoned acquisition");
+                        }
+                    }
+                    _ => {
+                        if let AcquireMode::Queue { wait_ms } = mode {
+                            lock.leave_queue(owner, wait_ms).await;
+                        }
+                    }
+                }
+            }
+        };
+        let token = match FinishOnDrop::new(work, undo).await? {
+            Acquire::Held { ttl } => return Ok(Attempt::Held(ttl)),
+            Acquire::Taken { token } => token,
+        };
+        let acquired = self.register_acquired(owner, lease_ms, started, token);
+        if K::CAPABILITIES.hands_off_locally {
+            if let Some(line) = self.context.lines.get(&self.name) {
+                line.taken_by(owner, acquired.lease_deadline);
+            }
+        }
+        Ok(Attempt::Acquired(acquired))
+    }
+
+    /// What every acquisition does once Redis said it is ours (by an acquire script, or by
+    /// a hand-off that started at `started`): a watchdog hold registers with the renewal
+    /// registry, a lease hold sets the re-arm lease; the hold ledger counts it.
+    pub(super) fn register_acquired(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        started: Instant,
+        token: Option<u64>,
+    ) -> Acquired {
+        let target = self.target(owner);
+        let acquired = match lease_ms {
+            None => {
+                let lost = self.context.renewal.add_hold(
+                    &self.name,
+                    owner,
+                    K::CAPABILITIES.write_lock,
+                    || self.kind.renewable(&target),
+                );
+                Acquired {
+                    lost,
+                    lease_deadline: None,
+                    token,
+                }
+            }
+            Some(lease) => {
+                self.internal_lease_ms.store(lease, Ordering::Relaxed);
+                let lost = self
+                    .context
+                    .renewal
+                    .signal(&self.name, owner, K::CAPABILITIES.write_lock)
+                    .unwrap_or_default();
+                Acquired {
+                    lost,
+                    lease_deadline: Some(started + Duration::from_millis(lease)),
+                    token,
+                }
+            }
+        };
+        self.context.holds.acquired(
+            &self.name,
+            owner,
+            K::CAPABILITIES.write_lock,
+            acquired.lease_deadline,
+            acquired.lost.clone(),
+        );
+        acquired
+    }
+
+    /// Until when an acquire whose reply was lost may spend learning its outcome: the
+    /// caller's wait budget, but at least two response timeouts; for a caller that waits
+    /// without a bound, until the hold it may have taken would have expired (its lease,
+    /// plus a response timeout), after which nothing of it can remain.
+    pub(super) fn settle_by(&self, wait: Wait, lease_ms: u64) -> Instant {
+        let now = Instant::now();
+        let config = &self.context.config;
+        let floor = now + config.response_timeout.saturating_mul(2);
+        match wait {
+            Wait::Once => floor,
+            Wait::Until(deadline, _) => deadline.max(floor),
+            Wait::Forever => {
+                floor.max(now + Duration::from_millis(lease_ms) + config.response_timeout)
+            }
+        }
+    }
+
+    /// The kind's acquire script. Written at most once (see [`Resend::Never`]): when its
+    /// reply is lost, the owner's count in Redis says whether it ran (see
+    /// [`HoldLedger`](crate::hold_ledger::HoldLedger)); a script that surely did not run
+    /// is sent again, one that ran is reported (or, for a fenced lock whose token was
+    /// lost with the reply, undone and sent again).
+    pub(super) async fn acquire_script(
+        &self,
+        owner: LockOwner,
+        lease_ms: u64,
+        mode: AcquireMode,
+        settle_by: Instant,
+    ) -> Result<Acquire> {
+        self.settle_doubt(owner).await?;
+        let mut sends = 0u32;
+        loop {
+            sends += 1;
+            let before = self
+                .context
+                .holds
+                .known(&self.name, owner, K::CAPABILITIES.write_lock);
+            let call = self.kind.acquire(&self.target(owner), lease_ms, mode);
+            // A hold this send takes is gone by then at the latest, unless something
+            // else keeps the hash alive (see `learn_outcome`).
+            let expires_by = Instant::now()
+                + Duration::from_millis(lease_ms)
+                + self.context.config.response_timeout;
+            let error = match self.run_synced(&call, Resend::Never).await {
+                Ok((reply, synced)) => {
+                    let acquire = self
+                        .kind
+                        .acquire_reply(reply)
+                        .map_err(|other| unexpected("acquire", other))?;
+                    return match (acquire, synced) {
+                        (Acquire::Taken { .. }, Synced::NoneAcked { replicas }) => {
+                            self.undo_unsynced(owner, before, lease_ms).await;
+                            Err(Error::NoSyncedReplicas {
+                                name: self.name.to_string(),
+                                replicas,
+                            })
+                        }
+                        (Acquire::Taken { .. }, Synced::Failed(error)) => {
+                            self.undo_unsynced(owner, before, lease_ms).await;
+                            Err(self.redis_error_as(owner, error))
+                        }
+                        (acquire, _) => Ok(acquire),
+                    };
+                }
+                Err(error) if outcome_unknown(&error) && !self.context.is_closed() => error,
+                Err(error) => return Err(self.redis_error_as(owner, error)),
+            };
+            tracing::warn!(lock = %self.name, %owner, %error, "acquire outcome unknown; reading the owner's hold count");
+            match self
+                .learn_outcome(
+                    owner,
+                    &self.kind.field(&self.context, owner),
+                    before,
+                    (settle_by, expires_by),
+                    &error,
+                )
+                .await?
+            {
+                Outcome::Ran if !K::CAPABILITIES.hands_out_tokens => {
+                    return Ok(Acquire::Taken { token: None })
+                }
+                Outcome::Ran => {
+                    // The token went with the lost reply: give the hold back, draw again.
+                    self.release_script(owner, lease_ms).await?;
+                }
+                Outcome::NotRun => {}
+            }
+            if sends >= 3 {
+                // Nothing is held: each unknown outcome was settled as "did not run" (or
+                // undone), so the error is just an error.
+                return Err(self.redis_error_as(owner, error));
+            }
+        }
+    }
+}

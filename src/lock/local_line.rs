@@ -1,0 +1,321 @@
+//! This client's local line of waiters for the kinds that hand off (reentrant and
+//! non-reentrant; see [`crate::local_queue`]): joining it (`acquire_in_line`), the head's
+//! wait in Redis (`wait_as_head`), and the release that hands the lock to the next local
+//! waiter (`release_or_hand_off`). [`InLine`] is a waiter's place in the line.
+//!
+//! Invariants: only the head of a line waits in Redis, subscribed; the others send
+//! nothing. A waiter leaves the line on every way out, and a lock handed to a waiter that
+//! went away is given back. An owner that holds the lock re-enters without queuing.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::acquiring::{Acquired, Attempt, Wait};
+use super::base;
+use super::kind::{AcquireMode, Waiting};
+use super::releasing::UnlockReply;
+use super::{Lock, LockKind};
+use crate::error::{Error, Result};
+use crate::local_queue::{Left, Stage, Ticket};
+use crate::owner::LockOwner;
+use crate::telemetry;
+
+impl<K: LockKind> Lock<K> {
+    /// `lock()` and the waiting `try_lock*` of a kind that hands off: one attempt unless
+    /// this client already has waiters or another holder for the lock, then a place in the
+    /// lock's local line (see [`crate::local_queue`]).
+    pub(super) async fn acquire_in_line(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        wait: Wait,
+    ) -> Result<Option<Acquired>> {
+        let context = &self.context;
+        let deadline = match wait {
+            Wait::Until(deadline, _) => Some(deadline),
+            Wait::Once | Wait::Forever => None,
+        };
+        let mode = AcquireMode::Queue {
+            wait_ms: context.config.fair_lock_wait_timeout.as_millis() as u64,
+        };
+        // An owner that holds the lock already re-enters (never queues behind itself).
+        let queue_at_once = context
+            .lines
+            .get(&self.name)
+            .is_some_and(|line| line.should_queue(owner))
+            && context
+                .holds
+                .known(&self.name, owner, K::CAPABILITIES.write_lock)
+                == 0;
+        let mut ttl = None;
+        if !queue_at_once {
+            match self.attempt(owner, lease_ms, mode, wait).await? {
+                Attempt::Acquired(acquired) => return Ok(Some(acquired)),
+                Attempt::Held(held) => ttl = Some(held),
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(None);
+            }
+        }
+        let _waiting = telemetry::Waiting::start(K::NAME);
+        let line = context.lines.get_or_make(&self.name);
+        let mut place = InLine {
+            lock: self,
+            ticket: Some(line.join(owner, lease_ms)),
+        };
+        loop {
+            let Some(ticket) = place.ticket.as_ref() else {
+                return Ok(None);
+            };
+            match ticket.wait_turn(deadline).await {
+                Stage::Granted { at } => return Ok(Some(place.take_grant(owner, lease_ms, at))),
+                Stage::Queued => {
+                    if context.is_closed() {
+                        return Err(Error::Shutdown);
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(None);
+                    }
+                }
+                Stage::Head | Stage::Trying | Stage::Handing => break,
+            }
+        }
+        // The head waits in Redis. Boxed: one task per line runs it at a time, so the
+        // others do not carry its size while they wait.
+        let head = Box::pin(self.wait_as_head(&place, lease_ms, mode, deadline, ttl)).await;
+        match head? {
+            Head::Taken(acquired) => {
+                place.leave_taken(acquired.lease_deadline);
+                Ok(Some(acquired))
+            }
+            Head::Granted(at) => Ok(Some(place.take_grant(owner, lease_ms, at))),
+            Head::TimedOut => Ok(None),
+        }
+    }
+
+    /// The head of a local line: Redisson's wait (subscribed; tries after a message, a
+    /// nudge, or the holder's TTL), except that while another owner of this client holds
+    /// the lock it does not try: that holder's unlock hands the lock over or publishes.
+    pub(super) async fn wait_as_head(
+        &self,
+        place: &InLine<'_, K>,
+        lease_ms: Option<u64>,
+        mode: AcquireMode,
+        deadline: Option<Instant>,
+        mut ttl: Option<i64>,
+    ) -> Result<Head> {
+        let Some(ticket) = place.ticket.as_ref() else {
+            return Ok(Head::TimedOut);
+        };
+        let owner = ticket.owner();
+        let line = ticket.line();
+        let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
+        let subscription = match line.subscription() {
+            Some(subscription) => subscription,
+            None => {
+                let channel = match self.kind.waiting(&self.target(owner)) {
+                    Waiting::Channel(channel) => channel,
+                    Waiting::Poll(_) => crate::names::lock_channel(&self.name),
+                };
+                match self.subscribe(owner, &channel, deadline).await? {
+                    Some(subscription) => line.keep_subscription(subscription),
+                    None => return Ok(Head::TimedOut),
+                }
+            }
+        };
+        let pubsub = &self.context.pubsub;
+        // Redisson subscribes, then tries again; a head behind a local holder waits for it.
+        let mut try_now = line.local_holder_other_than(owner).is_none();
+        // A message came while a hand-off to us was in flight (we could not try then).
+        let mut message_pending = false;
+        // After a local holder's real release: not before other clients had a round trip.
+        let mut not_before: Option<Instant> = None;
+        loop {
+            let woken = subscription.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let nudged = ticket.notified();
+            tokio::pin!(nudged);
+            nudged.as_mut().enable();
+            if pubsub.is_closed() || self.context.is_closed() {
+                return Err(Error::Shutdown);
+            }
+            if let Stage::Granted { at } = ticket.stage() {
+                return Ok(Head::Granted(at));
+            }
+            let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if remaining == Some(Duration::ZERO) {
+                return Ok(Head::TimedOut);
+            }
+            if let Some(at) = not_before.filter(|at| try_now && *at > Instant::now()) {
+                tokio::time::sleep_until(at).await;
+                continue;
+            }
+            if try_now && ticket.start_trying() {
+                message_pending = false;
+                not_before = None;
+                let attempt = self.attempt(owner, lease_ms, mode, wait).await;
+                ticket.stop_trying();
+                match attempt? {
+                    Attempt::Acquired(acquired) => return Ok(Head::Taken(acquired)),
+                    Attempt::Held(held) => ttl = Some(held),
+                }
+            }
+            let holder_ends = match line.local_holder_other_than(owner) {
+                // A local holder's unlock wakes us; its lease, or the watchdog timeout
+                // for a renewed hold, bounds the wait in case it lost the lock silently.
+                Some(until) => Some(
+                    until.map_or(Duration::from_millis(self.context.watchdog_ms), |until| {
+                        until.saturating_duration_since(Instant::now())
+                    }),
+                ),
+                None => match ttl {
+                    Some(ttl) if ttl >= 0 => Some(Duration::from_millis(ttl as u64)),
+                    Some(_) => None,
+                    None => Some(Duration::ZERO),
+                },
+            };
+            let sleep_for = match (holder_ends, remaining) {
+                (Some(h), Some(r)) => Some(h.min(r)),
+                (h, r) => h.or(r),
+            };
+            tracing::trace!(?ttl, ?sleep_for, "head of the local line: waiting");
+            let limit = sleep_for.unwrap_or(Duration::MAX);
+            let sleep = async {
+                match Instant::now().checked_add(limit) {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            try_now = tokio::select! {
+                _ = &mut woken => {
+                    message_pending = ticket.stage() == Stage::Handing;
+                    true
+                }
+                // A real release by a local holder that published: try once its message
+                // is here (it may have come already), a round trip later.
+                _ = &mut nudged => match line.take_published() {
+                    Some(round_trip) => {
+                        not_before = Some(Instant::now() + round_trip);
+                        message_pending
+                    }
+                    None => true,
+                },
+                _ = sleep => true,
+            };
+        }
+    }
+
+    /// The release of a kind that hands off (see [`crate::local_queue`]): when this
+    /// owner gives back its last hold and a local waiter is the head of the lock's line,
+    /// the release script hands the lock to it; otherwise it is the kind's release.
+    pub(super) async fn release_or_hand_off(
+        &self,
+        owner: LockOwner,
+        lease_ms: u64,
+    ) -> Result<UnlockReply> {
+        let context = &self.context;
+        let line = context.lines.get(&self.name);
+        let handoff = line.as_ref().and_then(|line| {
+            (context
+                .holds
+                .known(&self.name, owner, K::CAPABILITIES.write_lock)
+                <= 1)
+                .then(|| line.begin_handoff(owner, &context.handoff_limits))
+                .flatten()
+        });
+        let Some(handoff) = handoff else {
+            let started = Instant::now();
+            let released = self.release_script(owner, lease_ms).await;
+            if let (Some(line), Ok(UnlockReply::Released | UnlockReply::NotOwner)) =
+                (&line, &released)
+            {
+                line.released_by(
+                    Some(owner),
+                    matches!(released, Ok(UnlockReply::Released)).then(|| started.elapsed()),
+                );
+            }
+            return released;
+        };
+        let next = base::HandoffTo {
+            field: self.kind.field(context, handoff.to),
+            lease_ms: handoff.lease_ms.unwrap_or(context.watchdog_ms),
+            listeners: handoff.listeners,
+        };
+        let released = self
+            .release_script_with(owner, lease_ms, true, Some(&next))
+            .await;
+        let line = &handoff.line;
+        match &released {
+            Ok(UnlockReply::Handed) => {
+                tracing::trace!(lock = %self.name, from = %owner, to = %handoff.to, "handed to the next local waiter");
+                if !line.handed(&handoff) {
+                    tracing::debug!(lock = %self.name, owner = %handoff.to, "the waiter left during its hand-off: giving the lock back");
+                    self.with_owner(handoff.to).release_in_background();
+                }
+            }
+            Ok(UnlockReply::Released | UnlockReply::NotOwner) => line.not_handed(&handoff, true),
+            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false),
+            Err(_) => {
+                // The hand-off may have run: the head settles that before it tries.
+                self.with_owner(handoff.to).leave_in_doubt(handoff.to, 0);
+                line.not_handed(&handoff, false);
+            }
+        }
+        context.lines.retire_if_idle(line);
+        released
+    }
+}
+
+/// How the head of a local line came to hold the lock, or not.
+pub(super) enum Head {
+    /// Its own acquire script took it.
+    Taken(Acquired),
+    /// A local holder handed it over; the hold started then.
+    Granted(Instant),
+    TimedOut,
+}
+
+/// A waiter's place in its lock's local line, held by the waiting future: leaving the
+/// line on every way out (done, given up, failed, dropped), and giving back a lock that
+/// was handed to a waiter that went away before taking it.
+pub(super) struct InLine<'a, K: LockKind> {
+    lock: &'a Lock<K>,
+    ticket: Option<Ticket>,
+}
+
+impl<K: LockKind> InLine<'_, K> {
+    /// Takes the hold a local holder handed over (at `at`) and leaves the line.
+    fn take_grant(&mut self, owner: LockOwner, lease_ms: Option<u64>, at: Instant) -> Acquired {
+        if let Some(ticket) = self.ticket.take() {
+            let line = ticket.line().clone();
+            ticket.take_grant();
+            self.lock.context.lines.retire_if_idle(&line);
+        }
+        self.lock.register_acquired(owner, lease_ms, at, None)
+    }
+
+    /// Leaves the line as the new local holder (its own try took the lock).
+    fn leave_taken(&mut self, until: Option<Instant>) {
+        if let Some(ticket) = self.ticket.take() {
+            let line = ticket.line().clone();
+            ticket.leave(Some(until));
+            self.lock.context.lines.retire_if_idle(&line);
+        }
+    }
+}
+
+impl<K: LockKind> Drop for InLine<'_, K> {
+    fn drop(&mut self) {
+        let Some(ticket) = self.ticket.take() else {
+            return;
+        };
+        let (owner, line) = (ticket.owner(), ticket.line().clone());
+        if let Left::GiveBack { .. } = ticket.leave(None) {
+            tracing::debug!(lock = %self.lock.name, %owner, "a waiter left after the lock was handed to it: giving it back");
+            self.lock.with_owner(owner).release_in_background();
+        }
+        self.lock.context.lines.retire_if_idle(&line);
+    }
+}

@@ -1,0 +1,195 @@
+//! Giving the lock back: `unlock_as` (every unlock: the watchdog hold stops at once, the
+//! release is finished even if dropped), `release_settled` (the release, the hold ledger,
+//! telemetry, the re-arm lease), the release script with its unlock latch
+//! (`release_script`), and the releases of dropped guards.
+//!
+//! Invariants: an unlock is sent again only with the same latch, and only while the latch
+//! surely lives; every unlock removes one renewal registration; a full release resets the
+//! re-arm lease to the watchdog timeout. The kinds that hand off release through
+//! `release_or_hand_off` (`local_line.rs`).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use fred::prelude::Value;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::base;
+use super::running::unexpected;
+use super::{Lock, LockKind};
+use crate::detach::FinishOnDrop;
+use crate::error::Result;
+use crate::names::unlock_latch;
+use crate::owner::LockOwner;
+use crate::replicas::Synced;
+use crate::scripts::{outcome_unknown, Resend};
+use crate::telemetry;
+
+/// What the unlock script answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UnlockReply {
+    NotOwner,
+    StillHeld,
+    Released,
+    /// Released by handing the lock to the next local waiter (see [`crate::local_queue`]).
+    Handed,
+}
+
+impl<K: LockKind> Lock<K> {
+    /// An unlock as `owner`, finished even if dropped: one watchdog hold stops at once
+    /// (whatever Redis will answer, as in Redisson), then the release runs.
+    pub(crate) async fn unlock_as(&self, owner: LockOwner) -> Result<UnlockReply> {
+        self.check()?;
+        self.stop_renewal(owner);
+        let lock = self.clone();
+        let span = tracing::debug_span!(
+            "redisson_lock.unlock",
+            lock = %self.name,
+            kind = K::NAME,
+            %owner,
+            outcome = tracing::field::Empty,
+        );
+        let work = async move { lock.release_settled(owner).await }.instrument(span);
+        FinishOnDrop::new(work, |_| async {}).await
+    }
+
+    /// Removes one watchdog hold of `owner`: the first half of every unlock, done
+    /// synchronously (a dropped guard calls it from `Drop`).
+    pub(crate) fn stop_renewal(&self, owner: LockOwner) {
+        self.context
+            .renewal
+            .remove_hold(&self.name, owner, K::CAPABILITIES.write_lock);
+    }
+
+    /// The second half of every unlock: the release script, then the re-arm lease is
+    /// reset after a full release (Redisson 3.27.2+: not after a partial one).
+    pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
+        self.settle_doubt(owner).await?;
+        let lease = self.internal_lease_ms.load(Ordering::Relaxed);
+        let released = if K::CAPABILITIES.hands_off_locally {
+            self.release_or_hand_off(owner, lease).await
+        } else {
+            self.release_script(owner, lease).await
+        };
+        let (outcome, held_for) = match released {
+            Ok(UnlockReply::StillHeld) => (
+                telemetry::UnlockOutcome::StillHeld,
+                self.context
+                    .holds
+                    .released(&self.name, owner, K::CAPABILITIES.write_lock, false),
+            ),
+            Ok(UnlockReply::Released | UnlockReply::Handed) => (
+                telemetry::UnlockOutcome::Released,
+                self.context
+                    .holds
+                    .released(&self.name, owner, K::CAPABILITIES.write_lock, true),
+            ),
+            Ok(UnlockReply::NotOwner) => {
+                self.context
+                    .holds
+                    .released(&self.name, owner, K::CAPABILITIES.write_lock, true);
+                (telemetry::UnlockOutcome::NotOwner, None)
+            }
+            Err(_) => (telemetry::UnlockOutcome::Error, None),
+        };
+        tracing::Span::current().record("outcome", outcome.as_str());
+        telemetry::unlock_finished(K::NAME, outcome, held_for, self.metric_name());
+        if matches!(
+            released,
+            Ok(UnlockReply::Released | UnlockReply::Handed | UnlockReply::NotOwner)
+        ) {
+            self.internal_lease_ms
+                .store(self.context.watchdog_ms, Ordering::Relaxed);
+        }
+        released
+    }
+
+    /// The unlock of a dropped guard (whose renewal hold `Drop` already removed).
+    pub(crate) async fn release_dropped(self) {
+        let owner = self.owner();
+        match self.release_settled(owner).await {
+            Ok(UnlockReply::NotOwner) => {
+                tracing::debug!(lock = %self.name, %owner, "dropped guard: lock was already gone")
+            }
+            Ok(_) => tracing::debug!(lock = %self.name, %owner, "dropped guard: released"),
+            Err(error) => {
+                tracing::warn!(lock = %self.name, %owner, %error, "dropped guard: release failed; the lease will end it")
+            }
+        }
+    }
+
+    /// Hands this handle (acting as a dropped guard's owner) to the client's chore task,
+    /// which releases one hold.
+    pub(crate) fn release_in_background(&self) {
+        let lock = self.clone();
+        self.context.release_later(Box::pin(lock.release_dropped()));
+    }
+
+    /// The kind's release script, retried with the same latch while its outcome is
+    /// unknown, and followed by `WAIT` for the replicas (logged, never failed).
+    pub(crate) async fn release_script(
+        &self,
+        owner: LockOwner,
+        lease_ms: u64,
+    ) -> Result<UnlockReply> {
+        self.release_script_with(owner, lease_ms, true, None).await
+    }
+
+    /// [`Lock::release_script`]; `sync`: whether to `WAIT` for the replicas; `next`: the
+    /// local owner to hand the lock to (see [`crate::local_queue`]).
+    pub(super) async fn release_script_with(
+        &self,
+        owner: LockOwner,
+        lease_ms: u64,
+        sync: bool,
+        next: Option<&base::HandoffTo>,
+    ) -> Result<UnlockReply> {
+        let context = &self.context;
+        let latch = unlock_latch(&self.name, context.next_request_id());
+        let latch_ttl = context.config.unlock_latch_ttl;
+        let target = self.target(owner);
+        let call = next
+            .and_then(|next| self.kind.handoff(&target, lease_ms, &latch, next))
+            .unwrap_or_else(|| self.kind.release(&target, lease_ms, &latch));
+        let started = Instant::now();
+        let mut retries = 0u32;
+        loop {
+            let reply = if sync {
+                self.run_synced(&call, Resend::Never).await
+            } else {
+                self.run(&call, Resend::Never)
+                    .await
+                    .map(|reply| (reply, Synced::Unchecked))
+            };
+            match reply {
+                Ok((reply, synced)) => {
+                    self.log_unsynced("unlock", &synced);
+                    context.delete_latch_later(latch);
+                    return match reply {
+                        Value::Null => Ok(UnlockReply::NotOwner),
+                        Value::Integer(0) => Ok(UnlockReply::StillHeld),
+                        Value::Integer(1) => Ok(UnlockReply::Released),
+                        Value::Integer(2) if next.is_some() => Ok(UnlockReply::Handed),
+                        other => Err(unexpected("unlock", other)),
+                    };
+                }
+                // The first reply may have been lost after the script ran: ask again with
+                // the same latch, which answers what the first call did. Only while the
+                // latch surely still lives. (A call fred never wrote is re-sent by
+                // `Script::run` itself.)
+                Err(error)
+                    if outcome_unknown(&error)
+                        && retries < 5
+                        && !context.is_closed()
+                        && started.elapsed() < latch_ttl / 2 =>
+                {
+                    retries += 1;
+                    tracing::warn!(lock = %self.name, %error, retries, "unlock outcome unknown; asking again");
+                    tokio::time::sleep(Duration::from_millis(20 * u64::from(retries))).await;
+                }
+                Err(error) => return Err(self.redis_error_as(owner, error)),
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Sending a kind's script calls and naming their errors, for every other file of the
+//! engine: `check` refuses an empty name or a closed client before any I/O; `run` sends
+//! one call; `run_synced` adds `WAIT` for the replicas in the same pipeline;
+//! `redis_error_as` turns a Redis error into the crate's (the kind's own script errors
+//! first).
+//!
+//! Invariant: nothing here retries or waits; whether a call may be sent again is its
+//! caller's [`Resend`].
+
+use fred::prelude::Value;
+
+use super::kind::{ScriptCall, Target};
+use super::{Lock, LockKind};
+use crate::error::{Error, Result};
+use crate::owner::LockOwner;
+use crate::replicas::Synced;
+use crate::scripts::{is_wrong_type, Resend};
+
+impl<K: LockKind> Lock<K> {
+    pub(super) fn check(&self) -> Result<()> {
+        if self.name.is_empty() {
+            return Err(Error::invalid("lock name must not be empty"));
+        }
+        if self.context.is_closed() {
+            return Err(Error::Shutdown);
+        }
+        Ok(())
+    }
+
+    pub(super) fn target(&self, owner: LockOwner) -> Target<'_> {
+        Target {
+            context: &self.context,
+            name: &self.name,
+            owner,
+        }
+    }
+
+    pub(super) fn redis_error(&self, error: fred::error::Error) -> Error {
+        self.redis_error_as(self.owner(), error)
+    }
+
+    pub(super) fn redis_error_as(&self, owner: LockOwner, error: fred::error::Error) -> Error {
+        if let Some(typed) = self.kind.script_error(&self.target(owner), &error) {
+            typed
+        } else if is_wrong_type(&error) {
+            Error::WrongType {
+                key: self.name.to_string(),
+            }
+        } else if self.context.is_closed() {
+            Error::Shutdown
+        } else {
+            Error::Redis(error)
+        }
+    }
+
+    /// Sends one script call.
+    pub(super) async fn run(
+        &self,
+        call: &ScriptCall,
+        resend: Resend,
+    ) -> Result<Value, fred::error::Error> {
+        call.script
+            .run(
+                &self.context.redis,
+                &call.keys,
+                &call.args,
+                resend,
+                self.context.config.response_timeout,
+            )
+            .await
+    }
+
+    /// Sends one script call that changes the lock, followed by `WAIT` for the replicas
+    /// in the same pipeline when the configuration asks for it (see
+    /// [`ReplicaSync`](crate::replicas::ReplicaSync)).
+    pub(super) async fn run_synced(
+        &self,
+        call: &ScriptCall,
+        resend: Resend,
+    ) -> Result<(Value, Synced), fred::error::Error> {
+        call.script
+            .run_synced(
+                &self.context.redis,
+                &call.keys,
+                &call.args,
+                resend,
+                self.context.config.response_timeout,
+                &self.context.replicas,
+            )
+            .await
+    }
+
+    /// An unlock or force unlock that no replica acknowledged is logged, not failed: it
+    /// did happen on the primary, and failing it would tell the caller it still holds a
+    /// lock it gave back. (Redisson fails it with `NoSyncedSlavesException` after its
+    /// retries; see `docs/reliability.md`.)
+    pub(super) fn log_unsynced(&self, operation: &str, synced: &Synced) {
+        match synced {
+            Synced::NoneAcked { replicas } => tracing::warn!(
+                lock = %self.name,
+                operation,
+                replicas,
+                "None of slaves were synced: the primary applied it, no replica acknowledged it"
+            ),
+            Synced::Failed(error) => tracing::warn!(
+                lock = %self.name,
+                operation,
+                %error,
+                "WAIT for the replicas failed: the primary applied it"
+            ),
+            Synced::Unchecked | Synced::Acked => {}
+        }
+    }
+
+    /// The lock name as a metrics label, when the configuration opts in.
+    pub(super) fn metric_name(&self) -> Option<&str> {
+        self.context
+            .config
+            .metrics_lock_names
+            .then_some(&*self.name)
+    }
+}
+
+pub(super) fn unexpected(operation: &'static str, reply: Value) -> Error {
+    Error::UnexpectedReply {
+        operation,
+        reply: format!("{reply:?}"),
+    }
+}
