@@ -42,14 +42,18 @@ async fn lock_through(config: ConfigBuilder, primary: &RedisServer, password: &s
         .await
         .expect("connect through the sentinel");
     let raw = raw_with_password(primary, password).await;
-    let name = key("sentinel-auth");
-    let lock = client.get_lock(&name);
+    take_and_release(&client, &raw, &key("sentinel-auth")).await;
+    client.shutdown().await.unwrap();
+}
+
+/// Takes and releases `name`, checking the raw hash in between and that nothing is left.
+async fn take_and_release(client: &Client, raw: &fred::prelude::Client, name: &str) {
+    let lock = client.get_lock(name);
     lock.lock().await.unwrap();
     let field = format!("{}:{}", client.id(), lock.owner());
-    assert_eq!(hgetall(&raw, &name).await, vec![(field, "1".to_owned())]);
+    assert_eq!(hgetall(raw, name).await, vec![(field, "1".to_owned())]);
     lock.unlock().await.unwrap();
-    assert!(!exists(&raw, &name).await);
-    client.shutdown().await.unwrap();
+    assert!(!exists(raw, name).await);
 }
 
 #[tokio::test]
@@ -116,13 +120,7 @@ async fn a_cluster_with_a_password() {
             .expect("connect to the cluster");
         // Names on every node: the client follows the slots with the password.
         for i in 0..6 {
-            let name = key(&format!("cluster-auth-{i}"));
-            let lock = client.get_lock(&name);
-            lock.lock().await.unwrap();
-            let field = format!("{}:{}", client.id(), lock.owner());
-            assert_eq!(hgetall(&raw, &name).await, vec![(field, "1".to_owned())]);
-            lock.unlock().await.unwrap();
-            assert!(!exists(&raw, &name).await);
+            take_and_release(&client, &raw, &key(&format!("cluster-auth-{i}"))).await;
         }
         client.shutdown().await.unwrap();
     }

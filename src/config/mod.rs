@@ -1,0 +1,371 @@
+//! [`Config`]: where Redis is, and the lock settings that Redisson also has.
+//!
+//! Defaults equal Redisson's: a 30 s watchdog timeout renewed every 10 s in batches of at
+//! most 100 locks, a 3 s response timeout, a 7.5 s subscription timeout, and the publish
+//! command chosen the way Redisson chooses it.
+//!
+//! * this file: the constants, [`PublishMode`] and [`Config`] with its getters;
+//! * `builder`: [`ConfigBuilder`], its settings and the checks of `build`;
+//! * `connection`: what a URL, the TLS options and the credentials put into fred's
+//!   configuration (scheme checks, TLS refused without a TLS feature, sentinel
+//!   credentials).
+
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::secrets::redacted_fred_config;
+
+mod builder;
+mod connection;
+
+pub use builder::ConfigBuilder;
+
+/// Redisson's `lockWatchdogTimeout`: the lease of a lock taken without one.
+pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
+/// Redisson's `lockWatchdogBatchSize`: locks renewed by one script.
+pub const DEFAULT_RENEWAL_BATCH_SIZE: usize = 100;
+/// Redisson's `timeout`: how long one command may take.
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Redisson's `subscriptionTimeout`: how long a blocking `lock()` waits for its
+/// subscription to be confirmed.
+pub const DEFAULT_SUBSCRIPTION_TIMEOUT: Duration = Duration::from_millis(7_500);
+/// How long an unlock's latch lives, and so the window in which a lost unlock reply may be
+/// retried (Redisson's 3.24 default, `(3000 + 1500) × 3`).
+pub const DEFAULT_UNLOCK_LATCH_TTL: Duration = Duration::from_millis(13_500);
+
+/// Redisson's `fairLockWaitTimeout`: how long a queued fair-lock waiter's slot is
+/// reserved beyond its predecessor's when the caller waits without a bound.
+pub const DEFAULT_FAIR_LOCK_WAIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Redisson's `slavesSyncTimeout`: how long `WAIT` gives the replicas to acknowledge a
+/// lock script.
+pub const DEFAULT_REPLICAS_SYNC_TIMEOUT: Duration = Duration::from_millis(1_000);
+
+/// How many times in a row a lock may be handed from one task of a client to the next
+/// before it is released for real when others wait (see
+/// [`ConfigBuilder::local_handoffs`]).
+pub const DEFAULT_LOCAL_HANDOFFS: u32 = 8;
+
+/// How long a lock may stay in one client through local hand-offs before it is released
+/// for real when others wait (see [`ConfigBuilder::local_handoff_time`]).
+pub const DEFAULT_LOCAL_HANDOFF_TIME: Duration = Duration::from_millis(50);
+
+/// The URL schemes [`Config::from_url`] accepts (fred's, with its `valkey` twins).
+pub const URL_SCHEMES: &[&str] = &[
+    "redis",
+    "rediss",
+    "redis-cluster",
+    "rediss-cluster",
+    "redis-sentinel",
+    "rediss-sentinel",
+    "redis+unix",
+    "valkey",
+    "valkeys",
+    "valkey-cluster",
+    "valkeys-cluster",
+    "valkey-sentinel",
+    "valkeys-sentinel",
+    "valkey+unix",
+];
+
+/// The largest lease Redis accepts without overflowing its expiry clock, with room to
+/// spare: about 146,000 years.
+pub const MAX_LEASE: Duration = Duration::from_millis(1 << 52);
+
+/// How unlock notifications are published and subscribed to.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::{Config, PublishMode};
+/// let config = Config::builder()
+///     .url("redis://127.0.0.1:6379")
+///     .publish_mode(PublishMode::Publish)
+///     .build()
+///     .unwrap();
+/// assert_eq!(config.publish_mode(), PublishMode::Publish);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum PublishMode {
+    /// As Java Redisson does: sharded pub/sub (`SPUBLISH`/`SSUBSCRIBE`) on a Redis Cluster
+    /// that answers `PUBSUB SHARDNUMSUB` (Redis 7+), classic pub/sub everywhere else.
+    #[default]
+    Auto,
+    /// Always `PUBLISH` / `SUBSCRIBE`.
+    Publish,
+    /// Always `SPUBLISH` / `SSUBSCRIBE` (Redis 7+).
+    Sharded,
+}
+
+/// Everything [`Client::connect`](crate::Client::connect) needs.
+///
+/// Build it from a URL with [`Config::from_url`], or with [`Config::builder`] to change the
+/// lock settings or to pass a full [`fred::prelude::Config`] (cluster, sentinel, TLS).
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use redisson_lock::Config;
+///
+/// let simple = Config::from_url("redis://127.0.0.1:6379").unwrap();
+/// assert_eq!(simple.watchdog_timeout(), Duration::from_secs(30));
+///
+/// let tuned = Config::builder()
+///     .url("redis://127.0.0.1:6379")
+///     .watchdog_timeout(Duration::from_secs(9))
+///     .renewal_batch_size(50)
+///     .build()
+///     .unwrap();
+/// assert_eq!(tuned.renewal_batch_size(), 50);
+/// ```
+///
+/// `Debug` shows every setting but never a password: passwords print as `<redacted>`.
+#[derive(Clone)]
+pub struct Config {
+    pub(crate) redis: fred::prelude::Config,
+    pub(crate) reconnect: fred::prelude::ReconnectPolicy,
+    pub(crate) watchdog_timeout: Duration,
+    pub(crate) renewal_batch_size: usize,
+    pub(crate) publish_mode: PublishMode,
+    pub(crate) response_timeout: Duration,
+    pub(crate) subscription_timeout: Duration,
+    pub(crate) unlock_latch_ttl: Duration,
+    pub(crate) fair_lock_wait_timeout: Duration,
+    pub(crate) metrics_lock_names: bool,
+    pub(crate) check_lock_synced_replicas: bool,
+    pub(crate) replicas_sync_timeout: Duration,
+    pub(crate) local_handoffs: u32,
+    pub(crate) local_handoff_time: Duration,
+    pub(crate) client_id: Option<Uuid>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("redis", &redacted_fred_config(&self.redis))
+            .field("reconnect", &self.reconnect)
+            .field("watchdog_timeout", &self.watchdog_timeout)
+            .field("renewal_batch_size", &self.renewal_batch_size)
+            .field("publish_mode", &self.publish_mode)
+            .field("response_timeout", &self.response_timeout)
+            .field("subscription_timeout", &self.subscription_timeout)
+            .field("unlock_latch_ttl", &self.unlock_latch_ttl)
+            .field("fair_lock_wait_timeout", &self.fair_lock_wait_timeout)
+            .field("metrics_lock_names", &self.metrics_lock_names)
+            .field(
+                "check_lock_synced_replicas",
+                &self.check_lock_synced_replicas,
+            )
+            .field("replicas_sync_timeout", &self.replicas_sync_timeout)
+            .field("local_handoffs", &self.local_handoffs)
+            .field("local_handoff_time", &self.local_handoff_time)
+            .field("client_id", &self.client_id)
+            .finish()
+    }
+}
+
+impl Config {
+    /// A configuration for the Redis at `url` with Redisson's defaults.
+    ///
+    /// Accepts every URL fred accepts: `redis://`, `rediss://`, `redis-cluster://`,
+    /// `redis-sentinel://`, `redis+unix://` and their `valkey` twins.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the scheme is not one of [`URL_SCHEMES`] (the
+    /// message names it), or fred cannot parse the URL (no host, a bad port).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1:6379/0").unwrap();
+    /// assert!(redisson_lock::Config::from_url("not a url").is_err());
+    /// let refused = redisson_lock::Config::from_url("http://nope").unwrap_err();
+    /// assert!(refused.to_string().contains("`http`"));
+    /// ```
+    pub fn from_url(url: &str) -> Result<Config> {
+        Config::builder().url(url).build()
+    }
+
+    /// A builder that starts from Redisson's defaults.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder().url("redis://127.0.0.1").build().unwrap();
+    /// ```
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder::default()
+    }
+
+    /// The watchdog timeout: the lease of locks taken without one, renewed every third of it.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.watchdog_timeout(), redisson_lock::DEFAULT_WATCHDOG_TIMEOUT);
+    /// ```
+    pub fn watchdog_timeout(&self) -> Duration {
+        self.watchdog_timeout
+    }
+
+    /// The most locks one renewal script re-arms.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.renewal_batch_size(), 100);
+    /// ```
+    pub fn renewal_batch_size(&self) -> usize {
+        self.renewal_batch_size
+    }
+
+    /// How unlock notifications travel.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.publish_mode(), redisson_lock::PublishMode::Auto);
+    /// ```
+    pub fn publish_mode(&self) -> PublishMode {
+        self.publish_mode
+    }
+
+    /// How long a queued fair-lock waiter's slot is reserved when the caller waits
+    /// without a bound (Redisson's `fairLockWaitTimeout`, default 5 min). A waiter with a
+    /// wait budget reserves its budget instead.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.fair_lock_wait_timeout(), redisson_lock::DEFAULT_FAIR_LOCK_WAIT_TIMEOUT);
+    /// ```
+    pub fn fair_lock_wait_timeout(&self) -> Duration {
+        self.fair_lock_wait_timeout
+    }
+
+    /// Whether lock scripts are followed by `WAIT` (Redisson's `checkLockSyncedSlaves`);
+    /// see [`ConfigBuilder::check_lock_synced_replicas`].
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis-sentinel://127.0.0.1:26379?sentinelServiceName=m").unwrap();
+    /// assert!(config.check_lock_synced_replicas());
+    /// ```
+    pub fn check_lock_synced_replicas(&self) -> bool {
+        self.check_lock_synced_replicas
+    }
+
+    /// How long `WAIT` gives the replicas (Redisson's `slavesSyncTimeout`, default 1 s).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.replicas_sync_timeout(), redisson_lock::DEFAULT_REPLICAS_SYNC_TIMEOUT);
+    /// ```
+    pub fn replicas_sync_timeout(&self) -> Duration {
+        self.replicas_sync_timeout
+    }
+
+    /// How many local hand-offs in a row a lock may make before a release that others
+    /// wait for is a real one (default [`DEFAULT_LOCAL_HANDOFFS`]; 0: never hand off).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.local_handoffs(), redisson_lock::DEFAULT_LOCAL_HANDOFFS);
+    /// ```
+    pub fn local_handoffs(&self) -> u32 {
+        self.local_handoffs
+    }
+
+    /// How long a lock may stay in this client through local hand-offs before a release
+    /// that others wait for is a real one (default [`DEFAULT_LOCAL_HANDOFF_TIME`]).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.local_handoff_time(), redisson_lock::DEFAULT_LOCAL_HANDOFF_TIME);
+    /// ```
+    pub fn local_handoff_time(&self) -> Duration {
+        self.local_handoff_time
+    }
+
+    /// Whether the connections use TLS.
+    pub(crate) fn uses_tls(&self) -> bool {
+        self.redis.uses_tls()
+    }
+
+    /// Whether the server is a single one (every pub/sub listener is on it).
+    pub(crate) fn is_single_server(&self) -> bool {
+        matches!(
+            self.redis.server,
+            fred::types::config::ServerConfig::Centralized { .. }
+        )
+    }
+
+    /// Whether this configuration waits for replicas at all: the check is on and the
+    /// topology is Sentinel or Cluster (a single server is skipped, as Redisson does).
+    pub(crate) fn waits_for_replicas(&self) -> bool {
+        use fred::types::config::ServerConfig;
+        self.check_lock_synced_replicas
+            && matches!(
+                self.redis.server,
+                ServerConfig::Sentinel { .. } | ServerConfig::Clustered { .. }
+            )
+    }
+
+    /// The fred configuration the client connects with.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis-cluster://127.0.0.1:7000").unwrap();
+    /// assert!(config.redis().server.is_clustered());
+    /// ```
+    pub fn redis(&self) -> &fred::prelude::Config {
+        &self.redis
+    }
+}
+
+/// A lease as the whole milliseconds Redis takes.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a lease under 1 ms or above [`MAX_LEASE`].
+pub(crate) fn lease_millis(lease: Duration) -> Result<u64> {
+    if lease < Duration::from_millis(1) {
+        return Err(Error::invalid(format!("lease {lease:?} is below 1 ms")));
+    }
+    if lease > MAX_LEASE {
+        return Err(Error::invalid(format!(
+            "lease {lease:?} is above the largest Redis accepts ({MAX_LEASE:?})"
+        )));
+    }
+    // Bounded by MAX_LEASE above, so the cast cannot truncate.
+    Ok(lease.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_settings_before_io() {
+        assert!(matches!(
+            Config::builder().build(),
+            Err(Error::InvalidArgument(_))
+        ));
+        let bad = Config::builder()
+            .url("redis://x")
+            .renewal_batch_size(0)
+            .build();
+        assert!(matches!(bad, Err(Error::InvalidArgument(_))));
+        let bad = Config::builder()
+            .url("redis://x")
+            .watchdog_timeout(Duration::ZERO)
+            .build();
+        assert!(matches!(bad, Err(Error::InvalidArgument(_))));
+        assert!(lease_millis(Duration::ZERO).is_err());
+        assert!(lease_millis(Duration::from_micros(999)).is_err());
+        assert!(lease_millis(Duration::MAX).is_err());
+        assert_eq!(lease_millis(Duration::from_secs(10)).unwrap(), 10_000);
+    }
+}
