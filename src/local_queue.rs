@@ -292,7 +292,7 @@ impl Line {
         let within_bounds = state.handoffs < limits.in_a_row
             && state
                 .held_since
-                .map_or(true, |since| since.elapsed() < limits.time);
+                .is_none_or(|since| since.elapsed() < limits.time);
         let listeners = if within_bounds {
             -1
         } else if limits.count_listeners {

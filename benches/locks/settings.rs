@@ -53,7 +53,7 @@ impl Settings {
     pub fn wants(&self, scenario: &str) -> bool {
         self.only
             .as_ref()
-            .map_or(true, |only| only.iter().any(|s| s == scenario))
+            .is_none_or(|only| only.iter().any(|s| s == scenario))
     }
 
     /// Warns (stderr) about `BENCH_ONLY` names no module knows, so a typo does not pass

