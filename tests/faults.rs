@@ -349,9 +349,9 @@ async fn task_loop(
         // Mostly short work; now and then long enough for a fault to land inside, and
         // rarely longer than the longest pause (so that a holder is still inside when
         // Redis comes back without its lock).
-        let work = if round % 50 == 0 {
+        let work = if round.is_multiple_of(50) {
             Duration::from_millis(1_600 + (round as u64 * 37) % 800)
-        } else if round % 10 == 0 {
+        } else if round.is_multiple_of(10) {
             Duration::from_millis(200 + (round as u64 * 37) % 400)
         } else {
             Duration::from_millis(5 + (round as u64 * 13) % 20)

@@ -432,7 +432,7 @@ async fn a_crash_failover_loses_no_acknowledged_hold() {
                         believed.lock().unwrap().insert(name.clone(), field.clone());
                         acquired.fetch_add(1, Ordering::Relaxed);
                         // Every other hold is given back again.
-                        if i % 2 == 0 {
+                        if i.is_multiple_of(2) {
                             let _ = lock.unlock().await;
                             believed.lock().unwrap().remove(&name);
                         }

@@ -95,7 +95,7 @@ impl<K: LockKind> LockGuard<K> {
     /// # Ok(()) }
     /// ```
     pub fn is_lost(&self) -> bool {
-        self.guard.as_ref().map_or(true, crate::LockGuard::is_lost)
+        self.guard.as_ref().is_none_or(crate::LockGuard::is_lost)
     }
 
     /// The owner this guard holds the lock as.

@@ -116,7 +116,7 @@ impl<R: GroupRule> LockGroup<R> {
             let mut hopeless: Option<Error> = None;
             let mut first_round = true;
             loop {
-                if !first_round && deadline.map_or(true, |d| Instant::now() >= d) {
+                if !first_round && deadline.is_none_or(|d| Instant::now() >= d) {
                     return Ok(Outcome::Failed(hopeless));
                 }
                 first_round = false;
