@@ -142,9 +142,11 @@ async fn work(
         .token()
         .ok_or_else(|| Refusal::Internal("a fenced lock's guard carries a token".into()))?;
 
-    // The work runs only while the lock protects it. When the lease runs out first, the
-    // guard is dropped on the way out and releases what is left of the hold in the
-    // background. (So is it when the client hangs up: hyper drops this future.)
+    // The work runs only while the lock protects it. With a lease, `lost()` fires when the
+    // lease runs out (or the client shuts down); the guard is then dropped on the way out
+    // and releases what is left of the hold in the background. (So is it when the HTTP
+    // client hangs up: hyper drops this future.) A lock deleted behind the holder's back
+    // (`force_unlock`, a failover) goes unnoticed here; the fence below catches that.
     let key = data_key(&id);
     let next = tokio::select! {
         biased;
@@ -153,8 +155,9 @@ async fn work(
     };
 
     // The write is not raced against `lost()`: a write already sent cannot be recalled.
-    // The fence covers the gap instead: if the lease ran out after the check above and
-    // another request has written since, its higher token makes Redis refuse this one.
+    // The fence covers the gap instead: if the lock was lost (the lease ran out after the
+    // check above, or the lock was deleted) and a newer holder has written since, its
+    // higher token makes Redis refuse this write.
     match app.writer.set(&key, next, token).await {
         Ok(()) => {}
         Err(Error::StaleToken { .. }) => return Err(Refusal::Overtaken),

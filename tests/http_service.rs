@@ -1,8 +1,9 @@
 //! The `http_service` example's router under real HTTP requests: the requests for one
 //! resource that did their work never overlapped (no increment of the resource's value was
 //! lost, read back from Redis), a busy resource answers 409 after the wait, work that
-//! outlives its lease answers 503 and writes nothing, and the value in Redis was written
-//! with the highest token, which a stale holder cannot overwrite.
+//! outlives its lease answers 503 and writes nothing, a request overtaken by a newer holder
+//! has its write refused (503), and the value in Redis was written with the highest token,
+//! which a stale holder cannot overwrite.
 
 mod support;
 use support::*;
@@ -191,6 +192,55 @@ async fn work_that_outlives_its_lease_is_abandoned_with_503() {
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.body["value"].as_i64(), Some(1));
     assert!(reply.body["token"].as_u64().expect("a token") >= 2);
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_holder_overtaken_during_its_work_is_refused_with_503() {
+    let redis = RedisServer::start();
+    let client = redis.client().await;
+    let raw = redis.raw().await;
+    let settings = Settings {
+        wait: Duration::from_millis(100),
+        lease: Duration::from_secs(10),
+    };
+    let addr = serve(&client, settings).await;
+
+    // A request takes the lock and works for 800 ms.
+    let request = tokio::spawn(async move { post_work(addr, "x", 800).await.unwrap() });
+    let other = redis.client().await;
+    let lock = other.get_fenced_lock(service::lock_name("x"));
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            lock.is_locked().await.unwrap()
+        })
+        .await,
+        "the request never took the lock"
+    );
+    // Meanwhile an operator (or a Java forceUnlock()) deletes the lock, and another holder
+    // takes it and writes. The request's guard cannot notice (a lease has no watchdog).
+    assert!(lock.force_unlock().await.unwrap());
+    let newer = lock
+        .lock_and_get_token_with_lease(Duration::from_secs(10))
+        .await
+        .unwrap();
+    let key = service::data_key("x");
+    FencedWriter::new(&other)
+        .set(&key, 100, newer)
+        .await
+        .unwrap();
+    lock.unlock().await.unwrap();
+
+    // The request finishes its work and writes with its older token: refused.
+    let reply = request.await.unwrap();
+    assert_eq!(reply.status, 503, "{}", reply.body);
+    assert_eq!(reply.retry_after.as_deref(), Some("1"));
+    assert_eq!(stored(&raw, "x").await, Some(100));
+    assert_eq!(
+        FencedWriter::new(&client).highest(&key).await.unwrap(),
+        Some(newer)
+    );
+    other.shutdown().await.unwrap();
     client.shutdown().await.unwrap();
 }
 
