@@ -371,7 +371,7 @@ impl ConfigBuilder {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when no URL or fred config was given, the URL's scheme
-    /// is not one of [`URL_SCHEMES`] or the URL does not parse, or a setting is out of range (a watchdog timeout under 3 ms or above
+    /// is not one of [`URL_SCHEMES`](crate::URL_SCHEMES) or the URL does not parse, or a setting is out of range (a watchdog timeout under 3 ms or above
     /// [`MAX_LEASE`], a batch size of 0, a zero response or subscription timeout, a latch
     /// TTL, fair-lock wait timeout or replicas sync timeout under 1 ms).
     pub fn build(self) -> Result<Config> {
