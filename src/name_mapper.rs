@@ -185,6 +185,11 @@ pub enum FairQueueNames {
     Mapped,
     /// From the name as given, before mapping, as Redisson up to 3.51.x (3.23.3
     /// included): `redisson_lock_queue:{tickets}` beside the hash `app1:tickets`.
+    ///
+    /// On a Redis Cluster those keys usually hash to another slot than the lock (`tickets`
+    /// versus `app1:tickets`), so the fair scripts fail with `CROSSSLOT`, as they did for
+    /// Redisson itself, unless the name carries its own hash tag (`{tickets}:1` is stored
+    /// as `app1:{tickets}:1`, and every key hashes on `tickets`).
     Unmapped,
 }
 
