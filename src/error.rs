@@ -47,7 +47,7 @@ pub enum Error {
     /// 4.4's non-reentrant locks). The text is Redisson's.
     #[error("Lock '{name}' is non-reentrant and is already held by thread {owner}")]
     NonReentrant {
-        /// The lock's name.
+        /// The lock's name, as given to the client (before any name mapper).
         name: String,
         /// The owner that holds it and asked again.
         owner: LockOwner,
@@ -71,7 +71,7 @@ pub enum Error {
     OutcomeUnknown {
         /// The operation, e.g. `"acquire"`.
         operation: &'static str,
-        /// The lock's name.
+        /// The lock's name, as given to the client (before any name mapper).
         name: String,
         /// What happened, what the client does about it, and what the caller should do.
         reason: String,
@@ -133,7 +133,7 @@ pub enum Error {
         "None of slaves were synced. Try to increase slavesSyncTimeout setting or set checkLockSyncedSlaves = false."
     )]
     NoSyncedReplicas {
-        /// The lock's name.
+        /// The lock's name, as given to the client (before any name mapper).
         name: String,
         /// The replicas the primary reported (`connected_slaves`), none of which
         /// acknowledged.
@@ -170,11 +170,11 @@ pub enum Error {
     },
 
     /// A [`MultiLock`](crate::MultiLock) or [`RedLock`](crate::RedLock) was given the same
-    /// lock twice (the same name on the same server and database, whatever the kinds):
-    /// the group would wait on itself.
+    /// lock twice (the same name in Redis on the same server and database, whatever the
+    /// kinds): the group would wait on itself.
     #[error("lock `{name}` is listed twice in one lock group")]
     DuplicateMember {
-        /// The lock's name.
+        /// The lock's name, as given to the client (before any name mapper).
         name: String,
     },
 

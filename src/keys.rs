@@ -5,7 +5,13 @@
 //! The names come from the same functions the locks use, so they follow Redisson's
 //! `prefixName` rule: a name without `{` is wrapped in braces; a name that already
 //! contains `{` is used as it is.
+//!
+//! [`LockKeys::new`] takes the name as stored in Redis; [`LockKeys::with_config`] and
+//! [`LockKeys::mapped`] take the name an application gives and map it as a client with
+//! that [`NameMapper`] does.
 
+use crate::config::Config;
+use crate::name_mapper::{FairQueueNames, NameMapper};
 use crate::names;
 
 /// The keys and channels of the lock named `name`, whatever its kind.
@@ -30,54 +36,176 @@ use crate::names;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockKeys {
     name: String,
+    /// The name the fair queue and deadline set are built from, when it is not `name`
+    /// (Redisson up to 3.51.x with a name mapper: the unmapped name).
+    fair_base: Option<String>,
 }
 
 impl LockKeys {
-    /// The keys of the lock `name` (the name as stored in Redis). No I/O.
+    /// The keys of the lock `name` (the name as stored in Redis, already mapped). No I/O.
+    ///
+    /// # Examples
+    /// ```
+    /// let keys = redisson_lock::LockKeys::new("app1:orders");
+    /// assert_eq!(keys.name(), "app1:orders");
+    /// assert_eq!(keys.fair_queue(), "redisson_lock_queue:{app1:orders}");
+    /// ```
     pub fn new(name: impl Into<String>) -> LockKeys {
-        LockKeys { name: name.into() }
+        LockKeys {
+            name: name.into(),
+            fair_base: None,
+        }
+    }
+
+    /// The keys of the lock an application names `name`, as a client with `mapper` and
+    /// the fair-queue naming `fair` stores it. No I/O.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::{FairQueueNames, LockKeys, PrefixNameMapper};
+    /// let mapper = PrefixNameMapper::new("app1:");
+    ///
+    /// let keys = LockKeys::mapped("tickets", &mapper, FairQueueNames::Mapped);
+    /// assert_eq!(keys.name(), "app1:tickets");
+    /// assert_eq!(keys.channel(), "redisson_lock__channel:{app1:tickets}");
+    /// assert_eq!(keys.fair_queue(), "redisson_lock_queue:{app1:tickets}");
+    ///
+    /// // Redisson up to 3.51.x built the fair queue from the unmapped name.
+    /// let old = LockKeys::mapped("tickets", &mapper, FairQueueNames::Unmapped);
+    /// assert_eq!(old.name(), "app1:tickets");
+    /// assert_eq!(old.fair_queue(), "redisson_lock_queue:{tickets}");
+    /// assert_eq!(old.fair_timeouts(), "redisson_lock_timeout:{tickets}");
+    /// assert_eq!(old.fair_waiter_channel("u:1"), "redisson_lock__channel:{app1:tickets}:u:1");
+    /// ```
+    pub fn mapped(name: &str, mapper: &dyn NameMapper, fair: FairQueueNames) -> LockKeys {
+        let raw = mapper.map(name);
+        let fair_base = match fair {
+            FairQueueNames::Unmapped if raw != name => Some(name.to_owned()),
+            _ => None,
+        };
+        LockKeys {
+            name: raw,
+            fair_base,
+        }
+    }
+
+    /// The keys of the lock an application names `name`, as a client with `config` stores
+    /// it: through its [name mapper](crate::ConfigBuilder::name_mapper), if any, and its
+    /// [fair-queue naming](crate::ConfigBuilder::fair_queue_names). No I/O.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::{Config, LockKeys, PrefixNameMapper};
+    /// let config = Config::builder()
+    ///     .url("redis://127.0.0.1:6379")
+    ///     .name_mapper(PrefixNameMapper::new("app1:"))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(LockKeys::with_config("orders", &config).name(), "app1:orders");
+    /// let plain = Config::from_url("redis://127.0.0.1:6379").unwrap();
+    /// assert_eq!(LockKeys::with_config("orders", &plain), LockKeys::new("orders"));
+    /// ```
+    pub fn with_config(name: &str, config: &Config) -> LockKeys {
+        match config.name_mapper() {
+            Some(mapper) => LockKeys::mapped(name, mapper, config.fair_queue_names()),
+            None => LockKeys::new(name),
+        }
     }
 
     /// The lock key itself: a hash (every kind).
+    ///
+    /// # Examples
+    /// ```
+    /// assert_eq!(redisson_lock::LockKeys::new("orders").name(), "orders");
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The name the fair lock's queue and deadline set are built from: [`LockKeys::name`],
+    /// or the unmapped name for [`FairQueueNames::Unmapped`].
+    fn fair_base(&self) -> &str {
+        self.fair_base.as_deref().unwrap_or(&self.name)
+    }
+
     /// The unlock channel of the reentrant, fenced and non-reentrant locks:
     /// `redisson_lock__channel:{N}`.
+    ///
+    /// # Examples
+    /// ```
+    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// assert_eq!(keys.channel(), "redisson_lock__channel:{orders}");
+    /// ```
     pub fn channel(&self) -> String {
         names::lock_channel(&self.name)
     }
 
-    /// The fair lock's wait queue (a list of owner fields): `redisson_lock_queue:{N}`.
+    /// The fair lock's wait queue (a list of owner fields): `redisson_lock_queue:{N}` (for
+    /// [`FairQueueNames::Unmapped`], `N` is the unmapped name here).
+    ///
+    /// # Examples
+    /// ```
+    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// assert_eq!(keys.fair_queue(), "redisson_lock_queue:{orders}");
+    /// ```
     pub fn fair_queue(&self) -> String {
-        names::fair_queue(&self.name)
+        names::fair_queue(self.fair_base())
     }
 
     /// The fair lock's waiter deadlines (a sorted set, score = epoch ms):
     /// `redisson_lock_timeout:{N}`.
+    ///
+    /// # Examples
+    /// ```
+    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// assert_eq!(keys.fair_timeouts(), "redisson_lock_timeout:{orders}");
+    /// ```
     pub fn fair_timeouts(&self) -> String {
-        names::fair_timeouts(&self.name)
+        names::fair_timeouts(self.fair_base())
     }
 
     /// The channel a fair-lock waiter with hash field `field` listens on:
     /// `redisson_lock__channel:{N}:<field>`.
+    ///
+    /// # Examples
+    /// ```
+    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// assert_eq!(keys.fair_waiter_channel("u:1"), "redisson_lock__channel:{orders}:u:1");
+    /// ```
     pub fn fair_waiter_channel(&self, field: &str) -> String {
         names::fair_waiter_channel(&self.name, field)
     }
 
     /// The read-write lock's channel: `redisson_rwlock:{N}`.
+    ///
+    /// # Examples
+    /// ```
+    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// assert_eq!(keys.rwlock_channel(), "redisson_rwlock:{orders}");
+    /// ```
     pub fn rwlock_channel(&self) -> String {
         names::rwlock_channel(&self.name)
     }
 
     /// The timeout key of read hold `k` (1-based) of the reader with hash field `field`:
     /// `{N}:<field>:rwlock_timeout:<k>`.
+    ///
+    /// # Examples
+    /// ```
+    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// assert_eq!(keys.read_timeout_key("u:1", 2), "{orders}:u:1:rwlock_timeout:2");
+    /// ```
     pub fn read_timeout_key(&self, field: &str, k: u64) -> String {
         format!("{}:{k}", names::read_timeout_prefix(&self.name, field))
     }
 
     /// The fenced lock's token counter: `redisson_lock_token:{N}`.
+    ///
+    /// # Examples
+    /// ```
+    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// assert_eq!(keys.fencing_token(), "redisson_lock_token:{orders}");
+    /// ```
     pub fn fencing_token(&self) -> String {
         names::fencing_token(&self.name)
     }

@@ -9,7 +9,7 @@
 //! * [`RLock`]: the reentrant lock (`lock`, `try_lock_with_lease`, `unlock`, ...).
 //! * [`LockGuard`]: a hold that unlocks on drop and tells you when the lock is lost.
 //! * [`LockOwner`]: who holds a lock: the current task, thread, or an explicit id.
-//! * [`Config`]: where Redis is, and Redisson's lock settings.
+//! * [`Config`]: where Redis is, and Redisson's lock settings (a [`NameMapper`] among them).
 //! * [`Error`]: everything that can go wrong.
 //! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
 //!   Redis data, [`FencingGate`] for anything else; a write with an older token than the
@@ -80,6 +80,7 @@ mod hold_ledger;
 mod keys;
 mod local_queue;
 mod lock;
+mod name_mapper;
 mod names;
 mod owner;
 mod pubsub;
@@ -107,6 +108,7 @@ pub use lock::{
     NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, Read, ReadLock, ReadWriteLock,
     RedLock, RedLockGuard, Reentrant, Spin, SpinLock, Write, WriteLock,
 };
+pub use name_mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 pub use owner::LockOwner;
 pub use secrets::redacted_url;
 pub use tls::{ClusterTlsNames, TlsBackend, TlsOptions};

@@ -93,7 +93,8 @@ impl<K: LockKind> Lock<K> {
         self.inner.kind()
     }
 
-    /// The lock's name: the Redis key of its hash.
+    /// The lock's name, as given to the client (see [`crate::Lock::name`]); the Redis key
+    /// of its hash is [`Lock::raw_name`].
     ///
     /// # Redisson equivalent
     /// `RLock#getName()`
@@ -106,6 +107,23 @@ impl<K: LockKind> Lock<K> {
     /// ```
     pub fn name(&self) -> &str {
         self.inner.name()
+    }
+
+    /// The lock's name as stored in Redis, through the client's
+    /// [name mapper](crate::ConfigBuilder::name_mapper) (see [`crate::Lock::raw_name`]).
+    ///
+    /// # Redisson equivalent
+    /// `RedissonObject#getRawName()`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) {
+    /// let lock = client.get_lock("orders");
+    /// println!("{} is stored as {}", lock.name(), lock.raw_name());
+    /// # }
+    /// ```
+    pub fn raw_name(&self) -> &str {
+        self.inner.raw_name()
     }
 
     /// A handle on the same lock that acts as `owner` in every call, whichever thread
@@ -551,7 +569,8 @@ pub struct ReadWriteLock {
 }
 
 impl ReadWriteLock {
-    /// The name: the Redis key of the hash both halves share.
+    /// The name, as given to the client; the Redis key of the hash both halves share is
+    /// [`ReadWriteLock::raw_name`].
     ///
     /// # Examples
     /// ```no_run
@@ -561,6 +580,20 @@ impl ReadWriteLock {
     /// ```
     pub fn name(&self) -> &str {
         self.read.name()
+    }
+
+    /// The name as stored in Redis: the key of the hash both halves share, through the
+    /// client's [name mapper](crate::ConfigBuilder::name_mapper).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) {
+    /// let rw = client.get_read_write_lock("catalog");
+    /// assert_eq!(rw.raw_name(), rw.write_lock().raw_name());
+    /// # }
+    /// ```
+    pub fn raw_name(&self) -> &str {
+        self.read.raw_name()
     }
 
     /// The read half: shared with other readers, excluded by a writer.

@@ -1,5 +1,6 @@
 //! [`ConfigBuilder`]: every setting of a [`Config`], checked by [`ConfigBuilder::build`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use uuid::Uuid;
@@ -12,6 +13,7 @@ use super::{
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
 };
 use crate::error::{Error, Result};
+use crate::name_mapper::{FairQueueNames, NameMapper};
 use crate::secrets::{redacted_fred_config, redacted_url};
 use crate::tls::TlsOptions;
 
@@ -50,6 +52,8 @@ pub struct ConfigBuilder {
     local_handoffs: u32,
     local_handoff_time: Duration,
     client_id: Option<Uuid>,
+    name_mapper: Option<Arc<dyn NameMapper>>,
+    fair_queue_names: FairQueueNames,
 }
 
 impl std::fmt::Debug for ConfigBuilder {
@@ -66,6 +70,8 @@ impl std::fmt::Debug for ConfigBuilder {
             .field("watchdog_timeout", &self.watchdog_timeout)
             .field("publish_mode", &self.publish_mode)
             .field("response_timeout", &self.response_timeout)
+            .field("name_mapper", &self.name_mapper)
+            .field("fair_queue_names", &self.fair_queue_names)
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +102,8 @@ impl Default for ConfigBuilder {
             local_handoffs: DEFAULT_LOCAL_HANDOFFS,
             local_handoff_time: DEFAULT_LOCAL_HANDOFF_TIME,
             client_id: None,
+            name_mapper: None,
+            fair_queue_names: FairQueueNames::Mapped,
         }
     }
 }
@@ -311,6 +319,54 @@ impl ConfigBuilder {
         self
     }
 
+    /// Redisson's `Config.setNameMapper(...)`: the name of every lock this client hands
+    /// out goes through `mapper` to become the name stored in Redis (the lock hash; its
+    /// channels, latch, read-hold keys and token counter follow). Default: none, names are
+    /// stored as given. Map exactly as the Java apps that share the locks do; the usual
+    /// mapper is a fixed prefix, [`PrefixNameMapper`](crate::PrefixNameMapper).
+    ///
+    /// [`Lock::name`](crate::Lock::name) keeps answering the name you gave;
+    /// [`Lock::raw_name`](crate::Lock::raw_name) answers the mapped one. Locks handed to a
+    /// [`MultiLock`](crate::MultiLock) or [`RedLock`](crate::RedLock) keep their client's
+    /// mapping.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::{Config, PrefixNameMapper};
+    /// let config = Config::builder()
+    ///     .url("redis://127.0.0.1:6379")
+    ///     .name_mapper(PrefixNameMapper::new("app1:"))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(config.name_mapper().unwrap().map("orders"), "app1:orders");
+    /// ```
+    pub fn name_mapper(mut self, mapper: impl NameMapper) -> Self {
+        self.name_mapper = Some(Arc::new(mapper));
+        self
+    }
+
+    /// Which name the fair lock's queue and deadline set are built from when a
+    /// [`name_mapper`](ConfigBuilder::name_mapper) is set: [`FairQueueNames::Mapped`]
+    /// (default) as Redisson 3.52.0 and later, [`FairQueueNames::Unmapped`] as Redisson up
+    /// to 3.51.x. Set it to what the Java apps sharing your fair locks run; without a
+    /// mapper it changes nothing.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::{Config, FairQueueNames, PrefixNameMapper};
+    /// let config = Config::builder()
+    ///     .url("redis://127.0.0.1:6379")
+    ///     .name_mapper(PrefixNameMapper::new("app1:"))
+    ///     .fair_queue_names(FairQueueNames::Unmapped)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(config.fair_queue_names(), FairQueueNames::Unmapped);
+    /// ```
+    pub fn fair_queue_names(mut self, names: FairQueueNames) -> Self {
+        self.fair_queue_names = names;
+        self
+    }
+
     /// Checks the settings and returns the [`Config`].
     ///
     /// # Errors
@@ -403,6 +459,8 @@ impl ConfigBuilder {
             local_handoffs: self.local_handoffs,
             local_handoff_time: self.local_handoff_time,
             client_id: self.client_id,
+            name_mapper: self.name_mapper,
+            fair_queue_names: self.fair_queue_names,
         })
     }
 }

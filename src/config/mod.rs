@@ -10,11 +10,13 @@
 //!   configuration (scheme checks, TLS refused without a TLS feature, sentinel
 //!   credentials).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
+use crate::name_mapper::{FairQueueNames, NameMapper};
 use crate::secrets::redacted_fred_config;
 
 mod builder;
@@ -139,6 +141,9 @@ pub struct Config {
     pub(crate) local_handoffs: u32,
     pub(crate) local_handoff_time: Duration,
     pub(crate) client_id: Option<Uuid>,
+    /// Redisson's `nameMapper`; `None` is the identity (nothing mapped, nothing allocated).
+    pub(crate) name_mapper: Option<Arc<dyn NameMapper>>,
+    pub(crate) fair_queue_names: FairQueueNames,
 }
 
 impl std::fmt::Debug for Config {
@@ -162,6 +167,8 @@ impl std::fmt::Debug for Config {
             .field("local_handoffs", &self.local_handoffs)
             .field("local_handoff_time", &self.local_handoff_time)
             .field("client_id", &self.client_id)
+            .field("name_mapper", &self.name_mapper)
+            .field("fair_queue_names", &self.fair_queue_names)
             .finish()
     }
 }
@@ -288,6 +295,44 @@ impl Config {
     /// ```
     pub fn local_handoff_time(&self) -> Duration {
         self.local_handoff_time
+    }
+
+    /// The name mapper set with [`ConfigBuilder::name_mapper`] (Redisson's `nameMapper`);
+    /// `None` when names are stored as given (Redisson's default, the identity).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::{Config, PrefixNameMapper};
+    /// let plain = Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert!(plain.name_mapper().is_none());
+    /// let mapped = Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .name_mapper(PrefixNameMapper::new("app1:"))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(mapped.name_mapper().unwrap().map("orders"), "app1:orders");
+    /// ```
+    pub fn name_mapper(&self) -> Option<&dyn NameMapper> {
+        self.name_mapper.as_deref()
+    }
+
+    /// Which name the fair lock's queue and deadline set are built from when a name mapper
+    /// is set; see [`FairQueueNames`] (default [`FairQueueNames::Mapped`], Redisson
+    /// 3.52.0+).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::{Config, FairQueueNames};
+    /// let config = Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.fair_queue_names(), FairQueueNames::Mapped);
+    /// ```
+    pub fn fair_queue_names(&self) -> FairQueueNames {
+        self.fair_queue_names
+    }
+
+    /// `name` as stored in Redis: through the name mapper, or `name` itself without one.
+    pub(crate) fn map_name(&self, name: &str) -> Option<String> {
+        self.name_mapper.as_ref().map(|mapper| mapper.map(name))
     }
 
     /// Whether the connections use TLS.

@@ -354,7 +354,7 @@ impl<K: LockKind> Lock<K> {
                         (Acquire::Taken { .. }, Synced::NoneAcked { replicas }) => {
                             self.undo_unsynced(owner, before, lease_ms).await;
                             Err(Error::NoSyncedReplicas {
-                                name: self.name.to_string(),
+                                name: self.name().to_owned(),
                                 replicas,
                             })
                         }

@@ -11,7 +11,10 @@ use crate::scripts::Script;
 #[derive(Clone, Copy)]
 pub(crate) struct Target<'a> {
     pub(crate) context: &'a LockContext,
+    /// The name as stored in Redis (protocol `N`): keys and channels derive from it.
     pub(crate) name: &'a str,
+    /// The name as given, before the name mapper (equal to `name` without one).
+    pub(crate) given: &'a str,
     pub(crate) owner: LockOwner,
 }
 

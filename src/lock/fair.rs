@@ -7,6 +7,10 @@
 //! unlock publishes `0` only to the head of the queue. A waiter that gives up (or whose
 //! future is dropped) leaves the queue through `acquireFailed`; one whose process died is
 //! purged once its deadline passes.
+//!
+//! With a name mapper, `N` is the mapped name, and so are the channels; the queue and the
+//! deadline set are built from the mapped name too (Redisson 3.52.0+) or from the name as
+//! given (up to 3.51.x), as [`FairQueueNames`] says.
 
 // The sealed `Kind` trait takes crate-private types; nothing here reaches a user.
 #![allow(private_interfaces)]
@@ -17,6 +21,7 @@ use fred::prelude::Value;
 
 use super::kind::{now_ms, AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting};
 use crate::error::Error;
+use crate::name_mapper::FairQueueNames;
 use crate::names::{fair_queue, fair_timeouts, fair_waiter_channel, lock_channel};
 use crate::scripts::Script;
 
@@ -75,11 +80,20 @@ pub struct Fair;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NonReentrantFair;
 
+/// The name the queue and the deadline set are built from: the mapped name, or the name as
+/// given under [`FairQueueNames::Unmapped`] (Redisson up to 3.51.x, protocol §10.1).
+fn queue_base<'a>(target: &Target<'a>) -> &'a str {
+    match target.context.config.fair_queue_names {
+        FairQueueNames::Mapped => target.name,
+        FairQueueNames::Unmapped => target.given,
+    }
+}
+
 fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: bool) -> ScriptCall {
     let keys = vec![
         target.name.to_owned(),
-        fair_queue(target.name),
-        fair_timeouts(target.name),
+        fair_queue(queue_base(target)),
+        fair_timeouts(queue_base(target)),
     ];
     let (lease, field, now) = (
         Value::from(lease_ms as i64),
@@ -109,8 +123,8 @@ fn release(target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
         &RELEASE,
         vec![
             target.name.to_owned(),
-            fair_queue(target.name),
-            fair_timeouts(target.name),
+            fair_queue(queue_base(target)),
+            fair_timeouts(queue_base(target)),
             lock_channel(target.name),
             latch.to_owned(),
         ],
@@ -130,8 +144,8 @@ fn force_release(target: &Target<'_>) -> ScriptCall {
         &FORCE_RELEASE,
         vec![
             target.name.to_owned(),
-            fair_queue(target.name),
-            fair_timeouts(target.name),
+            fair_queue(queue_base(target)),
+            fair_timeouts(queue_base(target)),
             lock_channel(target.name),
         ],
         vec![Value::from("0"), Value::from(now_ms()), target.publish()],
@@ -142,8 +156,8 @@ fn acquire_failed(target: &Target<'_>, wait_ms: u64) -> ScriptCall {
     ScriptCall::new(
         &ACQUIRE_FAILED,
         vec![
-            fair_queue(target.name),
-            fair_timeouts(target.name),
+            fair_queue(queue_base(target)),
+            fair_timeouts(queue_base(target)),
             target.name.to_owned(),
             lock_channel(target.name),
         ],

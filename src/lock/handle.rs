@@ -58,7 +58,11 @@ use crate::scripts::Resend;
 /// ```
 pub struct Lock<K: LockKind = Reentrant> {
     pub(super) context: Arc<LockContext>,
+    /// The name as stored in Redis (protocol `N`, Redisson's `getRawName()`): the given
+    /// name through the client's name mapper. Every key and channel derives from it.
     pub(super) name: Arc<str>,
+    /// The name as given, when a name mapper is set (`None`: the same as `name`).
+    pub(super) given: Option<Arc<str>>,
     pub(super) kind: K,
     pub(super) owner: Option<LockOwner>,
     /// Redisson's `internalLockLeaseTime`: the lease a partial unlock re-arms. The lease of
@@ -67,11 +71,35 @@ pub struct Lock<K: LockKind = Reentrant> {
     pub(super) internal_lease_ms: Arc<AtomicU64>,
 }
 
+/// A lock's names: as stored in Redis, and as given when a name mapper changed it.
+#[derive(Clone, Debug)]
+pub(crate) struct LockName {
+    pub(crate) raw: Arc<str>,
+    pub(crate) given: Option<Arc<str>>,
+}
+
+impl LockName {
+    /// Maps `name` with the context's name mapper, if it has one.
+    pub(crate) fn new(context: &LockContext, name: String) -> LockName {
+        match context.config.map_name(&name) {
+            None => LockName {
+                raw: name.into(),
+                given: None,
+            },
+            Some(raw) => LockName {
+                raw: raw.into(),
+                given: Some(name.into()),
+            },
+        }
+    }
+}
+
 impl<K: LockKind> Clone for Lock<K> {
     fn clone(&self) -> Self {
         Lock {
             context: self.context.clone(),
             name: self.name.clone(),
+            given: self.given.clone(),
             kind: self.kind.clone(),
             owner: self.owner,
             internal_lease_ms: self.internal_lease_ms.clone(),
@@ -83,7 +111,8 @@ impl<K: LockKind> std::fmt::Debug for Lock<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lock")
             .field("kind", &K::NAME)
-            .field("name", &self.name)
+            .field("name", &self.name())
+            .field("raw_name", &self.name)
             .field("owner", &self.owner)
             .field("client_id", &self.context.id)
             .finish()
@@ -91,12 +120,23 @@ impl<K: LockKind> std::fmt::Debug for Lock<K> {
 }
 
 impl<K: LockKind> Lock<K> {
-    /// A handle on lock `name` of kind `kind`; no I/O.
+    /// A handle on lock `name` (as the application gives it) of kind `kind`; no I/O.
+    ///
+    /// This is where the client's name mapper is applied, once per handle, as Redisson's
+    /// `RedissonObject` constructor does: every key and channel derives from the mapped
+    /// name.
     pub(crate) fn new(context: Arc<LockContext>, name: String, kind: K) -> Lock<K> {
+        let names = LockName::new(&context, name);
+        Lock::named(context, names, kind)
+    }
+
+    /// A handle on the lock with these (already mapped) names; no I/O.
+    pub(crate) fn named(context: Arc<LockContext>, names: LockName, kind: K) -> Lock<K> {
         let watchdog_ms = context.watchdog_ms;
         Lock {
             context,
-            name: name.into(),
+            name: names.raw,
+            given: names.given,
             kind,
             owner: None,
             internal_lease_ms: Arc::new(AtomicU64::new(watchdog_ms)),
@@ -116,10 +156,13 @@ impl<K: LockKind> Lock<K> {
         &self.kind
     }
 
-    /// The lock's name: the Redis key of its hash.
+    /// The lock's name, as given to the client. Without a
+    /// [name mapper](crate::ConfigBuilder::name_mapper) it is also the Redis key of its
+    /// hash; with one, that key is [`Lock::raw_name`].
     ///
     /// # Redisson equivalent
-    /// `RLock#getName()`
+    /// `RLock#getName()` (which answers `nameMapper.unmap(rawName)`: the same name, for a
+    /// mapper whose `unmap` undoes `map`)
     ///
     /// # Examples
     /// ```no_run
@@ -128,6 +171,32 @@ impl<K: LockKind> Lock<K> {
     /// # }
     /// ```
     pub fn name(&self) -> &str {
+        self.given.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The lock's name as stored in Redis, the key of its hash: [`Lock::name`] through the
+    /// client's [name mapper](crate::ConfigBuilder::name_mapper), or the name itself
+    /// without one. Its channels and other keys are built from it (see
+    /// [`LockKeys`](crate::LockKeys)).
+    ///
+    /// # Redisson equivalent
+    /// `RedissonObject#getRawName()`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo() -> redisson_lock::Result<()> {
+    /// use redisson_lock::{Client, Config, PrefixNameMapper};
+    /// let config = Config::builder()
+    ///     .url("redis://127.0.0.1:6379")
+    ///     .name_mapper(PrefixNameMapper::new("app1:"))
+    ///     .build()?;
+    /// let client = Client::connect(config).await?;
+    /// let lock = client.get_lock("orders");
+    /// assert_eq!(lock.name(), "orders");
+    /// assert_eq!(lock.raw_name(), "app1:orders");
+    /// # Ok(()) }
+    /// ```
+    pub fn raw_name(&self) -> &str {
         &self.name
     }
 

@@ -68,6 +68,7 @@ pub use fair::{Fair, NonReentrantFair};
 pub use fenced::Fenced;
 pub use guard::LockGuard;
 pub use handle::Lock;
+pub(crate) use handle::LockName;
 pub use kind::LockKind;
 pub use multi::{
     AllMembers, AnyLock, GroupGuard, GroupRule, LockGroup, Majority, MultiLock, MultiLockGuard,

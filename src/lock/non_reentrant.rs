@@ -56,7 +56,7 @@ pub(crate) fn reacquire_error(target: &Target<'_>, error: &fred::error::Error) -
         .details()
         .contains("NON_REENTRANT_REACQUIRE")
         .then(|| Error::NonReentrant {
-            name: target.name.to_owned(),
+            name: target.given.to_owned(),
             owner: target.owner,
         })
 }

@@ -21,7 +21,7 @@ use std::sync::{Arc, LazyLock};
 use fred::prelude::Value;
 
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
-use super::Lock;
+use super::{Lock, LockName};
 use crate::context::LockContext;
 use crate::names::{hash_tag, owner_field, read_timeout_prefix, rwlock_channel};
 use crate::owner::LockOwner;
@@ -80,13 +80,19 @@ pub struct ReadWriteLock {
 
 impl ReadWriteLock {
     pub(crate) fn new(context: Arc<LockContext>, name: String) -> ReadWriteLock {
+        // Mapped once, for both halves (Redisson maps each half's name, to the same key).
+        let names = LockName::new(&context, name);
         ReadWriteLock {
-            read: Lock::new(context.clone(), name.clone(), Read),
-            write: Lock::new(context, name, Write),
+            read: Lock::named(context.clone(), names.clone(), Read),
+            write: Lock::named(context, names, Write),
         }
     }
 
-    /// The name: the Redis key of the hash both halves share.
+    /// The name, as given to the client; the Redis key of the hash both halves share is
+    /// [`ReadWriteLock::raw_name`] (the same without a name mapper).
+    ///
+    /// # Redisson equivalent
+    /// `RReadWriteLock#getName()`
     ///
     /// # Examples
     /// ```no_run
@@ -96,6 +102,23 @@ impl ReadWriteLock {
     /// ```
     pub fn name(&self) -> &str {
         self.read.name()
+    }
+
+    /// The name as stored in Redis: the key of the hash both halves share, through the
+    /// client's [name mapper](crate::ConfigBuilder::name_mapper).
+    ///
+    /// # Redisson equivalent
+    /// `RedissonObject#getRawName()`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::Client) {
+    /// let rw = client.get_read_write_lock("catalog");
+    /// assert_eq!(rw.raw_name(), rw.write_lock().raw_name());
+    /// # }
+    /// ```
+    pub fn raw_name(&self) -> &str {
+        self.read.raw_name()
     }
 
     /// The read half: shared with other readers, excluded by a writer.

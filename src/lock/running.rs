@@ -18,7 +18,7 @@ use crate::scripts::{is_wrong_type, Resend};
 
 impl<K: LockKind> Lock<K> {
     pub(super) fn check(&self) -> Result<()> {
-        if self.name.is_empty() {
+        if self.name.is_empty() || self.name().is_empty() {
             return Err(Error::invalid("lock name must not be empty"));
         }
         if self.context.is_closed() {
@@ -31,6 +31,7 @@ impl<K: LockKind> Lock<K> {
         Target {
             context: &self.context,
             name: &self.name,
+            given: self.name(),
             owner,
         }
     }

@@ -69,7 +69,7 @@ impl<K: LockKind> Lock<K> {
                 Ok(count) => {
                     return Err(Error::OutcomeUnknown {
                         operation: "acquire",
-                        name: self.name.to_string(),
+                        name: self.name().to_owned(),
                         reason: format!(
                             "its reply was lost ({lost_reply}), and Redis counts {count} holds of \
                              owner {owner} where this client expected {before} or {}: another \
@@ -95,7 +95,7 @@ impl<K: LockKind> Lock<K> {
                     self.leave_in_doubt(owner, before);
                     return Err(Error::OutcomeUnknown {
                         operation: "acquire",
-                        name: self.name.to_string(),
+                        name: self.name().to_owned(),
                         reason: format!(
                             "its reply was lost ({lost_reply}) and Redis could not be asked \
                              whether it ran ({error}). Nothing is reported held: if it ran, \

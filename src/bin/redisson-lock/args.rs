@@ -45,6 +45,17 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "FILE", requires = "cert")]
     pub(crate) key: Option<PathBuf>,
 
+    /// The prefix the apps' Redisson NameMapper puts before every lock name (e.g.
+    /// 'app1:'): names given here are prefixed, names listed are shown without it (the
+    /// key as stored is in --json's "key").
+    #[arg(long, global = true, value_name = "PREFIX")]
+    pub(crate) prefix: Option<String>,
+
+    /// With --prefix: the fair lock's queue and deadline set are named after the
+    /// unprefixed name, as Redisson up to 3.51.x (3.52.0+ uses the prefixed name).
+    #[arg(long, global = true, requires = "prefix")]
+    pub(crate) fair_queue_unmapped: bool,
+
     /// Print JSON for scripts instead of tables.
     #[arg(long, global = true)]
     pub(crate) json: bool,
@@ -84,13 +95,15 @@ impl Cli {
 pub(crate) enum Command {
     /// Show each lock's kind, holders, TTL, fencing token and waiters.
     Inspect {
-        /// Lock names, as stored in Redis (the key of the lock hash).
+        /// Lock names, as stored in Redis (the key of the lock hash); with --prefix, the
+        /// names without the prefix.
         #[arg(required = true, value_name = "NAME")]
         names: Vec<OsString>,
     },
     /// List every lock-shaped key (SCAN, never KEYS; every primary of a cluster).
     List {
-        /// Only keys matching this glob pattern (SCAN's MATCH), e.g. 'orders:*'.
+        /// Only keys matching this glob pattern (SCAN's MATCH), e.g. 'orders:*'; with
+        /// --prefix, the pattern of the names without the prefix.
         #[arg(long = "match", value_name = "PATTERN", default_value = "*")]
         pattern: String,
         /// Keys per SCAN call (SCAN's COUNT).
@@ -100,7 +113,7 @@ pub(crate) enum Command {
     },
     /// Follow a lock live (channel messages, holder and waiter changes) until Ctrl-C.
     Watch {
-        /// The lock name.
+        /// The lock name (with --prefix, without the prefix).
         #[arg(value_name = "NAME")]
         name: OsString,
         /// How often to read the lock's state, in milliseconds.
@@ -114,7 +127,7 @@ pub(crate) enum Command {
     /// Delete a lock whoever holds it, and wake its waiters as Redisson's forceUnlock
     /// does for its kind. Refuses without --yes.
     ForceUnlock {
-        /// The lock name.
+        /// The lock name (with --prefix, without the prefix).
         #[arg(value_name = "NAME")]
         name: OsString,
         /// Really do it.

@@ -8,7 +8,8 @@ use crate::{render, Failure, Out, Session, EXIT_NOT_FOUND, EXIT_OK};
 
 pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, Failure> {
     let client = &session.client;
-    let outcome = inspect::inspect(client.redis(), name)
+    let keys = session.keys(name);
+    let outcome = inspect::inspect(client.redis(), &keys, name)
         .await
         .map_err(|e| session.failure(format!("reading lock {}: {e}", escape(name))))?;
     let report = match outcome {
@@ -37,7 +38,7 @@ pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, 
                 .await,
             format!(
                 "published 1 on {}: every waiting reader and writer wakes",
-                redisson_lock::LockKeys::new(name).rwlock_channel()
+                keys.rwlock_channel()
             ),
         ),
         (Kind::ReadWrite, _) => (
@@ -48,7 +49,7 @@ pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, 
                 .await,
             format!(
                 "published 0 on {}: one waiter per subscribed client wakes",
-                redisson_lock::LockKeys::new(name).rwlock_channel()
+                keys.rwlock_channel()
             ),
         ),
         (Kind::Fair, _) => (
@@ -59,7 +60,7 @@ pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, 
             client.get_fenced_lock(name).force_unlock().await,
             format!(
                 "published 0 on {}; the token counter is kept",
-                redisson_lock::LockKeys::new(name).channel()
+                keys.channel()
             ),
         ),
         (Kind::Reentrant, _) => (
@@ -67,7 +68,7 @@ pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, 
             format!(
                 "published 0 on {}: one waiter per subscribed client wakes (spin-lock \
                  waiters poll and notice on their next try)",
-                redisson_lock::LockKeys::new(name).channel()
+                keys.channel()
             ),
         ),
     };
@@ -81,6 +82,7 @@ pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, 
         out.write_json(
             &json!({
                 "name": name,
+                "key": keys.name(),
                 "kind": report.kind.as_str(),
                 "mode": report.mode,
                 "deleted": deleted,

@@ -77,7 +77,11 @@ pub(crate) struct Subscribers {
 /// What Redis holds for one lock name.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
+    /// The name as the application gives it (unmapped, with `--prefix`).
     pub(crate) name: String,
+    /// The lock hash's key: the name as stored in Redis (with `--prefix`, the prefix and
+    /// the name).
+    pub(crate) key: String,
     pub(crate) kind: Kind,
     /// Whether the lock hash exists (someone holds it).
     pub(crate) locked: bool,
@@ -105,10 +109,12 @@ pub(crate) enum Outcome {
     /// No lock key and no auxiliary key.
     NotFound {
         name: String,
+        key: String,
     },
     /// A key that exists but is not a lock.
     NotALock {
         name: String,
+        key: String,
         key_type: String,
         reason: String,
     },
@@ -126,10 +132,15 @@ pub(crate) const HOLDER_CONNECTED: &str =
     "unknown: Redisson client ids are not visible to the server (neither Java Redisson nor \
      this crate sends them to Redis, so CLIENT LIST cannot match a holder to a connection)";
 
-/// Reads the state of lock `name`.
-pub(crate) async fn inspect(redis: &Redis, name: &str) -> Result<Outcome, RedisError> {
-    let keys = LockKeys::new(name);
-    let key_type: String = redis.r#type(name).await?;
+/// Reads the state of the lock with `keys`, shown as `name` (the name as given, before any
+/// name mapper).
+pub(crate) async fn inspect(
+    redis: &Redis,
+    keys: &LockKeys,
+    name: &str,
+) -> Result<Outcome, RedisError> {
+    let key = keys.name();
+    let key_type: String = redis.r#type(key).await?;
     let queue_exists: i64 = redis.exists(keys.fair_queue()).await?;
     let timeouts_exist: i64 = redis.exists(keys.fair_timeouts()).await?;
     let fair = queue_exists + timeouts_exist > 0;
@@ -151,7 +162,7 @@ pub(crate) async fn inspect(redis: &Redis, name: &str) -> Result<Outcome, RedisE
     let mut key_type = key_type;
     let mut fields = Vec::new();
     if key_type == "hash" {
-        fields = hash_fields(redis, name).await?;
+        fields = hash_fields(redis, key).await?;
         if fields.is_empty() {
             // Deleted between TYPE and HGETALL.
             key_type = "none".to_owned();
@@ -162,6 +173,7 @@ pub(crate) async fn inspect(redis: &Redis, name: &str) -> Result<Outcome, RedisE
             if !fair && fencing_token.is_none() {
                 return Ok(Outcome::NotFound {
                     name: name.to_owned(),
+                    key: key.to_owned(),
                 });
             }
         }
@@ -169,6 +181,7 @@ pub(crate) async fn inspect(redis: &Redis, name: &str) -> Result<Outcome, RedisE
         other => {
             return Ok(Outcome::NotALock {
                 name: name.to_owned(),
+                key: key.to_owned(),
                 key_type: other.to_owned(),
                 reason: format!("the key is a {other}; a Redisson lock is a hash"),
             })
@@ -195,6 +208,7 @@ pub(crate) async fn inspect(redis: &Redis, name: &str) -> Result<Outcome, RedisE
         Err(reason) => {
             return Ok(Outcome::NotALock {
                 name: name.to_owned(),
+                key: key.to_owned(),
                 key_type,
                 reason,
             })
@@ -214,7 +228,7 @@ pub(crate) async fn inspect(redis: &Redis, name: &str) -> Result<Outcome, RedisE
         }
     }
     let ttl_ms = if locked {
-        Some(redis.pttl::<i64, _>(name).await?)
+        Some(redis.pttl::<i64, _>(key).await?)
     } else {
         None
     };
@@ -327,6 +341,7 @@ pub(crate) async fn inspect(redis: &Redis, name: &str) -> Result<Outcome, RedisE
 
     Ok(Outcome::Lock(Box::new(Report {
         name: name.to_owned(),
+        key: key.to_owned(),
         kind,
         locked,
         ttl_ms,

@@ -1,5 +1,5 @@
 //! `list`: every lock-shaped key, found with `SCAN` (never `KEYS`), on every primary of a
-//! cluster.
+//! cluster. With `--prefix`, only keys under the prefix, shown without it.
 
 use futures::StreamExt;
 use redisson_lock::fred::types::scan::ScanType;
@@ -14,15 +14,20 @@ pub(crate) async fn run(
     count: u32,
 ) -> Result<u8, Failure> {
     let redis = session.client.redis();
+    // With --prefix the names live under it: match the prefix literally, then the pattern.
+    let scanned = match session.client.config().name_mapper() {
+        Some(mapper) => format!("{}{pattern}", crate::watch::glob_literal(&mapper.map(""))),
+        None => pattern.to_owned(),
+    };
     // Lock hashes only: every kind keeps its holders in a hash named after the lock.
     let keys: Vec<_> = if session.clustered {
         redis
-            .scan_cluster_buffered(pattern, Some(count), Some(ScanType::Hash))
+            .scan_cluster_buffered(scanned.as_str(), Some(count), Some(ScanType::Hash))
             .collect()
             .await
     } else {
         redis
-            .scan_buffered(pattern, Some(count), Some(ScanType::Hash))
+            .scan_buffered(scanned.as_str(), Some(count), Some(ScanType::Hash))
             .collect()
             .await
     };
@@ -31,7 +36,8 @@ pub(crate) async fn run(
     for key in keys {
         let key = key.map_err(|e| session.failure(format!("SCAN failed: {e}")))?;
         match key.as_str() {
-            Some(name) => names.push(name.to_owned()),
+            // Shown as the apps name it: without --prefix's prefix.
+            Some(key) => names.extend(session.unmapped(key)),
             // Redisson names locks with strings: a key that is not UTF-8 is not one.
             None => skipped += 1,
         }
@@ -41,7 +47,7 @@ pub(crate) async fn run(
 
     let mut reports = Vec::new();
     for name in &names {
-        let outcome = inspect::inspect(redis, name)
+        let outcome = inspect::inspect(redis, &session.keys(name), name)
             .await
             .map_err(|e| session.failure(format!("reading lock {}: {e}", inspect::escape(name))))?;
         if let Outcome::Lock(report) = outcome {

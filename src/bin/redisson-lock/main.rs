@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use redisson_lock::fred::prelude::ReconnectPolicy;
-use redisson_lock::{redacted_url, Client, Config};
+use redisson_lock::{redacted_url, Client, Config, FairQueueNames, LockKeys, PrefixNameMapper};
 
 use crate::args::{Cli, Command};
 
@@ -92,6 +92,23 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// The keys of the lock the apps call `name` (through `--prefix`, if given).
+    pub(crate) fn keys(&self, name: &str) -> LockKeys {
+        LockKeys::with_config(name, self.client.config())
+    }
+
+    /// The name the apps give the lock stored as `key` (without `--prefix`); `None` for a
+    /// key outside the prefix.
+    pub(crate) fn unmapped(&self, key: &str) -> Option<String> {
+        match self.client.config().name_mapper() {
+            None => Some(key.to_owned()),
+            Some(mapper) => {
+                let name = mapper.unmap(key);
+                (mapper.map(&name) == key).then_some(name)
+            }
+        }
+    }
+
     /// A Redis error as a [`Failure`] that names the URL.
     pub(crate) fn failure(&self, cause: impl std::fmt::Display) -> Failure {
         Failure::Redis {
@@ -140,6 +157,12 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             .ok()
             .filter(|password| !password.is_empty()),
         tls: cli.tls_options(),
+        prefix: cli.prefix.clone().filter(|prefix| !prefix.is_empty()),
+        fair_queue_names: if cli.fair_queue_unmapped {
+            FairQueueNames::Unmapped
+        } else {
+            FairQueueNames::Mapped
+        },
     };
     match cli.command {
         Command::Inspect { names } => {
@@ -203,7 +226,7 @@ async fn run_inspect(session: &Session, out: &Out, names: &[String]) -> Result<u
     let redis = session.client.redis();
     let mut outcomes = Vec::with_capacity(names.len());
     for name in names {
-        let outcome = inspect::inspect(redis, name)
+        let outcome = inspect::inspect(redis, &session.keys(name), name)
             .await
             .map_err(|e| session.failure(format!("reading lock {}: {e}", inspect::escape(name))))?;
         outcomes.push(outcome);
@@ -240,6 +263,9 @@ struct Access {
     user: Option<String>,
     password: Option<String>,
     tls: Option<redisson_lock::TlsOptions>,
+    /// `--prefix`: the apps' name mapper.
+    prefix: Option<String>,
+    fair_queue_names: FairQueueNames,
 }
 
 /// Connects with the library's client; gives up after `timeout` and does not keep
@@ -258,6 +284,11 @@ async fn connect(url: &str, access: &Access, timeout: Duration) -> Result<Sessio
     }
     if let Some(tls) = &access.tls {
         builder = builder.tls(tls.clone());
+    }
+    if let Some(prefix) = &access.prefix {
+        builder = builder
+            .name_mapper(PrefixNameMapper::new(prefix.as_str()))
+            .fair_queue_names(access.fair_queue_names);
     }
     let config = builder
         .build()

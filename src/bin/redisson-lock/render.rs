@@ -123,11 +123,14 @@ fn waiter_row(position: usize, waiter: &Waiter, now_ms: i64) -> Vec<String> {
 /// The human form of one lookup.
 pub(crate) fn outcome_text(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::NotFound { name } => format!("{}: not locked (no such lock)\n", escape(name)),
+        Outcome::NotFound { name, .. } => {
+            format!("{}: not locked (no such lock)\n", escape(name))
+        }
         Outcome::NotALock {
             name,
             key_type,
             reason,
+            ..
         } => format!("{}: not a lock ({key_type}): {reason}\n", escape(name)),
         Outcome::Lock(report) => report_text(report),
     }
@@ -151,6 +154,10 @@ fn report_text(report: &Report) -> String {
         ],
         vec!["ttl".to_owned(), ttl_text(report.ttl_ms)],
     ];
+    if report.key != report.name {
+        // With --prefix: the key as stored in Redis.
+        head.insert(1, vec!["key".to_owned(), escape(&report.key)]);
+    }
     if report.kind == Kind::Fenced || report.fencing_token.is_some() {
         head.push(vec![
             "token".to_owned(),
@@ -245,18 +252,21 @@ fn holder_json(holder: &Holder) -> Json {
 /// The JSON form of one lookup.
 pub(crate) fn outcome_json(outcome: &Outcome) -> Json {
     match outcome {
-        Outcome::NotFound { name } => json!({
+        Outcome::NotFound { name, key } => json!({
             "name": name,
+            "key": key,
             "found": false,
             "kind": Json::Null,
             "locked": false,
         }),
         Outcome::NotALock {
             name,
+            key,
             key_type,
             reason,
         } => json!({
             "name": name,
+            "key": key,
             "found": true,
             "kind": "not-a-lock",
             "key_type": key_type,
@@ -283,6 +293,7 @@ pub(crate) fn outcome_json(outcome: &Outcome) -> Json {
                 .collect();
             json!({
                 "name": report.name,
+                "key": report.key,
                 "found": true,
                 "kind": report.kind.as_str(),
                 "locked": report.locked,

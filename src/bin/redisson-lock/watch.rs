@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::{Builder, ClientLike, EventInterface, PubsubInterface};
-use redisson_lock::LockKeys;
 use serde_json::{json, Value as Json};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -209,7 +208,7 @@ fn diff(old: &Snapshot, new: &Snapshot, elapsed_ms: i64) -> Vec<Event> {
 }
 
 /// A glob pattern that matches `text` literally.
-fn glob_literal(text: &str) -> String {
+pub(crate) fn glob_literal(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '*' | '?' | '[' | ']' | '\\') {
@@ -235,7 +234,7 @@ pub(crate) async fn run(
     interval: Duration,
     duration: Option<Duration>,
 ) -> Result<u8, Failure> {
-    let keys = LockKeys::new(name);
+    let keys = session.keys(name);
     let redis = session.client.redis();
 
     // Our own subscriber connection: a subscribed RESP2 connection can run nothing else.
@@ -290,8 +289,9 @@ pub(crate) async fn run(
         }
     };
 
+    let keys_ref = &keys;
     let read = |name: String| async move {
-        inspect::inspect(redis, &name)
+        inspect::inspect(redis, keys_ref, &name)
             .await
             .map_err(|e| session.failure(format!("reading lock {}: {e}", escape(&name))))
     };
@@ -313,7 +313,7 @@ pub(crate) async fn run(
             escape(name),
             listening.join(", ")
         ),
-        json!({"channels": listening}),
+        json!({"channels": listening, "key": keys.name()}),
     )) || !emit(event(
         "state",
         last.summary(),

@@ -21,7 +21,11 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// What a group needs from one member, whatever its kind: the engine's operations with an
 /// explicit owner. Implemented once, for every [`Lock<K>`].
 pub(super) trait Member: Send + Sync + fmt::Debug + 'static {
+    /// The name as given to the member's client.
     fn member_name(&self) -> &str;
+    /// The name as stored in Redis (through the client's name mapper): what tells two
+    /// members apart and orders them.
+    fn member_key(&self) -> &str;
     fn kind_name(&self) -> &'static str;
     fn context(&self) -> &Arc<LockContext>;
     /// The engine's acquisition as `owner` (`None`: the wait ran out).
@@ -42,6 +46,10 @@ pub(super) trait Member: Send + Sync + fmt::Debug + 'static {
 
 impl<K: LockKind> Member for Lock<K> {
     fn member_name(&self) -> &str {
+        self.name()
+    }
+
+    fn member_key(&self) -> &str {
         &self.name
     }
 
@@ -113,7 +121,7 @@ pub struct AnyLock {
 }
 
 impl AnyLock {
-    /// The member lock's name.
+    /// The member lock's name, as given to its client ([`Lock::name`]).
     ///
     /// # Examples
     /// ```no_run

@@ -122,7 +122,7 @@ impl<R: GroupRule> LockGroup<R> {
         let servers: Vec<String> = members.iter().map(|m| server_of(m.context())).collect();
         let mut seen = HashSet::new();
         for (member, server) in members.iter().zip(&servers) {
-            if !seen.insert((member.member_name(), server.as_str())) {
+            if !seen.insert((member.member_key(), server.as_str())) {
                 return Err(Error::DuplicateMember {
                     name: member.member_name().to_owned(),
                 });
@@ -135,7 +135,7 @@ impl<R: GroupRule> LockGroup<R> {
         }
         let mut order: Vec<usize> = (0..members.len()).collect();
         order.sort_by(|&a, &b| {
-            (members[a].member_name(), &servers[a]).cmp(&(members[b].member_name(), &servers[b]))
+            (members[a].member_key(), &servers[a]).cmp(&(members[b].member_key(), &servers[b]))
         });
         Ok(LockGroup {
             members: members.into(),
@@ -175,7 +175,8 @@ impl<R: GroupRule> LockGroup<R> {
         self.owner.unwrap_or_else(LockOwner::current)
     }
 
-    /// The members' names, in the order they were given.
+    /// The members' names (as given to their clients, see [`Lock::name`](crate::Lock::name)), in
+    /// the order they were given.
     ///
     /// # Examples
     /// ```no_run

@@ -49,7 +49,7 @@ impl<R: GroupRule> LockGroup<R> {
             };
             shut_down |= matches!(error, Error::Shutdown);
             if R::UNLOCK_IGNORES_FAILURES {
-                tracing::debug!(lock = member.member_name(), %error, "RedLock member not unlocked");
+                tracing::debug!(lock = member.member_key(), %error, "RedLock member not unlocked");
             } else {
                 first = first.or(Some(error));
             }

@@ -304,7 +304,7 @@ impl<R: GroupRule> LockGroup<R> {
                     // A member whose acquire reply was lost (Redisson unlocks it) is
                     // settled by the engine: it reads the owner's hold count, and undoes
                     // a hold nobody was told of (Error::OutcomeUnknown: at its next call).
-                    tracing::debug!(lock = member.member_name(), %error, "group member failed");
+                    tracing::debug!(lock = member.member_key(), %error, "group member failed");
                     Ok(Tried::Failed(Some(error)))
                 }
             }
@@ -341,7 +341,7 @@ impl<R: GroupRule> LockGroup<R> {
                     Err(_) => self.members[index].release_later(taking.owner),
                 }
                 tracing::debug!(
-                    lock = self.members[index].member_name(),
+                    lock = self.members[index].member_key(),
                     "group member lost before its lease was set"
                 );
                 taking.forget(index);
@@ -432,7 +432,7 @@ impl<'a, R: GroupRule> Taking<'a, R> {
         .await;
         for (member, reply) in replies {
             if let Err(error) = reply {
-                tracing::warn!(lock = member.member_name(), %error, "could not release a group member; its lease will end it");
+                tracing::warn!(lock = member.member_key(), %error, "could not release a group member; its lease will end it");
             }
         }
     }
