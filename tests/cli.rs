@@ -4,9 +4,10 @@
 #![cfg(feature = "cli")]
 
 mod support;
+use support::cli::*;
 use support::*;
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -14,53 +15,7 @@ use redisson_lock::fred::prelude::*;
 use redisson_lock::LockOwner;
 use serde_json::Value as Json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
 const JAVA_UUID: &str = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac";
-
-/// Runs the binary with `args` against `url` (off the async runtime).
-async fn cli<I, S>(url: &str, args: I) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-    let url = url.to_owned();
-    tokio::task::spawn_blocking(move || {
-        Command::new(BIN)
-            .arg("--url")
-            .arg(url)
-            .args(args)
-            .env_remove("REDIS_URL")
-            .output()
-            .expect("run redisson-lock")
-    })
-    .await
-    .expect("join")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("exit code, not a signal")
-}
-
-fn json(out: &Output) -> Json {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(out), stderr(out)))
-}
-
-/// No Rust panic message, ever.
-fn no_panic(out: &Output) {
-    let all = stdout(out) + &stderr(out);
-    assert!(!all.contains("panicked"), "{all}");
-    assert!(!all.contains("RUST_BACKTRACE"), "{all}");
-}
 
 /// A Java Redisson holder: its hash field, count and lease, written raw.
 async fn java_hold(raw: &Client, name: &str, thread: u64, holds: i64, lease_ms: i64) {

@@ -57,23 +57,6 @@ fn ms(d: Duration) -> u128 {
     d.as_millis()
 }
 
-async fn strings(raw: &RawClient, args: Vec<String>) -> Vec<String> {
-    let command = args[0].clone();
-    let rest: Vec<Value> = args[1..].iter().map(|a| Value::from(a.as_str())).collect();
-    let reply: Value = raw
-        .custom(fred::types::CustomCommand::new(command, None, false), rest)
-        .await
-        .unwrap();
-    match reply {
-        Value::Array(items) => items
-            .into_iter()
-            .map(|v| v.as_string().expect("a string"))
-            .collect(),
-        Value::Null => Vec::new(),
-        other => panic!("not an array: {other:?}"),
-    }
-}
-
 /// The wait queue, head first.
 async fn queue(raw: &RawClient, name: &str) -> Vec<String> {
     strings(

@@ -27,32 +27,12 @@ fn raw_name(name: &str) -> String {
     format!("{PREFIX}{name}")
 }
 
-/// A command's reply as strings (`LRANGE`, `ZRANGE`: the list and sorted-set commands
-/// are not in the fred features this crate enables).
-async fn strings(raw: &Client, command: &str, args: &[&str]) -> Vec<String> {
-    let args: Vec<Value> = args.iter().map(|a| Value::from(*a)).collect();
-    let reply: Value = raw
-        .custom(
-            fred::types::CustomCommand::new(command.to_owned(), None, false),
-            args,
-        )
-        .await
-        .unwrap();
-    match reply {
-        Value::Array(items) => items
-            .into_iter()
-            .map(|v| v.as_string().expect("a string"))
-            .collect(),
-        other => panic!("{command}: {other:?}"),
-    }
-}
-
 async fn lrange(raw: &Client, key: &str) -> Vec<String> {
-    strings(raw, "LRANGE", &[key, "0", "-1"]).await
+    strings(raw, ["LRANGE", key, "0", "-1"]).await
 }
 
 async fn zmembers(raw: &Client, key: &str) -> Vec<String> {
-    strings(raw, "ZRANGE", &[key, "0", "-1"]).await
+    strings(raw, ["ZRANGE", key, "0", "-1"]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -407,36 +387,8 @@ async fn without_a_mapper_names_are_stored_as_given() {
 
 #[cfg(feature = "cli")]
 mod cli {
+    use super::support::cli::{cli as run, json};
     use super::*;
-    use std::process::{Command, Output};
-
-    const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
-
-    async fn run(url: &str, args: &[&str]) -> Output {
-        let (url, args): (String, Vec<String>) =
-            (url.to_owned(), args.iter().map(|a| a.to_string()).collect());
-        tokio::task::spawn_blocking(move || {
-            Command::new(BIN)
-                .arg("--url")
-                .arg(url)
-                .args(args)
-                .env_remove("REDIS_URL")
-                .output()
-                .expect("run redisson-lock")
-        })
-        .await
-        .expect("join")
-    }
-
-    fn json(out: &Output) -> serde_json::Value {
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "not JSON ({e}): {}\nstderr: {}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
-    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_cli_maps_names_with_prefix() {

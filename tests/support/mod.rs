@@ -6,6 +6,8 @@
 #![allow(dead_code)]
 
 pub mod bed;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod cluster;
 pub mod java;
 pub mod tls;
@@ -586,4 +588,28 @@ pub async fn drop_group_lock_futures<R: redisson_lock::GroupRule>(
         }
     }
     (taken, dropped)
+}
+
+/// A command's reply as strings, for the commands the crate's fred features do not cover
+/// (`LRANGE`, `ZRANGE`, `KEYS`): `args` is the command and its arguments; nil is empty.
+pub async fn strings<I, S>(raw: &fred::prelude::Client, args: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut args = args.into_iter().map(|a| a.as_ref().to_owned());
+    let command = args.next().expect("a command");
+    let rest: Vec<Value> = args.map(Value::from).collect();
+    let reply: Value = raw
+        .custom(fred::types::CustomCommand::new(command, None, false), rest)
+        .await
+        .unwrap();
+    match reply {
+        Value::Array(items) => items
+            .into_iter()
+            .map(|v| v.as_string().expect("a string"))
+            .collect(),
+        Value::Null => Vec::new(),
+        other => panic!("not an array: {other:?}"),
+    }
 }
