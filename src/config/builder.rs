@@ -375,18 +375,24 @@ impl ConfigBuilder {
     /// [`MAX_LEASE`], a batch size of 0, a zero response or subscription timeout, a latch
     /// TTL, fair-lock wait timeout or replicas sync timeout under 1 ms).
     pub fn build(self) -> Result<Config> {
+        // TLS is decided, and refused without a TLS library, before the URL is parsed:
+        // fred without one reads a TLS scheme as plain TCP.
+        let tls = match (self.tls, self.url.as_deref().and_then(tls_scheme)) {
+            (Some(options), _) => {
+                let backend = options.check_enabled("the TLS options")?;
+                Some((options, backend))
+            }
+            (None, Some(scheme)) => {
+                let options = TlsOptions::default();
+                let backend = options.check_enabled(&format!("the URL scheme `{scheme}`"))?;
+                Some((options, backend))
+            }
+            (None, None) => None,
+        };
         let mut redis = match (self.redis, &self.url) {
             (Some(config), _) => config,
             (None, Some(url)) => {
                 check_scheme(url)?;
-                // TLS is checked before parsing: fred without a TLS library reads a TLS
-                // scheme as plain TCP.
-                if let Some(scheme) = tls_scheme(url) {
-                    self.tls
-                        .clone()
-                        .unwrap_or_default()
-                        .check_enabled(&format!("the URL scheme `{scheme}`"))?;
-                }
                 fred::prelude::Config::from_url(url).map_err(|e| {
                     Error::invalid(format!(
                         "cannot parse Redis URL `{}`: {}",
@@ -397,11 +403,8 @@ impl ConfigBuilder {
             }
             (None, None) => return Err(Error::invalid("no Redis URL or fred config was given")),
         };
-        let wants_tls = self.tls.is_some() || self.url.as_deref().and_then(tls_scheme).is_some();
-        if wants_tls {
-            let options = self.tls.clone().unwrap_or_default();
-            let backend = options.check_enabled("the TLS options")?;
-            apply_tls(&mut redis, &options, backend)?;
+        if let Some((options, backend)) = &tls {
+            apply_tls(&mut redis, options, *backend)?;
         }
         apply_credentials(
             &mut redis,
