@@ -14,12 +14,13 @@ use uuid::Uuid;
 use crate::config::{lease_millis, Config, PublishMode};
 use crate::context::{ContextParts, LockContext};
 use crate::error::{Error, Result};
+use crate::hold_registry::HoldRegistry;
 use crate::lock::{
     Backoff, Fair, FairLock, Fenced, FencedLock, Lock, NonReentrant, NonReentrantFair,
     NonReentrantFairLock, NonReentrantLock, RLock, ReadWriteLock, Reentrant, Spin, SpinLock,
 };
 use crate::pubsub::PubSub;
-use crate::renewal::{Renewal, RenewalSettings};
+use crate::renewal::RenewalSettings;
 use crate::replicas::ReplicaSync;
 
 /// A connection to Redis that hands out locks, like a `RedissonClient`.
@@ -112,17 +113,25 @@ impl Client {
         };
         let (shutdown, shutdown_rx) = watch::channel(false);
         let pubsub = PubSub::start(subscriber.clone(), sharded, shutdown_rx.clone());
-        let renewal = Arc::new(Renewal::default());
         let watchdog_ms = lease_millis(config.watchdog_timeout)?;
-        tokio::spawn(renewal.clone().run(
+        let registry = Arc::new(HoldRegistry::new(watchdog_ms, config.validity_margin));
+        let settings = RenewalSettings {
+            period: config.watchdog_timeout / 3,
+            lease_ms: watchdog_ms,
+            batch_size: config.renewal_batch_size,
+            clustered: config.redis.server.is_clustered(),
+            response_timeout: config.response_timeout,
+        };
+        tokio::spawn(crate::sentry::run(
+            registry.clone(),
             redis.clone(),
-            RenewalSettings {
-                period: config.watchdog_timeout / 3,
-                lease_ms: watchdog_ms,
-                batch_size: config.renewal_batch_size,
-                clustered: config.redis.server.is_clustered(),
-                response_timeout: config.response_timeout,
-            },
+            settings.clone(),
+            shutdown_rx.clone(),
+        ));
+        tokio::spawn(crate::renewal::run(
+            registry.clone(),
+            redis.clone(),
+            settings,
             shutdown_rx,
         ));
         let replicas = Arc::new(ReplicaSync::new(&config));
@@ -132,7 +141,7 @@ impl Client {
             redis,
             subscriber,
             pubsub,
-            renewal,
+            registry,
             replicas,
             publish_command: if sharded { "SPUBLISH" } else { "PUBLISH" },
             watchdog_ms,
@@ -359,7 +368,7 @@ impl Client {
         }
         tracing::info!(client_id = %self.inner.id, "shutting down");
         let _ = self.inner.shutdown.send(true);
-        self.inner.renewal.clear();
+        self.inner.registry.clear();
         self.inner.pubsub.close();
         self.inner.lines.wake_all();
         self.inner.flush_latches().await;
@@ -418,7 +427,7 @@ impl Client {
     /// # }
     /// ```
     pub fn renewed_locks(&self) -> usize {
-        self.inner.renewal.len()
+        self.inner.registry.renewed_len()
     }
 }
 

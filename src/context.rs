@@ -22,9 +22,9 @@ use tokio::sync::{mpsc, watch};
 
 use crate::config::Config;
 use crate::hold_ledger::HoldLedger;
+use crate::hold_registry::HoldRegistry;
 use crate::local_queue::{HandoffLimits, LocalQueues};
 use crate::pubsub::PubSub;
-use crate::renewal::Renewal;
 use crate::replicas::ReplicaSync;
 use crate::writer_gates::WriterGates;
 
@@ -38,7 +38,8 @@ pub(crate) struct LockContext {
     pub(crate) redis: fred::prelude::Client,
     pub(crate) subscriber: fred::prelude::Client,
     pub(crate) pubsub: Arc<PubSub>,
-    pub(crate) renewal: Arc<Renewal>,
+    /// Every hold of this client, with its state; what the watchdog renews.
+    pub(crate) registry: Arc<HoldRegistry>,
     /// The `WAIT` behind lock scripts (Redisson's `checkLockSyncedSlaves`).
     pub(crate) replicas: Arc<ReplicaSync>,
     /// What this client knows of its holds, to settle acquires whose reply was lost.
@@ -80,7 +81,7 @@ pub(crate) struct ContextParts {
     pub(crate) redis: fred::prelude::Client,
     pub(crate) subscriber: fred::prelude::Client,
     pub(crate) pubsub: Arc<PubSub>,
-    pub(crate) renewal: Arc<Renewal>,
+    pub(crate) registry: Arc<HoldRegistry>,
     pub(crate) replicas: Arc<ReplicaSync>,
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
@@ -98,7 +99,7 @@ impl LockContext {
             redis: parts.redis,
             subscriber: parts.subscriber,
             pubsub: parts.pubsub,
-            renewal: parts.renewal,
+            registry: parts.registry,
             replicas: parts.replicas,
             holds: HoldLedger::default(),
             writers: Arc::default(),

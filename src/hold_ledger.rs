@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::time::Instant;
 
+use crate::hold_state::HoldSignal;
 use crate::owner::LockOwner;
-use crate::renewal::LostSignal;
 
 /// A lock name, the owner, and whether the holds are a write lock's (field
 /// `<id>:<owner>:write`, beside the same owner's read holds on the same name).
@@ -33,8 +33,8 @@ struct Entry {
     since: Option<Instant>,
     /// When the last lease-mode acquisition's lease ends; `None` for watchdog holds.
     lease_end: Option<Instant>,
-    /// The watchdog hold's loss signal, for watchdog holds.
-    lost: Option<Arc<LostSignal>>,
+    /// The hold's signal, for watchdog holds.
+    lost: Option<Arc<HoldSignal>>,
     /// The count before an acquire whose outcome could not be learned.
     in_doubt: Option<u32>,
     /// Serialises settling the doubt (the caller's next call and the background settler).
@@ -44,7 +44,7 @@ struct Entry {
 impl Entry {
     fn live_count(&self) -> u32 {
         let expired = self.lease_end.is_some_and(|end| Instant::now() >= end);
-        let lost = self.lost.as_ref().is_some_and(|l| l.is_fired());
+        let lost = self.lost.as_ref().is_some_and(|l| l.is_lost());
         if expired || lost {
             0
         } else {
@@ -80,7 +80,7 @@ impl HoldLedger {
         owner: LockOwner,
         write: bool,
         lease_end: Option<Instant>,
-        lost: Arc<LostSignal>,
+        lost: Arc<HoldSignal>,
     ) {
         let mut holds = self.holds();
         let entry = holds.entry((name.clone(), owner, write)).or_default();
@@ -184,8 +184,9 @@ mod tests {
         let ledger = HoldLedger::default();
         let name: Arc<str> = Arc::from("n");
         assert_eq!(ledger.known(&name, OF, false), 0);
-        ledger.acquired(&name, OF, false, None, Arc::default());
-        ledger.acquired(&name, OF, false, None, Arc::default());
+        let signal = Arc::new(HoldSignal::new(Instant::now(), 60_000, 10));
+        ledger.acquired(&name, OF, false, None, signal.clone());
+        ledger.acquired(&name, OF, false, None, signal);
         assert_eq!(ledger.known(&name, OF, false), 2);
         ledger.released(&name, OF, false, false);
         assert_eq!(ledger.known(&name, OF, false), 1);
@@ -197,13 +198,14 @@ mod tests {
     async fn expired_leases_and_lost_holds_count_zero() {
         let ledger = HoldLedger::default();
         let name: Arc<str> = Arc::from("n");
-        ledger.acquired(&name, OA, false, Some(Instant::now()), Arc::default());
+        let signal = || Arc::new(HoldSignal::new(Instant::now(), 60_000, 10));
+        ledger.acquired(&name, OA, false, Some(Instant::now()), signal());
         tokio::time::sleep(Duration::from_millis(2)).await;
         assert_eq!(ledger.known(&name, OA, false), 0);
-        let lost: Arc<LostSignal> = Arc::default();
+        let lost = signal();
         ledger.acquired(&name, OB, false, None, lost.clone());
         assert_eq!(ledger.known(&name, OB, false), 1);
-        lost.fire();
+        lost.lose(crate::hold_state::Cause::FieldGone);
         assert_eq!(ledger.known(&name, OB, false), 0);
     }
 

@@ -77,6 +77,8 @@ mod detach;
 mod error;
 pub mod fencing;
 mod hold_ledger;
+mod hold_registry;
+mod hold_state;
 mod keys;
 mod local_queue;
 mod lock;
@@ -88,6 +90,7 @@ mod renewal;
 mod replicas;
 mod scripts;
 mod secrets;
+mod sentry;
 mod telemetry;
 mod tls;
 mod writer_gates;
@@ -101,6 +104,7 @@ pub use config::{
 };
 pub use error::{Error, Result};
 pub use fencing::{FencedWriter, FencingGate};
+pub use hold_state::HoldState;
 pub use keys::LockKeys;
 pub use lock::{
     AllMembers, AnyLock, Backoff, Fair, FairLock, Fenced, FencedLock, GroupGuard, GroupRule, Lock,
@@ -132,6 +136,9 @@ pub mod lua {
     pub const LOCK_RENEW: &str = crate::renewal::LOCK_RENEW;
     /// `lua/rw_read_renew.lua`.
     pub const RW_READ_RENEW: &str = crate::renewal::RW_READ_RENEW;
+    /// `lua/hold_check.lua` (redisson-lock's check of lease holds after a fault; not a
+    /// Redisson script).
+    pub const HOLD_CHECK: &str = crate::renewal::HOLD_CHECK;
     /// `lua/fair_acquire.lua`.
     pub const FAIR_ACQUIRE: &str = crate::lock::fair::FAIR_ACQUIRE;
     /// `lua/fair_try_acquire.lua`.
@@ -179,6 +186,7 @@ pub mod lua {
         LOCK_FORCE_RELEASE,
         LOCK_RENEW,
         RW_READ_RENEW,
+        HOLD_CHECK,
         FAIR_ACQUIRE,
         FAIR_TRY_ACQUIRE,
         FAIR_RELEASE,

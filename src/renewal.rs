@@ -1,143 +1,42 @@
-//! The watchdog: one renewal registry and one timer per client.
+//! The watchdog: one timer per client that renews every watchdog hold of the
+//! [`HoldRegistry`], and the batched scripts it sends, which the sentry also uses to
+//! verify holds after a fault.
 //!
 //! Invariants:
-//! * Every lock this client holds in watchdog mode (taken without a lease) is registered
-//!   here with its hold count; each watchdog acquisition adds a hold, each unlock removes
-//!   one, and the lock leaves the registry with its last hold, with `force_unlock`, or
-//!   when it is found lost. Nothing is renewed after that.
-//! * One task renews every registered lock every `watchdog_timeout / 3`, with one script
-//!   per batch of at most `renewal_batch_size` locks; on a cluster a batch never mixes
-//!   hash slots. The script re-arms a lock only while its owner field still exists.
-//! * A lock whose field is gone at a renewal is lost: it leaves the registry and its
-//!   [`LostSignal`] fires, which is how a [`LockGuard`](crate::LockGuard) learns it.
-//! * Errors (a dropped connection, a timeout) are logged and the next tick tries again,
-//!   as Redisson 3.44+ does. The lock stays registered, but once renewals have failed for
-//!   a whole lease since the last confirmed one (the server is down or out of reach, so
-//!   the key may have expired there) its [`LostSignal`] fires: the holder can no longer
-//!   count on it.
+//! * One task renews every registered watchdog hold every `watchdog_timeout / 3`, with
+//!   one script per batch of at most `renewal_batch_size` holds; on a cluster a batch
+//!   never mixes hash slots. The script re-arms a lock only while its owner field exists.
+//! * A hold whose field is gone at a renewal is lost: it leaves the registry and its
+//!   signal says `Lost`.
+//! * A renewal confirmed at all moves the hold's validity deadline to its send time plus
+//!   the lease (see [`crate::hold_state`]). Errors (a dropped connection, a timeout) are
+//!   logged and the next tick tries again, as Redisson 3.44+ does; the deadline, watched
+//!   by the sentry, says when the holder can no longer count on the lock.
+//! * The same batches verify holds after a fault: a watchdog hold by its renewal script
+//!   (which re-arms it too), a lease hold by `lua/hold_check.lua` (read-only).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use fred::prelude::Value;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::owner::LockOwner;
+use crate::hold_registry::{HoldRegistry, Snapshot};
 use crate::scripts::{Resend, Script};
 
 /// `lua/lock_renew.lua`: the watchdog's batched renewal of owner fields.
 pub(crate) const LOCK_RENEW: &str = include_str!("../lua/lock_renew.lua");
 /// `lua/rw_read_renew.lua`: the watchdog's batched renewal of read holds.
 pub(crate) const RW_READ_RENEW: &str = include_str!("../lua/rw_read_renew.lua");
+/// `lua/hold_check.lua`: whether lease holds are still in Redis, after a fault.
+pub(crate) const HOLD_CHECK: &str = include_str!("../lua/hold_check.lua");
 
 static RENEW_FIELDS: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_RENEW));
 static RENEW_READ_HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(RW_READ_RENEW));
-
-/// What the watchdog renews for one (lock, owner).
-#[derive(Debug, Clone)]
-pub(crate) enum Renewable {
-    /// The lock's hash while `field` is in it (RLock, fair, fenced, spin, write locks).
-    Field { field: String },
-    /// A read lock's holds of `field`: each hold's timeout key under `key_prefix`, and
-    /// the hash unless its TTL is longer already (Redisson 4.4+'s read renewal, which
-    /// renews only its own holds).
-    ReadHolds { field: String, key_prefix: String },
-}
-
-/// Tells the holders of one lock that it was lost. Fires once, for good.
-///
-/// Also remembers when the lock's lease was last known to be set (acquired or renewed), so
-/// that renewals failing for as long as the lease lasts count as a loss: by then the key
-/// has expired on a server that is alive but out of reach, and another client may hold it.
-#[derive(Debug, Default)]
-pub(crate) struct LostSignal {
-    lost: AtomicBool,
-    notify: Notify,
-    /// Milliseconds since [`EPOCH`] when the lease was last known to be set.
-    confirmed_ms: AtomicU64,
-}
-
-/// The origin of [`LostSignal`]'s timestamps.
-static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
-
-fn millis_since_epoch(at: Instant) -> u64 {
-    at.saturating_duration_since(*EPOCH).as_millis() as u64
-}
-
-impl LostSignal {
-    /// Records that the lease was set (or renewed) by a command sent at `at`.
-    pub(crate) fn confirm(&self, at: Instant) {
-        self.confirmed_ms
-            .fetch_max(millis_since_epoch(at), Ordering::AcqRel);
-    }
-
-    /// Fires (returning true the first time) if the lease set at the last confirmation
-    /// has ended by `now`. A failed renewal may still have run (a timeout), so only a
-    /// lease that surely ran out without a confirmed renewal counts.
-    fn fire_if_expired(&self, now: Instant, lease_ms: u64) -> bool {
-        if self.is_fired() {
-            return false;
-        }
-        let confirmed = self.confirmed_ms.load(Ordering::Acquire);
-        if millis_since_epoch(now) >= confirmed.saturating_add(lease_ms) {
-            self.fire();
-            return true;
-        }
-        false
-    }
-
-    pub(crate) fn fire(&self) {
-        if !self.lost.swap(true, Ordering::AcqRel) {
-            self.notify.notify_waiters();
-        }
-    }
-
-    pub(crate) fn is_fired(&self) -> bool {
-        self.lost.load(Ordering::Acquire)
-    }
-
-    /// Completes when the signal fires (at once if it already has). Cancel safe.
-    pub(crate) async fn fired(&self) {
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.is_fired() {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Held {
-    /// The owner field (and a read lock's key prefix), as compact as they come: an entry
-    /// lives as long as its hold, and a client may hold many locks, so the script
-    /// arguments are built per renewal round (every `watchdog_timeout / 3`) instead.
-    field: Box<str>,
-    key_prefix: Option<Box<str>>,
-    holds: u32,
-    lost: Arc<LostSignal>,
-}
-
-/// One lock of a renewal round.
-struct Renewing {
-    hold: HoldKey,
-    key: Value,
-    field: Value,
-    key_prefix: Option<Value>,
-    slot: u16,
-    lost: Arc<LostSignal>,
-}
-
-/// A lock name, the owner that holds it, and whether the hold is a write lock's (whose
-/// field is `<id>:<owner>:write`, beside the same owner's read holds on the same name).
-type HoldKey = (Arc<str>, LockOwner, bool);
+static CHECK_HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(HOLD_CHECK));
 
 /// What the renewal task needs besides the registry.
 #[derive(Debug, Clone)]
@@ -149,268 +48,167 @@ pub(crate) struct RenewalSettings {
     pub(crate) response_timeout: Duration,
 }
 
-/// The per-client registry of watchdog-held locks.
-#[derive(Debug, Default)]
-pub(crate) struct Renewal {
-    held: Mutex<HashMap<HoldKey, Held>>,
-    /// Woken when the registry goes from empty to non-empty.
-    first_hold: Notify,
+/// Which script a batch goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Batch {
+    Fields,
+    ReadHolds,
+    Check,
 }
 
-impl Renewal {
-    fn held(&self) -> MutexGuard<'_, HashMap<HoldKey, Held>> {
-        // A panic while holding this lock cannot leave the map inconsistent (every
-        // critical section is a single map operation), so a poisoned lock is still usable.
-        self.held
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
+/// How one batched send went, in holds.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Outcome {
+    pub(crate) confirmed: u64,
+    pub(crate) gone: u64,
+    pub(crate) failed: u64,
+}
 
-    /// Registers one watchdog hold; returns the lock's loss signal.
-    pub(crate) fn add_hold(
-        &self,
-        name: &Arc<str>,
-        owner: LockOwner,
-        write: bool,
-        renewable: impl FnOnce() -> Renewable,
-    ) -> Arc<LostSignal> {
-        let mut held = self.held();
-        let was_empty = held.is_empty();
-        let hold_key: HoldKey = (name.clone(), owner, write);
-        let entry = held.entry(hold_key).or_insert_with(|| {
-            let (field, key_prefix) = match renewable() {
-                Renewable::Field { field } => (field, None),
-                Renewable::ReadHolds { field, key_prefix } => (field, Some(key_prefix)),
-            };
-            Held {
-                field: field.into_boxed_str(),
-                key_prefix: key_prefix.map(String::into_boxed_str),
-                holds: 0,
-                lost: Arc::default(),
-            }
-        });
-        entry.holds += 1;
-        // The acquire script just set the lease.
-        entry.lost.confirm(Instant::now());
-        let lost = entry.lost.clone();
-        drop(held);
-        if was_empty {
-            self.first_hold.notify_one();
+/// The renewal task: runs until `shutdown` changes or its sender is dropped.
+pub(crate) async fn run(
+    registry: Arc<HoldRegistry>,
+    redis: fred::prelude::Client,
+    settings: RenewalSettings,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        // Idle while nothing is renewed.
+        tokio::select! {
+            _ = registry.first_renewed_hold() => {}
+            _ = shutdown.changed() => return,
         }
-        lost
-    }
-
-    /// The loss signal of a registered hold, if any.
-    pub(crate) fn signal(
-        &self,
-        name: &Arc<str>,
-        owner: LockOwner,
-        write: bool,
-    ) -> Option<Arc<LostSignal>> {
-        self.held()
-            .get(&(name.clone(), owner, write))
-            .map(|h| h.lost.clone())
-    }
-
-    /// Removes one hold; the lock stops being renewed with its owner's last one.
-    pub(crate) fn remove_hold(&self, name: &Arc<str>, owner: LockOwner, write: bool) {
-        let mut held = self.held();
-        let key: HoldKey = (name.clone(), owner, write);
-        if let Some(entry) = held.get_mut(&key) {
-            entry.holds = entry.holds.saturating_sub(1);
-            if entry.holds == 0 {
-                held.remove(&key);
-            }
+        tokio::select! {
+            _ = tokio::time::sleep(settings.period) => {}
+            _ = shutdown.changed() => return,
         }
-    }
-
-    /// Stops renewing `name` for every owner (force unlock), but only holds renewed the
-    /// way `like` is: a read lock's force unlock stops its read holds, any other kind's
-    /// (the write half's too) its owner fields. The two halves of a read-write lock share
-    /// the name, and one half's force unlock must not stop the other half's renewal.
-    pub(crate) fn remove_lock(&self, name: &str, like: &Renewable) {
-        let read_holds = matches!(like, Renewable::ReadHolds { .. });
-        self.held()
-            .retain(|(n, _, _), h| &**n != name || h.key_prefix.is_some() != read_holds);
-    }
-
-    /// Stops renewing everything and fires every loss signal (client shutdown).
-    pub(crate) fn clear(&self) {
-        let drained: Vec<Held> = self.held().drain().map(|(_, h)| h).collect();
-        for held in drained {
-            held.lost.fire();
-        }
-    }
-
-    /// How many locks are registered.
-    pub(crate) fn len(&self) -> usize {
-        self.held().len()
-    }
-
-    fn lost(&self, key: &HoldKey, signal: &Arc<LostSignal>) {
-        let mut held = self.held();
-        // Only if the entry is the one that was renewed: an unlock and a new acquisition
-        // between the snapshot and the reply make a new entry with a new signal.
-        if held.get(key).is_some_and(|h| Arc::ptr_eq(&h.lost, signal)) {
-            held.remove(key);
-            drop(held);
-            tracing::warn!(lock = %key.0, owner = %key.1, "lock lost: its owner field is gone");
-            signal.fire();
-        }
-    }
-
-    fn snapshot(&self) -> Vec<Renewing> {
-        self.held()
-            .iter()
-            .map(|(k, h)| Renewing {
-                hold: k.clone(),
-                key: Value::from(&*k.0),
-                field: Value::from(&*h.field),
-                key_prefix: h.key_prefix.as_deref().map(Value::from),
-                slot: fred::util::redis_keyslot(k.0.as_bytes()),
-                lost: h.lost.clone(),
-            })
-            .collect()
-    }
-
-    /// The renewal task: runs until `shutdown` changes or its sender is dropped.
-    pub(crate) async fn run(
-        self: Arc<Self>,
-        redis: fred::prelude::Client,
-        settings: RenewalSettings,
-        mut shutdown: watch::Receiver<bool>,
-    ) {
-        loop {
-            // Idle while nothing is held.
-            loop {
-                let first = self.first_hold.notified();
-                tokio::pin!(first);
-                first.as_mut().enable();
-                if self.len() > 0 {
-                    break;
-                }
-                tokio::select! {
-                    _ = first => {}
-                    _ = shutdown.changed() => return,
-                }
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(settings.period) => {}
-                _ = shutdown.changed() => return,
-            }
-            tokio::select! {
-                _ = self.renew_once(&redis, &settings) => {}
-                _ = shutdown.changed() => return,
-            }
-        }
-    }
-
-    /// One renewal round: every registered lock, in batches.
-    async fn renew_once(&self, redis: &fred::prelude::Client, settings: &RenewalSettings) {
-        let snapshot = self.snapshot();
+        let snapshot = registry.snapshot(|renewed, _| renewed);
         if snapshot.is_empty() {
-            return;
+            continue;
         }
         let span = tracing::debug_span!("redisson_lock.renewal", locks = snapshot.len());
-        self.renew_snapshot(redis, settings, snapshot)
-            .instrument(span)
-            .await
-    }
-
-    async fn renew_snapshot(
-        &self,
-        redis: &fred::prelude::Client,
-        settings: &RenewalSettings,
-        snapshot: Vec<Renewing>,
-    ) {
-        // One group per (slot, script): read holds go to their own script.
-        let mut groups: BTreeMap<(u16, bool), Vec<Renewing>> = BTreeMap::new();
-        for item in snapshot {
-            let slot = if settings.clustered { item.slot } else { 0 };
-            groups
-                .entry((slot, item.key_prefix.is_some()))
-                .or_default()
-                .push(item);
+        tokio::select! {
+            outcome = send(&registry, &redis, &settings, snapshot).instrument(span) => {
+                tracing::debug!(renewed = outcome.confirmed, lost = outcome.gone, failed = outcome.failed, "renewal round");
+                crate::telemetry::renewal_round(outcome.confirmed, outcome.gone, outcome.failed);
+            }
+            _ = shutdown.changed() => return,
         }
-        let lease = Value::from(settings.lease_ms as i64);
-        let sent_at = Instant::now();
-        let batches = groups
-            .iter()
-            .flat_map(|(slot, group)| {
-                group
-                    .chunks(settings.batch_size.max(1))
-                    .map(move |batch| (*slot, batch))
-            })
-            .map(|((slot, read_holds), batch)| {
-                let lease = lease.clone();
-                async move {
-                    let script: &Script = if read_holds {
-                        &RENEW_READ_HOLDS
-                    } else {
-                        &RENEW_FIELDS
+    }
+}
+
+/// Sends `holds` in batches (per slot and script) and applies the replies to their
+/// signals: renewed or still there → confirmed; field gone → lost; a failed batch
+/// changes nothing (the deadline does the rest).
+pub(crate) async fn send(
+    registry: &HoldRegistry,
+    redis: &fred::prelude::Client,
+    settings: &RenewalSettings,
+    holds: Vec<Snapshot>,
+) -> Outcome {
+    let mut groups: BTreeMap<(u16, Batch), Vec<Snapshot>> = BTreeMap::new();
+    for item in holds {
+        let slot = if settings.clustered { item.slot } else { 0 };
+        let batch = match (item.renewed, item.key_prefix.is_some()) {
+            (false, _) => Batch::Check,
+            (true, false) => Batch::Fields,
+            (true, true) => Batch::ReadHolds,
+        };
+        groups.entry((slot, batch)).or_default().push(item);
+    }
+    let lease = Value::from(settings.lease_ms as i64);
+    let sent_at = Instant::now();
+    let batches = groups
+        .iter()
+        .flat_map(|(slot, group)| {
+            group
+                .chunks(settings.batch_size.max(1))
+                .map(move |batch| (*slot, batch))
+        })
+        .map(|((slot, kind), batch)| {
+            let lease = lease.clone();
+            async move {
+                let script: &Script = match kind {
+                    Batch::Fields => &RENEW_FIELDS,
+                    Batch::ReadHolds => &RENEW_READ_HOLDS,
+                    Batch::Check => &CHECK_HOLDS,
+                };
+                let reply = script
+                    .run_in_slot(
+                        redis,
+                        slot,
+                        Resend::Allowed,
+                        settings.response_timeout,
+                        |call| push_batch(call, kind, batch, &lease),
+                    )
+                    .await;
+                (kind, batch, reply)
+            }
+        });
+    let mut outcome = Outcome::default();
+    for (kind, batch, reply) in futures::future::join_all(batches).await {
+        match reply {
+            Ok(Value::Array(flags)) if flags.len() == batch.len() => {
+                for (hold, flag) in batch.iter().zip(flags) {
+                    let confirmed = match (kind, flag.as_i64()) {
+                        (Batch::Check, Some(-2)) | (Batch::Fields | Batch::ReadHolds, Some(0)) => {
+                            None
+                        }
+                        (Batch::Check, Some(-1)) => Some(u64::MAX / 4),
+                        (Batch::Check, Some(ttl)) => Some(ttl.max(0) as u64),
+                        _ => Some(settings.lease_ms),
                     };
-                    let reply = script
-                        .run_in_slot(
-                            redis,
-                            slot,
-                            Resend::Allowed,
-                            settings.response_timeout,
-                            |call| {
-                                call.reserve(2 + 3 * batch.len());
-                                if read_holds {
-                                    call.push(Value::from(2 * batch.len() as i64));
-                                    for r in batch {
-                                        call.push(r.key.clone());
-                                        call.push(r.key_prefix.clone().unwrap_or(Value::Null));
-                                    }
-                                } else {
-                                    call.push(Value::from(batch.len() as i64));
-                                    call.extend(batch.iter().map(|r| r.key.clone()));
-                                }
-                                call.push(lease.clone());
-                                call.extend(batch.iter().map(|r| r.field.clone()));
-                            },
-                        )
-                        .await;
-                    (batch, reply)
-                }
-            });
-        let (mut renewed, mut lost, mut failed) = (0u64, 0u64, 0u64);
-        for (batch, reply) in futures::future::join_all(batches).await {
-            match reply {
-                Ok(Value::Array(flags)) if flags.len() == batch.len() => {
-                    for (lock, flag) in batch.iter().zip(flags) {
-                        if flag.as_i64() == Some(0) {
-                            lost += 1;
-                            self.lost(&lock.hold, &lock.lost);
-                        } else {
-                            renewed += 1;
-                            lock.lost.confirm(sent_at);
+                    match confirmed {
+                        None => {
+                            outcome.gone += 1;
+                            tracing::warn!(lock = %hold.hold.0, owner = %hold.hold.1, "lock lost: its owner field is gone");
+                            registry.found_gone(&hold.hold, &hold.signal);
                         }
-                    }
-                }
-                other => {
-                    failed += batch.len() as u64;
-                    match other {
-                        Ok(other) => tracing::warn!(reply = ?other, "unexpected renewal reply"),
-                        Err(error) => {
-                            let names: Vec<&str> = batch.iter().map(|r| &*r.hold.0).collect();
-                            tracing::warn!(%error, locks = ?names, "can't update locks expiration; will retry");
-                        }
-                    }
-                    // Still renewed on later rounds, but a lease that ran out without a
-                    // confirmed renewal no longer protects its holder (the server may be
-                    // alive but out of reach, and the key gone).
-                    let now = Instant::now();
-                    for lock in batch {
-                        if lock.lost.fire_if_expired(now, settings.lease_ms) {
-                            tracing::warn!(lock = %lock.hold.0, owner = %lock.hold.1, "lock presumed lost: not renewed for its whole lease");
+                        Some(lease_ms) => {
+                            outcome.confirmed += 1;
+                            let margin = registry.margin_ms(lease_ms);
+                            let reset = kind == Batch::Check;
+                            if let Some(t) = hold.signal.confirm(sent_at, lease_ms, margin, reset) {
+                                crate::sentry::report(&hold.signal, t, Some(&hold.hold));
+                            }
                         }
                     }
                 }
             }
+            Ok(other) => {
+                outcome.failed += batch.len() as u64;
+                tracing::warn!(reply = ?other, "unexpected renewal reply");
+            }
+            Err(error) => {
+                outcome.failed += batch.len() as u64;
+                let names: Vec<&str> = batch.iter().map(|r| &*r.hold.0).collect();
+                tracing::warn!(%error, locks = ?names, "can't update locks expiration; will retry");
+            }
         }
-        tracing::debug!(renewed, lost, failed, "renewal round");
-        crate::telemetry::renewal_round(renewed, lost, failed);
     }
+    outcome
+}
+
+/// One batch's keys and arguments.
+fn push_batch(call: &mut Vec<Value>, kind: Batch, batch: &[Snapshot], lease: &Value) {
+    call.reserve(2 + 3 * batch.len());
+    match kind {
+        Batch::ReadHolds => {
+            call.push(Value::from(2 * batch.len() as i64));
+            for r in batch {
+                call.push(r.key.clone());
+                call.push(r.key_prefix.clone().unwrap_or(Value::Null));
+            }
+            call.push(lease.clone());
+        }
+        Batch::Fields => {
+            call.push(Value::from(batch.len() as i64));
+            call.extend(batch.iter().map(|r| r.key.clone()));
+            call.push(lease.clone());
+        }
+        Batch::Check => {
+            call.push(Value::from(batch.len() as i64));
+            call.extend(batch.iter().map(|r| r.key.clone()));
+        }
+    }
+    call.extend(batch.iter().map(|r| r.field.clone()));
 }

@@ -62,8 +62,15 @@ pub(crate) mod names {
     pub(crate) const RENEWAL_ROUNDS: &str = "redisson_lock_renewal_rounds_total";
     /// Counter: locks renewed, by `outcome` (`renewed`, `lost`, `failed`).
     pub(crate) const RENEWALS: &str = "redisson_lock_renewals_total";
-    /// Counter: watchdog-held locks found lost.
+    /// Counter: holds lost (their guards' state became `Lost`), by `cause`.
     pub(crate) const LOST: &str = "redisson_lock_lost_total";
+    /// Counter: holds that became at risk, by `cause`.
+    pub(crate) const AT_RISK: &str = "redisson_lock_at_risk_total";
+    /// Counter: at-risk holds confirmed held again.
+    pub(crate) const RECOVERED: &str = "redisson_lock_recovered_total";
+    /// Histogram (seconds): how long a hold was at risk, by `outcome` (`recovered`,
+    /// `lost`).
+    pub(crate) const AT_RISK_TIME: &str = "redisson_lock_at_risk_seconds";
     /// Gauge: tasks waiting to acquire, by `kind`.
     pub(crate) const WAITERS: &str = "redisson_lock_waiters";
     /// Gauge: lock channels this process is subscribed to.
@@ -130,8 +137,35 @@ pub(crate) fn renewal_round(renewed: u64, lost: u64, failed: u64) {
                 metrics::counter!(names::RENEWALS, "outcome" => outcome).increment(n);
             }
         }
-        if lost > 0 {
-            metrics::counter!(names::LOST).increment(lost);
+    }
+}
+
+/// A hold changed state (see [`crate::hold_state`]); `at_risk_for`: how long it had
+/// been at risk by then.
+#[allow(unused_variables)]
+pub(crate) fn hold_transition(
+    transition: crate::hold_state::Transition,
+    at_risk_for: Option<Duration>,
+) {
+    #[cfg(feature = "metrics")]
+    {
+        use crate::hold_state::Transition;
+        match transition {
+            Transition::AtRisk(cause) => {
+                metrics::counter!(names::AT_RISK, "cause" => cause.as_str()).increment(1);
+            }
+            Transition::Recovered(after) => {
+                metrics::counter!(names::RECOVERED).increment(1);
+                metrics::histogram!(names::AT_RISK_TIME, "outcome" => "recovered")
+                    .record(after.as_secs_f64());
+            }
+            Transition::Lost(cause) => {
+                metrics::counter!(names::LOST, "cause" => cause.as_str()).increment(1);
+                if let Some(after) = at_risk_for {
+                    metrics::histogram!(names::AT_RISK_TIME, "outcome" => "lost")
+                        .record(after.as_secs_f64());
+                }
+            }
         }
     }
 }

@@ -5,6 +5,7 @@ use std::fmt;
 use super::forward::IntoBlocking;
 use super::Lock;
 use crate::error::Result;
+use crate::hold_state::HoldState;
 use crate::lock::{LockKind, Reentrant};
 use crate::owner::LockOwner;
 
@@ -16,8 +17,10 @@ use crate::error::Error;
 /// One hold of a blocking [`Lock`], from [`Lock::acquire`] and its siblings.
 ///
 /// The main way out is [`LockGuard::unlock`], which returns the result of the unlock.
-/// [`LockGuard::is_lost`] tells whether the lock stopped protecting you (the watchdog
-/// found it gone, its lease ran out, or the client was shut down); see
+/// [`LockGuard::state`] tells whether the lock still protects you ([`HoldState::Held`]),
+/// may no longer ([`HoldState::AtRisk`]: the connection to its server dropped, or no
+/// renewal confirmed it in time; the client is checking) or stopped ([`HoldState::Lost`]);
+/// [`LockGuard::wait_at_risk`] blocks until it is no longer held. See
 /// [`crate::LockGuard`] for the details.
 ///
 /// A guard holds the lock as the owner that took it, so it may be sent to another thread
@@ -82,6 +85,75 @@ impl<K: LockKind> LockGuard<K> {
             Some(guard) => self.lock.shared.run(async move { guard.unlock().await })?,
             None => Ok(()),
         }
+    }
+
+    /// The hold's state now (see [`crate::LockGuard::state`]); `Lost` once unlocked.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire()?;
+    /// assert_eq!(guard.state(), redisson_lock::HoldState::Held);
+    /// # Ok(()) }
+    /// ```
+    pub fn state(&self) -> HoldState {
+        self.guard
+            .as_ref()
+            .map_or(HoldState::Lost, crate::LockGuard::state)
+    }
+
+    /// A receiver of the hold's state changes (see [`crate::LockGuard::state_changes`]);
+    /// from blocking code, poll it with `has_changed()` and `borrow()`. `None` once
+    /// unlocked.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire()?;
+    /// let changes = guard.state_changes().expect("held");
+    /// if changes.has_changed().unwrap_or(true) {
+    ///     eprintln!("now {}", *changes.borrow());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn state_changes(&self) -> Option<tokio::sync::watch::Receiver<HoldState>> {
+        self.guard.as_ref().map(crate::LockGuard::state_changes)
+    }
+
+    /// Blocks until the hold is no longer surely held (at risk or lost) or `timeout`
+    /// passes; returns the state it reached, or `None` when still held at the timeout.
+    ///
+    /// # Errors
+    /// [`Error::Shutdown`](crate::Error::Shutdown) if the client's runtime is gone.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire()?;
+    /// if let Some(state) = guard.wait_at_risk(std::time::Duration::from_millis(100))? {
+    ///     eprintln!("stop: the lock is {state}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn wait_at_risk(&self, timeout: std::time::Duration) -> Result<Option<HoldState>> {
+        let Some(guard) = self.guard.as_ref() else {
+            return Ok(Some(HoldState::Lost));
+        };
+        let changes = guard.state_changes();
+        let state = guard.state();
+        if state != HoldState::Held {
+            return Ok(Some(state));
+        }
+        self.lock.shared.run(async move {
+            let mut changes = changes;
+            let wait = async {
+                match changes.wait_for(|s| *s != HoldState::Held).await {
+                    Ok(state) => *state,
+                    Err(_) => HoldState::Lost,
+                }
+            };
+            tokio::time::timeout(timeout, wait).await.ok()
+        })
     }
 
     /// Whether the lock is known to be lost: the watchdog found it gone, its lease ran

@@ -51,6 +51,7 @@ pub struct ConfigBuilder {
     replicas_sync_timeout: Duration,
     local_handoffs: u32,
     local_handoff_time: Duration,
+    validity_margin: Option<Duration>,
     client_id: Option<Uuid>,
     name_mapper: Option<Arc<dyn NameMapper>>,
     fair_queue_names: FairQueueNames,
@@ -101,6 +102,7 @@ impl Default for ConfigBuilder {
             replicas_sync_timeout: DEFAULT_REPLICAS_SYNC_TIMEOUT,
             local_handoffs: DEFAULT_LOCAL_HANDOFFS,
             local_handoff_time: DEFAULT_LOCAL_HANDOFF_TIME,
+            validity_margin: None,
             client_id: None,
             name_mapper: None,
             fair_queue_names: FairQueueNames::Mapped,
@@ -311,6 +313,29 @@ impl ConfigBuilder {
         self
     }
 
+    /// How long before a hold's lease could end in Redis its guard says
+    /// [`HoldState::AtRisk`](crate::HoldState::AtRisk) when no renewal or re-entry has
+    /// confirmed it since (the validity deadline: last confirmed lease − this margin).
+    /// Default: 2 % of the lease plus 10 ms (Redlock's clock drift allowance, with room
+    /// for a late timer); never more than half the lease. A wider margin warns earlier:
+    /// with an explicit lease, it is how long before the lease's end a holder whose work
+    /// outlives it is told.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .validity_margin(Duration::from_millis(500))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(config.validity_margin(), Some(Duration::from_millis(500)));
+    /// ```
+    pub fn validity_margin(mut self, margin: Duration) -> Self {
+        self.validity_margin = Some(margin);
+        self
+    }
+
     /// Use this client id instead of a fresh random one. Two live clients must never share
     /// an id; this exists for tests and for restarting a process that must release the
     /// locks its previous incarnation held.
@@ -461,6 +486,7 @@ impl ConfigBuilder {
             replicas_sync_timeout: self.replicas_sync_timeout,
             local_handoffs: self.local_handoffs,
             local_handoff_time: self.local_handoff_time,
+            validity_margin: self.validity_margin,
             client_id: self.client_id,
             name_mapper: self.name_mapper,
             fair_queue_names: self.fair_queue_names,

@@ -140,6 +140,7 @@ pub struct Config {
     pub(crate) replicas_sync_timeout: Duration,
     pub(crate) local_handoffs: u32,
     pub(crate) local_handoff_time: Duration,
+    pub(crate) validity_margin: Option<Duration>,
     pub(crate) client_id: Option<Uuid>,
     /// Redisson's `nameMapper`; `None` is the identity (nothing mapped, nothing allocated).
     pub(crate) name_mapper: Option<Arc<dyn NameMapper>>,
@@ -166,6 +167,7 @@ impl std::fmt::Debug for Config {
             .field("replicas_sync_timeout", &self.replicas_sync_timeout)
             .field("local_handoffs", &self.local_handoffs)
             .field("local_handoff_time", &self.local_handoff_time)
+            .field("validity_margin", &self.validity_margin)
             .field("client_id", &self.client_id)
             .field("name_mapper", &self.name_mapper)
             .field("fair_queue_names", &self.fair_queue_names)
@@ -295,6 +297,18 @@ impl Config {
     /// ```
     pub fn local_handoff_time(&self) -> Duration {
         self.local_handoff_time
+    }
+
+    /// The margin set with [`ConfigBuilder::validity_margin`]; `None`: the default (2 %
+    /// of the lease plus 10 ms).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.validity_margin(), None);
+    /// ```
+    pub fn validity_margin(&self) -> Option<Duration> {
+        self.validity_margin
     }
 
     /// The name mapper set with [`ConfigBuilder::name_mapper`] (Redisson's `nameMapper`);

@@ -24,8 +24,8 @@ use super::{Lock, LockKind};
 use crate::config::lease_millis;
 use crate::detach::FinishOnDrop;
 use crate::error::{Error, Result};
+use crate::hold_state::HoldSignal;
 use crate::owner::LockOwner;
-use crate::renewal::LostSignal;
 use crate::replicas::Synced;
 use crate::scripts::{outcome_unknown, Resend};
 use crate::telemetry;
@@ -53,7 +53,8 @@ impl Wait {
 
 /// A successful acquisition: what a guard needs to know.
 pub(crate) struct Acquired {
-    pub(crate) lost: Arc<LostSignal>,
+    /// The hold's state, shared with the owner's other holds of the lock.
+    pub(crate) signal: Arc<HoldSignal>,
     pub(crate) lease_deadline: Option<Instant>,
     pub(crate) token: Option<u64>,
 }
@@ -263,40 +264,26 @@ impl<K: LockKind> Lock<K> {
         token: Option<u64>,
     ) -> Acquired {
         let target = self.target(owner);
-        let acquired = match lease_ms {
-            None => {
-                let lost = self.context.renewal.add_hold(
-                    &self.name,
-                    owner,
-                    K::CAPABILITIES.write_lock,
-                    || self.kind.renewable(&target),
-                );
-                Acquired {
-                    lost,
-                    lease_deadline: None,
-                    token,
-                }
-            }
-            Some(lease) => {
-                self.internal_lease_ms.store(lease, Ordering::Relaxed);
-                let lost = self
-                    .context
-                    .renewal
-                    .signal(&self.name, owner, K::CAPABILITIES.write_lock)
-                    .unwrap_or_default();
-                Acquired {
-                    lost,
-                    lease_deadline: Some(started + Duration::from_millis(lease)),
-                    token,
-                }
-            }
+        if let Some(lease) = lease_ms {
+            self.internal_lease_ms.store(lease, Ordering::Relaxed);
+        }
+        let signal = self.context.registry.add_hold(
+            (self.name.clone(), owner, K::CAPABILITIES.write_lock),
+            lease_ms,
+            started,
+            || self.kind.renewable(&target),
+        );
+        let acquired = Acquired {
+            signal,
+            lease_deadline: lease_ms.map(|lease| started + Duration::from_millis(lease)),
+            token,
         };
         self.context.holds.acquired(
             &self.name,
             owner,
             K::CAPABILITIES.write_lock,
             acquired.lease_deadline,
-            acquired.lost.clone(),
+            acquired.signal.clone(),
         );
         acquired
     }

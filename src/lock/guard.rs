@@ -1,4 +1,5 @@
-//! [`LockGuard`]: one hold of a lock, released when dropped, that knows when it was lost.
+//! [`LockGuard`]: one hold of a lock, released when dropped, that knows when the lock is
+//! at risk and when it was lost.
 
 use std::sync::Arc;
 
@@ -6,30 +7,38 @@ use tokio::time::Instant;
 
 use super::{Acquired, Lock, LockKind, Reentrant};
 use crate::error::Result;
+use crate::hold_state::{HoldSignal, HoldState};
 use crate::owner::LockOwner;
-use crate::renewal::LostSignal;
 
 /// One hold of a [`Lock`] of any kind, from [`Lock::acquire`] and its siblings.
 ///
 /// The main way out is [`LockGuard::unlock`], which returns the result of the unlock.
-/// While held, [`LockGuard::lost`] completes if the lock stops protecting you:
+/// While held, the guard tells how far the lock still protects you, as a [`HoldState`]
+/// ([`state`](LockGuard::state), [`state_changes`](LockGuard::state_changes)):
 ///
-/// * **watchdog mode** (taken without a lease): the watchdog found the lock's owner field
-///   gone at a renewal (the key expired during a long pause, was deleted, or was lost in
-///   a failover), or the client was shut down;
-/// * **lease mode**: the lease ran out (as measured on this machine from just before the
-///   acquire was sent, so it fires no later than Redis expires the key), or the client
-///   was shut down.
+/// * [`at_risk`](LockGuard::at_risk) completes as soon as this client can no longer be
+///   sure it holds the lock, and always before the lock can have expired in Redis: the
+///   connection serving the lock's key dropped (a restart, a failover, a killed
+///   connection), or no renewal (or re-entry) confirmed the lease for its whole length
+///   less a margin ([`ConfigBuilder::validity_margin`](crate::ConfigBuilder::validity_margin)):
+///   the server is paused or out of reach, or, with an explicit lease, the work is
+///   outliving it. The client then checks the lock in Redis as soon as it can: still
+///   held → `Held` again; gone → `Lost`.
+/// * [`lost`](LockGuard::lost) completes when the lock is gone, or can no longer be
+///   counted on: its owner field was found gone (the key expired during a long pause,
+///   was deleted, or was lost in a restart or failover), the lease ran out without a
+///   confirmed renewal, or the client was shut down.
 ///
-/// Work that must not run without the lock should race against `lost()`:
+/// Work that must not run without the lock should stop at `at_risk()`, and may go on if
+/// the state comes back to `Held`:
 ///
 /// ```no_run
 /// # async fn write_batch() {}
 /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
 /// let guard = lock.acquire().await?;
 /// tokio::select! {
-///     _ = guard.lost() => {
-///         // Someone else may hold the lock now: stop, do not commit.
+///     _ = guard.at_risk() => {
+///         // Someone else may soon hold the lock: stop, do not commit.
 ///         return Ok(());
 ///     }
 ///     _ = write_batch() => {}
@@ -38,9 +47,11 @@ use crate::renewal::LostSignal;
 /// # Ok(()) }
 /// ```
 ///
-/// Loss is detected at the next renewal, so there is a window of up to
-/// `watchdog_timeout / 3` in which work runs unprotected without knowing it; where that
-/// matters, fence the writes themselves.
+/// One hole remains, as in every lock service: a pause of *this* process (a long GC-like
+/// stall, a suspended VM) past the lease is seen by nobody in time. Fence the writes
+/// themselves for that ([`FencedWriter`](crate::FencedWriter)). The states, their
+/// guarantees and the sequences of restart, failover, partition and pause are in
+/// `docs/reliability.md`.
 ///
 /// # Drop
 /// Dropping a guard without `unlock` stops the renewal at once and releases the hold in
@@ -51,7 +62,7 @@ use crate::renewal::LostSignal;
 #[clippy::has_significant_drop]
 pub struct LockGuard<K: LockKind = Reentrant> {
     lock: Lock<K>,
-    lost: Arc<LostSignal>,
+    signal: Arc<HoldSignal>,
     lease_deadline: Option<Instant>,
     token: Option<u64>,
     armed: bool,
@@ -61,7 +72,7 @@ impl<K: LockKind> LockGuard<K> {
     pub(crate) fn new(lock: Lock<K>, acquired: Acquired) -> LockGuard<K> {
         LockGuard {
             lock,
-            lost: acquired.lost,
+            signal: acquired.signal,
             lease_deadline: acquired.lease_deadline,
             token: acquired.token,
             armed: true,
@@ -105,6 +116,97 @@ impl<K: LockKind> LockGuard<K> {
         self.lock.unlock().await
     }
 
+    /// The hold's state now (see the type's documentation): exact at the moment of the
+    /// call, deadlines included.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire().await?;
+    /// assert_eq!(guard.state(), redisson_lock::HoldState::Held);
+    /// # Ok(()) }
+    /// ```
+    pub fn state(&self) -> HoldState {
+        let state = self.signal.state();
+        if self.lease_deadline.is_some_and(|d| Instant::now() >= d) {
+            return HoldState::Lost;
+        }
+        state
+    }
+
+    /// A receiver of the hold's state changes (a `tokio::sync::watch`), for
+    /// `tokio::select!` loops and for handing to other tasks. It sees what the client's
+    /// sentry publishes, a few milliseconds at most after [`state`](LockGuard::state)
+    /// would show it.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// use redisson_lock::HoldState;
+    /// let guard = lock.acquire().await?;
+    /// let mut changes = guard.state_changes();
+    /// tokio::spawn(async move {
+    ///     while changes.changed().await.is_ok() {
+    ///         let state = *changes.borrow_and_update();
+    ///         eprintln!("lock is now {state}");
+    ///         if state == HoldState::Lost {
+    ///             break;
+    ///         }
+    ///     }
+    /// });
+    /// # Ok(()) }
+    /// ```
+    pub fn state_changes(&self) -> tokio::sync::watch::Receiver<HoldState> {
+        self.signal.subscribe()
+    }
+
+    /// Completes as soon as the hold is no longer surely held (at risk, or lost), with
+    /// that state; at once if it already is. Cancel safe, and cheap to call again, so it
+    /// fits a `tokio::select!` loop.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire().await?;
+    /// tokio::select! {
+    ///     state = guard.at_risk() => eprintln!("stopping: the lock is {state}"),
+    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn at_risk(&self) -> HoldState {
+        let until_at_risk = self.signal.until(|s| s != HoldState::Held);
+        match self.lease_deadline {
+            Some(deadline) => {
+                tokio::select! {
+                    state = until_at_risk => state,
+                    _ = tokio::time::sleep_until(deadline) => HoldState::Lost,
+                }
+            }
+            None => until_at_risk.await,
+        }
+    }
+
+    /// Completes when the hold is confirmed safe again (`Held`) after being at risk;
+    /// at once if it is held. Never completes once lost. Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire().await?;
+    /// guard.at_risk().await;
+    /// tokio::select! {
+    ///     _ = guard.held_again() => eprintln!("still ours: go on"),
+    ///     _ = guard.lost() => eprintln!("gone"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn held_again(&self) {
+        if self.signal.until(|s| s != HoldState::AtRisk).await == HoldState::Lost {
+            std::future::pending::<()>().await;
+        }
+    }
+
     /// Whether the lock is known to be lost (see the type's documentation).
     ///
     /// # Examples
@@ -115,11 +217,12 @@ impl<K: LockKind> LockGuard<K> {
     /// # Ok(()) }
     /// ```
     pub fn is_lost(&self) -> bool {
-        self.lost.is_fired() || self.lease_deadline.is_some_and(|d| Instant::now() >= d)
+        self.state() == HoldState::Lost
     }
 
     /// Completes when the lock is lost; never, while it is held. Cancel safe, and cheap
-    /// to call again, so it fits a `tokio::select!` loop.
+    /// to call again, so it fits a `tokio::select!` loop. Comes after
+    /// [`at_risk`](LockGuard::at_risk), which is the earlier warning.
     ///
     /// # Examples
     /// ```no_run
@@ -132,14 +235,17 @@ impl<K: LockKind> LockGuard<K> {
     /// # Ok(()) }
     /// ```
     pub async fn lost(&self) {
+        let until_lost = self.signal.until(|s| s == HoldState::Lost);
         match self.lease_deadline {
             Some(deadline) => {
                 tokio::select! {
-                    _ = self.lost.fired() => {}
+                    _ = until_lost => {}
                     _ = tokio::time::sleep_until(deadline) => {}
                 }
             }
-            None => self.lost.fired().await,
+            None => {
+                until_lost.await;
+            }
         }
     }
 
@@ -193,7 +299,7 @@ impl<K: LockKind> std::fmt::Debug for LockGuard<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LockGuard")
             .field("lock", &self.lock)
-            .field("lost", &self.is_lost())
+            .field("state", &self.state())
             .field("token", &self.token)
             .finish()
     }

@@ -551,7 +551,7 @@ impl<K: LockKind> Lock<K> {
         let context = &self.context;
         let target = self.target(self.owner());
         context
-            .renewal
+            .registry
             .remove_lock(&self.name, &self.kind.renewable(&target));
         let call = self.kind.force_release(&target);
         let (reply, synced) = self

@@ -11,8 +11,8 @@ use fred::prelude::Value;
 
 use crate::context::LockContext;
 use crate::error::Error;
+use crate::hold_registry::Renewable;
 use crate::owner::LockOwner;
-use crate::renewal::Renewable;
 
 pub(crate) use super::call::{ScriptCall, Target};
 pub(crate) use super::capabilities::Capabilities;

@@ -23,9 +23,9 @@ use fred::prelude::Value;
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
 use super::{Lock, LockName};
 use crate::context::LockContext;
+use crate::hold_registry::Renewable;
 use crate::names::{hash_tag, owner_field, read_timeout_prefix, rwlock_channel};
 use crate::owner::LockOwner;
-use crate::renewal::Renewable;
 use crate::scripts::Script;
 
 /// `lua/rw_read_acquire.lua`.

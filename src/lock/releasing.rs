@@ -58,8 +58,8 @@ impl<K: LockKind> Lock<K> {
     /// synchronously (a dropped guard calls it from `Drop`).
     pub(crate) fn stop_renewal(&self, owner: LockOwner) {
         self.context
-            .renewal
-            .remove_hold(&self.name, owner, K::CAPABILITIES.write_lock);
+            .registry
+            .remove_hold(&(self.name.clone(), owner, K::CAPABILITIES.write_lock));
     }
 
     /// The second half of every unlock: the release script, then the re-arm lease is
@@ -93,6 +93,17 @@ impl<K: LockKind> Lock<K> {
             }
             Err(_) => (telemetry::UnlockOutcome::Error, None),
         };
+        match released {
+            Ok(UnlockReply::Released | UnlockReply::Handed) => self.context.registry.released(
+                &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
+                false,
+            ),
+            Ok(UnlockReply::NotOwner) => self.context.registry.released(
+                &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
+                true,
+            ),
+            _ => {}
+        }
         tracing::Span::current().record("outcome", outcome.as_str());
         telemetry::unlock_finished(K::NAME, outcome, held_for, self.metric_name());
         if matches!(

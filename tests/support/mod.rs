@@ -9,6 +9,7 @@ pub mod bed;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod cluster;
+pub mod faulty;
 pub mod java;
 pub mod tls;
 
@@ -33,7 +34,7 @@ pub struct RedisServer {
     dir: PathBuf,
 }
 
-fn redis_server_bin() -> PathBuf {
+pub fn redis_server_bin() -> PathBuf {
     if let Ok(bin) = std::env::var("REDIS_SERVER_BIN") {
         let bin = PathBuf::from(bin);
         assert!(
@@ -63,7 +64,7 @@ fn redis_server_bin() -> PathBuf {
     )
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

@@ -1,5 +1,5 @@
-//! [`GroupGuard`]: one hold of a group, and the watchdog's view of it (when the group
-//! counts as lost).
+//! [`GroupGuard`]: one hold of a group, and its state from its members' (when the group
+//! counts as at risk, and as lost).
 
 use std::fmt;
 use std::sync::Arc;
@@ -11,8 +11,8 @@ use super::group::LockGroup;
 use super::rules::{AllMembers, GroupRule, Majority};
 use super::taking::Taken;
 use crate::error::Result;
+use crate::hold_state::{HoldSignal, HoldState};
 use crate::owner::LockOwner;
-use crate::renewal::LostSignal;
 
 #[cfg(doc)]
 use super::group::{MultiLock, RedLock};
@@ -26,13 +26,16 @@ pub type RedLockGuard = GroupGuard<Majority>;
 
 /// A hold of a [`MultiLock`] or [`RedLock`], from [`LockGroup::acquire`] and its siblings.
 ///
-/// [`GroupGuard::lost`] completes when the group stops protecting you: for a
-/// [`MultiLock`], when any member is lost; for a [`RedLock`], when so many members are
-/// lost that fewer than a majority remain; in lease mode also when the lease (less the
-/// clock drift, for a RedLock) ends. A member counts as lost as a single lock's guard
-/// would (see [`LockGuard`](crate::LockGuard)): its watchdog found it gone, or could not
-/// renew it for a whole lease (its server is down or out of reach), or its client was
-/// shut down.
+/// The group's [`HoldState`] follows its members' (each as a single lock's guard would
+/// see it, see [`LockGuard`](crate::LockGuard)):
+///
+/// * **at risk** ([`GroupGuard::at_risk`]) as soon as the group may stop protecting you:
+///   for a [`MultiLock`], when any member is at risk; for a [`RedLock`], when so many
+///   members are at risk or lost that a majority is no longer sure;
+/// * **lost** ([`GroupGuard::lost`]) when it has: for a [`MultiLock`], any member lost;
+///   for a [`RedLock`], fewer than a majority left; in lease mode also when the lease
+///   (less the clock drift, for a RedLock) ends;
+/// * **held** again when the members that were at risk are confirmed.
 ///
 /// # Drop
 /// Dropping the guard without [`GroupGuard::unlock`] stops every member's renewal at once
@@ -44,7 +47,7 @@ pub type RedLockGuard = GroupGuard<Majority>;
 /// # async fn demo(group: redisson_lock::MultiLock) -> redisson_lock::Result<()> {
 /// let guard = group.acquire().await?;
 /// tokio::select! {
-///     _ = guard.lost() => return Ok(()), // a member is gone: do not commit
+///     _ = guard.at_risk() => return Ok(()), // a member may be gone: do not commit
 ///     _ = transfer() => {}
 /// }
 /// guard.unlock().await?;
@@ -54,8 +57,8 @@ pub type RedLockGuard = GroupGuard<Majority>;
 #[clippy::has_significant_drop]
 pub struct GroupGuard<R: GroupRule> {
     group: LockGroup<R>,
-    /// The members held, with their loss signals and fencing tokens.
-    held: Vec<(usize, Arc<LostSignal>, Option<u64>)>,
+    /// The members held, with their state signals and fencing tokens.
+    held: Vec<(usize, Arc<HoldSignal>, Option<u64>)>,
     valid_until: Option<Instant>,
     /// How many held members may be lost before the group is.
     tolerance: usize,
@@ -67,7 +70,7 @@ impl<R: GroupRule> GroupGuard<R> {
         let mut held: Vec<_> = taken
             .held
             .into_iter()
-            .map(|h| (h.index, h.acquired.lost, h.acquired.token))
+            .map(|h| (h.index, h.acquired.signal, h.acquired.token))
             .collect();
         held.sort_by_key(|h| h.0);
         let tolerance = held.len().saturating_sub(group.required());
@@ -105,6 +108,76 @@ impl<R: GroupRule> GroupGuard<R> {
             .await
     }
 
+    fn view(&self) -> GroupView {
+        GroupView {
+            members: self.held.iter().map(|h| h.1.clone()).collect(),
+            tolerance: self.tolerance,
+            valid_until: self.valid_until,
+        }
+    }
+
+    /// The group's state now (see the type's documentation).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(group: redisson_lock::RedLock) -> redisson_lock::Result<()> {
+    /// let guard = group.acquire().await?;
+    /// assert_eq!(guard.state(), redisson_lock::HoldState::Held);
+    /// # Ok(()) }
+    /// ```
+    pub fn state(&self) -> HoldState {
+        self.view().state()
+    }
+
+    /// A receiver of the group's state changes (a `tokio::sync::watch`), fed by a small
+    /// task that ends when every receiver is dropped or the group is lost.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(group: redisson_lock::MultiLock) -> redisson_lock::Result<()> {
+    /// let guard = group.acquire().await?;
+    /// let mut changes = guard.state_changes();
+    /// changes.changed().await.ok();
+    /// eprintln!("the group is now {}", *changes.borrow());
+    /// # Ok(()) }
+    /// ```
+    pub fn state_changes(&self) -> tokio::sync::watch::Receiver<HoldState> {
+        let view = self.view();
+        let (sender, receiver) = tokio::sync::watch::channel(view.state());
+        tokio::spawn(async move {
+            loop {
+                let current = *sender.borrow();
+                if current == HoldState::Lost {
+                    return;
+                }
+                tokio::select! {
+                    state = view.until(|s| s != current) => {
+                        sender.send_replace(state);
+                    }
+                    _ = sender.closed() => return,
+                }
+            }
+        });
+        receiver
+    }
+
+    /// Completes as soon as the group is no longer surely held (at risk, or lost), with
+    /// that state. Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(group: redisson_lock::RedLock) -> redisson_lock::Result<()> {
+    /// let guard = group.acquire().await?;
+    /// tokio::select! {
+    ///     state = guard.at_risk() => eprintln!("stopping: the group is {state}"),
+    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn at_risk(&self) -> HoldState {
+        self.view().until(|s| s != HoldState::Held).await
+    }
+
     /// Whether the group is known to be lost (see the type's documentation).
     ///
     /// # Examples
@@ -115,8 +188,7 @@ impl<R: GroupRule> GroupGuard<R> {
     /// # Ok(()) }
     /// ```
     pub fn is_lost(&self) -> bool {
-        let lost = self.held.iter().filter(|h| h.1.is_fired()).count();
-        lost > self.tolerance || self.valid_until.is_some_and(|d| Instant::now() >= d)
+        self.state() == HoldState::Lost
     }
 
     /// Completes when the group is lost; never, while it is held. Cancel safe, and cheap
@@ -133,26 +205,7 @@ impl<R: GroupRule> GroupGuard<R> {
     /// # Ok(()) }
     /// ```
     pub async fn lost(&self) {
-        let members = async {
-            let mut fired: FuturesUnordered<_> = self.held.iter().map(|h| h.1.fired()).collect();
-            let mut count = 0;
-            while fired.next().await.is_some() {
-                count += 1;
-                if count > self.tolerance {
-                    return;
-                }
-            }
-            std::future::pending::<()>().await
-        };
-        match self.valid_until {
-            Some(deadline) => {
-                tokio::select! {
-                    _ = members => {}
-                    _ = tokio::time::sleep_until(deadline) => {}
-                }
-            }
-            None => members.await,
-        }
+        self.view().until(|s| s == HoldState::Lost).await;
     }
 
     /// The owner this guard holds the members as.
@@ -206,7 +259,7 @@ impl<R: GroupRule> fmt::Debug for GroupGuard<R> {
         f.debug_struct("GroupGuard")
             .field("group", &self.group)
             .field("held", &self.held.len())
-            .field("lost", &self.is_lost())
+            .field("state", &self.state())
             .finish()
     }
 }
@@ -219,6 +272,69 @@ impl<R: GroupRule> Drop for GroupGuard<R> {
         let owner = self.group.owner();
         for &(index, _, _) in &self.held {
             self.group.members[index].release_later(owner);
+        }
+    }
+}
+
+/// The members' signals and the group's rule, apart from the guard (for a task).
+struct GroupView {
+    members: Vec<Arc<HoldSignal>>,
+    /// How many members may be lost (or at risk) before the group is.
+    tolerance: usize,
+    valid_until: Option<Instant>,
+}
+
+impl GroupView {
+    fn state(&self) -> HoldState {
+        if self.valid_until.is_some_and(|d| Instant::now() >= d) {
+            return HoldState::Lost;
+        }
+        let (mut lost, mut at_risk) = (0, 0);
+        for member in &self.members {
+            match member.state() {
+                HoldState::Lost => lost += 1,
+                HoldState::AtRisk => at_risk += 1,
+                _ => {}
+            }
+        }
+        if lost > self.tolerance {
+            HoldState::Lost
+        } else if lost + at_risk > self.tolerance {
+            HoldState::AtRisk
+        } else {
+            HoldState::Held
+        }
+    }
+
+    /// Completes once the group's state satisfies `done`, with that state.
+    async fn until(&self, done: impl Fn(HoldState) -> bool) -> HoldState {
+        loop {
+            let state = self.state();
+            if done(state) {
+                return state;
+            }
+            // Wait for any member to change, or for the group's lease to end.
+            let mut changes: FuturesUnordered<_> = self
+                .members
+                .iter()
+                .map(|m| {
+                    let now = m.state();
+                    async move { m.until(|s| s != now).await }
+                })
+                .collect();
+            match self.valid_until {
+                Some(deadline) => {
+                    tokio::select! {
+                        _ = changes.next() => {}
+                        _ = tokio::time::sleep_until(deadline) => {}
+                    }
+                }
+                None => {
+                    if changes.next().await.is_none() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+            }
         }
     }
 }

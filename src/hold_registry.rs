@@ -1,0 +1,380 @@
+//! [`HoldRegistry`]: every hold this client has, by (lock, owner), each with its
+//! [`HoldSignal`]; what the watchdog renews and what the sentry watches.
+//!
+//! Invariants:
+//! * A watchdog hold (taken without a lease) is registered with its count: each watchdog
+//!   acquisition adds one, each unlock removes one, and the entry leaves with its last
+//!   hold (unless a lease hold keeps it), with `force_unlock`, or when found lost. Only
+//!   entries with watchdog holds are renewed.
+//! * A lease hold marks its entry leased until the owner's full release (or `NotOwner`),
+//!   a force unlock, or its loss; it is never renewed, only watched (at risk on a fault
+//!   or near its lease's end, verified after a reconnect).
+//! * Every critical section is one map operation, and no `.await` happens under the
+//!   map's lock.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use fred::prelude::Value;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::hold_state::{millis, Cause, HoldSignal, Transition};
+use crate::owner::LockOwner;
+
+/// What the watchdog renews (and the sentry verifies) for one (lock, owner).
+#[derive(Debug, Clone)]
+pub(crate) enum Renewable {
+    /// The lock's hash while `field` is in it (RLock, fair, fenced, spin, write locks).
+    Field { field: String },
+    /// A read lock's holds of `field`: each hold's timeout key under `key_prefix`, and
+    /// the hash unless its TTL is longer already (Redisson 4.4+'s read renewal, which
+    /// renews only its own holds).
+    ReadHolds { field: String, key_prefix: String },
+}
+
+/// A lock name, the owner that holds it, and whether the hold is a write lock's (whose
+/// field is `<id>:<owner>:write`, beside the same owner's read holds on the same name).
+pub(crate) type HoldKey = (Arc<str>, LockOwner, bool);
+
+#[derive(Debug)]
+struct Entry {
+    /// The owner field (and a read lock's key prefix), as compact as they come: an entry
+    /// lives as long as its hold, and a client may hold many locks, so script arguments
+    /// are built per round instead.
+    field: Box<str>,
+    key_prefix: Option<Box<str>>,
+    watchdog_holds: u32,
+    leased: bool,
+    signal: Arc<HoldSignal>,
+}
+
+/// One registered hold, as a renewal round or a verification sends it.
+#[derive(Debug, Clone)]
+pub(crate) struct Snapshot {
+    pub(crate) hold: HoldKey,
+    pub(crate) key: Value,
+    pub(crate) field: Value,
+    pub(crate) key_prefix: Option<Value>,
+    pub(crate) slot: u16,
+    /// Renewed by the watchdog (else a lease hold: checked, never re-armed).
+    pub(crate) renewed: bool,
+    pub(crate) signal: Arc<HoldSignal>,
+}
+
+/// The entries, and how many of them have watchdog holds.
+#[derive(Debug, Default)]
+struct Entries {
+    map: HashMap<HoldKey, Entry>,
+    renewed: usize,
+}
+
+impl Entries {
+    fn remove(&mut self, hold: &HoldKey) {
+        if let Some(entry) = self.map.remove(hold) {
+            if entry.watchdog_holds > 0 {
+                self.renewed -= 1;
+            }
+        }
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&HoldKey, &Entry) -> bool) {
+        let mut dropped_renewed = 0;
+        self.map.retain(|k, e| {
+            let kept = keep(k, e);
+            if !kept && e.watchdog_holds > 0 {
+                dropped_renewed += 1;
+            }
+            kept
+        });
+        self.renewed -= dropped_renewed;
+    }
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub(crate) struct HoldRegistry {
+    held: Mutex<Entries>,
+    /// Woken when the first watchdog hold arrives (the renewal task idles before).
+    first_hold: Notify,
+    /// When the sentry next scans (ms since the signals' epoch), and its wake-up for a
+    /// lease hold whose deadline comes sooner.
+    next_scan_ms: AtomicU64,
+    sooner: Notify,
+    /// The watchdog lease and the margins.
+    pub(crate) watchdog_ms: u64,
+    margin: Option<Duration>,
+}
+
+impl HoldRegistry {
+    pub(crate) fn new(watchdog_ms: u64, margin: Option<Duration>) -> HoldRegistry {
+        HoldRegistry {
+            held: Mutex::default(),
+            first_hold: Notify::new(),
+            next_scan_ms: AtomicU64::new(0),
+            sooner: Notify::new(),
+            watchdog_ms,
+            margin,
+        }
+    }
+
+    fn held(&self) -> MutexGuard<'_, Entries> {
+        // Every critical section is a single map operation: a poisoned lock is consistent.
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The margin before a lease of `lease_ms` ends (see [`crate::hold_state`]).
+    pub(crate) fn margin_ms(&self, lease_ms: u64) -> u64 {
+        crate::hold_state::validity_margin(lease_ms, self.margin)
+    }
+
+    /// Registers one acquisition whose command was sent at `sent`: a watchdog hold
+    /// (`lease_ms` `None`: renewed from now on) or a lease hold. Returns the hold's
+    /// signal (shared with the owner's other holds of the lock).
+    pub(crate) fn add_hold(
+        &self,
+        hold: HoldKey,
+        lease_ms: Option<u64>,
+        sent: Instant,
+        renewable: impl FnOnce() -> Renewable,
+    ) -> Arc<HoldSignal> {
+        let lease = lease_ms.unwrap_or(self.watchdog_ms);
+        let margin = self.margin_ms(lease);
+        let mut held = self.held();
+        let had_watchdog_holds = held.renewed > 0;
+        let mut recovered = None;
+        let entry = match held.map.entry(hold) {
+            std::collections::hash_map::Entry::Occupied(entry) => {
+                let entry = entry.into_mut();
+                // The acquire script set the lease (re-entry re-arms the whole hash).
+                recovered = entry.signal.confirm(sent, lease, margin, true);
+                entry
+            }
+            std::collections::hash_map::Entry::Vacant(vacant) => {
+                let (field, key_prefix) = match renewable() {
+                    Renewable::Field { field } => (field, None),
+                    Renewable::ReadHolds { field, key_prefix } => (field, Some(key_prefix)),
+                };
+                vacant.insert(Entry {
+                    field: field.into_boxed_str(),
+                    key_prefix: key_prefix.map(String::into_boxed_str),
+                    watchdog_holds: 0,
+                    leased: false,
+                    signal: Arc::new(HoldSignal::new(sent, lease, margin)),
+                })
+            }
+        };
+        let first_of_entry = match lease_ms {
+            None => {
+                entry.watchdog_holds += 1;
+                entry.watchdog_holds == 1
+            }
+            Some(_) => {
+                entry.leased = true;
+                false
+            }
+        };
+        let signal = entry.signal.clone();
+        if first_of_entry {
+            held.renewed += 1;
+        }
+        drop(held);
+        if let Some(transition) = recovered {
+            crate::sentry::report(&signal, transition, None);
+        }
+        if lease_ms.is_none() && !had_watchdog_holds {
+            self.first_hold.notify_one();
+        }
+        let deadline = signal.deadline_ms();
+        if deadline < self.next_scan_ms.load(Ordering::Relaxed) {
+            self.next_scan_ms.fetch_min(deadline, Ordering::Relaxed);
+            self.sooner.notify_one();
+        }
+        signal
+    }
+
+    /// Removes one watchdog hold (the first half of every unlock, done synchronously);
+    /// the entry leaves with its last one unless a lease hold keeps it.
+    pub(crate) fn remove_hold(&self, hold: &HoldKey) {
+        let mut held = self.held();
+        let Some(entry) = held.map.get_mut(hold) else {
+            return;
+        };
+        if entry.watchdog_holds == 0 {
+            return;
+        }
+        entry.watchdog_holds -= 1;
+        if entry.watchdog_holds == 0 {
+            let leased = entry.leased;
+            held.renewed -= 1;
+            if !leased {
+                held.map.remove(hold);
+            }
+        }
+    }
+
+    /// The owner has no hold left on the lock (its release answered `Released`, or
+    /// `NotOwner`: `gone`, and its guards learn the hold is lost): the entry leaves,
+    /// lease holds included; after `Released`, unless a watchdog hold came back meanwhile.
+    pub(crate) fn released(&self, hold: &HoldKey, gone: bool) {
+        let mut held = self.held();
+        let Some(entry) = held.map.get(hold) else {
+            return;
+        };
+        if entry.watchdog_holds > 0 && !gone {
+            return;
+        }
+        let signal = entry.signal.clone();
+        held.remove(hold);
+        drop(held);
+        if gone {
+            if let Some(t) = signal.lose(Cause::FieldGone) {
+                crate::sentry::report(&signal, t, Some(hold));
+            }
+        }
+    }
+
+    /// Forgets `name` for every owner (force unlock), but only holds renewed the way
+    /// `like` is: a read lock's force unlock ends its read holds, any other kind's (the
+    /// write half's too) its owner fields. The two halves of a read-write lock share the
+    /// name, and one half's force unlock must not stop the other half's renewal.
+    pub(crate) fn remove_lock(&self, name: &str, like: &Renewable) {
+        let read_holds = matches!(like, Renewable::ReadHolds { .. });
+        self.held()
+            .retain(|(n, _, _), e| &**n != name || e.key_prefix.is_some() != read_holds);
+    }
+
+    /// Forgets every hold and says each is lost (client shutdown).
+    pub(crate) fn clear(&self) {
+        let drained: Vec<Entry> = {
+            let mut held = self.held();
+            held.renewed = 0;
+            held.map.drain().map(|(_, e)| e).collect()
+        };
+        for entry in drained {
+            if let Some(t) = entry.signal.lose(Cause::Shutdown) {
+                crate::sentry::report(&entry.signal, t, None);
+            }
+        }
+    }
+
+    /// How many (lock, owner) pairs the watchdog renews.
+    pub(crate) fn renewed_len(&self) -> usize {
+        self.held().renewed
+    }
+
+    /// Whether anything is renewed.
+    pub(crate) fn has_renewed(&self) -> bool {
+        self.held().renewed > 0
+    }
+
+    /// Completes once a watchdog hold is registered (at once if one is).
+    pub(crate) async fn first_renewed_hold(&self) {
+        loop {
+            let first = self.first_hold.notified();
+            tokio::pin!(first);
+            first.as_mut().enable();
+            if self.has_renewed() {
+                return;
+            }
+            first.await;
+        }
+    }
+
+    /// A renewal or verification found the owner field gone: the hold is lost, and
+    /// leaves the registry if the entry is still the one checked (an unlock and a new
+    /// acquisition in between make a new entry with a new signal).
+    pub(crate) fn found_gone(&self, hold: &HoldKey, signal: &Arc<HoldSignal>) {
+        let mut held = self.held();
+        if held
+            .map
+            .get(hold)
+            .is_some_and(|e| Arc::ptr_eq(&e.signal, signal))
+        {
+            held.remove(hold);
+        }
+        drop(held);
+        if let Some(t) = signal.lose(Cause::FieldGone) {
+            crate::sentry::report(signal, t, Some(hold));
+        }
+    }
+
+    /// The holds to send in one round: `filter` picks them.
+    pub(crate) fn snapshot(&self, filter: impl Fn(bool, &HoldSignal) -> bool) -> Vec<Snapshot> {
+        self.held()
+            .map
+            .iter()
+            .filter(|(_, e)| filter(e.watchdog_holds > 0, &e.signal))
+            .map(|(k, e)| Snapshot {
+                hold: k.clone(),
+                key: Value::from(&*k.0),
+                field: Value::from(&*e.field),
+                key_prefix: e.key_prefix.as_deref().map(Value::from),
+                slot: fred::util::redis_keyslot(k.0.as_bytes()),
+                renewed: e.watchdog_holds > 0,
+                signal: e.signal.clone(),
+            })
+            .collect()
+    }
+
+    /// Makes every hold that `pick` selects (by its lock's hash slot) at risk from `at`.
+    pub(crate) fn suspend(&self, cause: Cause, at: Instant, pick: impl Fn(u16) -> bool) {
+        let picked: Vec<(HoldKey, Arc<HoldSignal>)> = self
+            .held()
+            .map
+            .iter()
+            .filter(|(k, _)| pick(fred::util::redis_keyslot(k.0.as_bytes())))
+            .map(|(k, e)| (k.clone(), e.signal.clone()))
+            .collect();
+        for (hold, signal) in picked {
+            if let Some(t) = signal.suspend(cause, at) {
+                report_with(&signal, t, &hold);
+            }
+        }
+    }
+
+    /// Publishes the deadlines due at `now`; forgets lease-only holds that are lost.
+    /// Returns the earliest deadline still ahead (ms since the signals' epoch).
+    pub(crate) fn check_deadlines(&self, now: Instant) -> Option<u64> {
+        let now_ms = millis(now);
+        let mut due = Vec::new();
+        let mut next: Option<u64> = None;
+        {
+            let mut held = self.held();
+            held.retain(|k, e| {
+                let deadline = e.signal.deadline_ms();
+                if deadline <= now_ms {
+                    due.push((k.clone(), e.signal.clone()));
+                }
+                if deadline > now_ms {
+                    next = Some(next.map_or(deadline, |n| n.min(deadline)));
+                }
+                // A lease hold nobody renews is gone from Redis once lost.
+                !(e.watchdog_holds == 0 && e.signal.is_lost())
+            });
+        }
+        for (hold, signal) in due {
+            if let Some(t) = signal.check_deadline(now) {
+                report_with(&signal, t, &hold);
+            }
+            // An at-risk hold's next change is its expiry.
+            if let (crate::HoldState::AtRisk, Some(at)) = signal.state_at(now) {
+                let at = millis(at);
+                next = Some(next.map_or(at, |n| n.min(at)));
+            }
+        }
+        next
+    }
+
+    /// Records when the sentry next scans; returns the notifier of sooner deadlines.
+    pub(crate) fn scan_at(&self, at_ms: u64) -> &Notify {
+        self.next_scan_ms.store(at_ms, Ordering::Relaxed);
+        &self.sooner
+    }
+}
+
+fn report_with(signal: &Arc<HoldSignal>, transition: Transition, hold: &HoldKey) {
+    crate::sentry::report(signal, transition, Some(hold));
+}

@@ -1,0 +1,448 @@
+//! [`HoldState`]: whether a hold still protects its holder, and [`HoldSignal`], the
+//! per-hold state machine behind every guard's `state()`, `at_risk()` and `lost()`.
+//!
+//! Modelled on ZooKeeper Curator's connection states (SUSPENDED, RECONNECTED, LOST):
+//!
+//! ```text
+//!            connection to the lock's server drops,           verified in Redis after
+//!            or the validity deadline passes                  reconnecting, or renewed
+//!   Held  ───────────────────────────────────────▶  AtRisk  ─────────────────────────▶ Held
+//!     │                                               │
+//!     │ owner field gone at a renewal                 │ owner field gone, or the lease
+//!     ▼                                               ▼ ran out unconfirmed
+//!   Lost (final)  ◀───────────────────────────────────┘
+//! ```
+//!
+//! Invariants:
+//! * A signal's timings are the *earliest* moment Redis may expire the hold: the send
+//!   time of the last command that set its lease, plus that lease. A command's reply may
+//!   come late, never early, so the key lives at least that long in Redis (its clock runs
+//!   at the rate of ours).
+//! * The validity deadline is that moment less a margin ([`validity_margin`]); past it the
+//!   hold is at risk, past the expiry itself it is lost. Both are read from the clock by
+//!   [`HoldSignal::state_at`], so a state read is exact even when the sentry that
+//!   publishes transitions is late.
+//! * A hold made at risk by a dropped connection is safe again only through a command
+//!   *sent after* the drop was seen (a reply to an older one may describe a server that
+//!   has since restarted empty). A hold at risk by its deadline alone is safe again as
+//!   soon as a confirmation moves the deadline into the future.
+//! * `Lost` is final.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Whether a hold still protects its holder, as its guard sees it.
+///
+/// The states and what each guarantees (see `docs/reliability.md` for the sequences):
+///
+/// | state | guarantee | entered when |
+/// |---|---|---|
+/// | `Held` | no other client can hold the lock before the guard says `AtRisk` | acquired; verified again after a fault |
+/// | `AtRisk` | none: the hold may be gone or kept, the client is finding out | the connection serving the lock's key dropped; the validity deadline passed (last confirmed lease − margin); the server restarted |
+/// | `Lost` | none, for good: another client may hold the lock | the owner field was found gone; the lease ran out unconfirmed; the client shut down |
+///
+/// `AtRisk` is always raised before the hold can have expired in Redis, so work that
+/// stops at `AtRisk` never runs beside another holder, short of a pause of this process
+/// itself (which no lock can detect: fence the writes for that, see
+/// [`FencedWriter`](crate::FencedWriter)).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+/// use redisson_lock::HoldState;
+/// let guard = lock.acquire().await?;
+/// match guard.state() {
+///     HoldState::Held => println!("safe to write"),
+///     HoldState::AtRisk => println!("pause: checking whether the lock is still ours"),
+///     HoldState::Lost => println!("stop: the lock is gone"),
+///     _ => {}
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum HoldState {
+    /// The hold is confirmed and its validity deadline is ahead.
+    Held,
+    /// The client can no longer be sure it holds the lock (Curator's SUSPENDED); it is
+    /// finding out. Turns back into `Held` (RECONNECTED) or into `Lost`.
+    AtRisk,
+    /// The hold is gone, or can no longer be counted on (Curator's LOST). Final.
+    Lost,
+}
+
+impl HoldState {
+    /// The state as a lowercase word (`held`, `at_risk`, `lost`), as in metrics labels.
+    ///
+    /// # Examples
+    /// ```
+    /// assert_eq!(redisson_lock::HoldState::AtRisk.as_str(), "at_risk");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HoldState::Held => "held",
+            HoldState::AtRisk => "at_risk",
+            HoldState::Lost => "lost",
+        }
+    }
+}
+
+impl std::fmt::Display for HoldState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a hold became at risk or lost (for tracing and metrics labels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// The connection to the server that has the lock's key dropped (or failed).
+    ConnectionLost,
+    /// The last confirmed lease, less the margin, ran out.
+    ValidityDeadline,
+    /// The server answered with another `run_id` after reconnecting.
+    ServerRestarted,
+    /// The owner field was found gone (at a renewal or a verification).
+    FieldGone,
+    /// The lease ran out without a confirmation.
+    LeaseEnded,
+    /// The client was shut down.
+    Shutdown,
+}
+
+impl Cause {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Cause::ConnectionLost => "connection_lost",
+            Cause::ValidityDeadline => "validity_deadline",
+            Cause::ServerRestarted => "server_restarted",
+            Cause::FieldGone => "field_gone",
+            Cause::LeaseEnded => "lease_ended",
+            Cause::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// The margin kept before a lease's end: the validity deadline is the earliest expiry
+/// less this. `configured` (from
+/// [`ConfigBuilder::validity_margin`](crate::ConfigBuilder::validity_margin)) or, by
+/// default, 2 % of the lease plus 10 ms (Redlock's clock drift allowance, with room for
+/// a late timer on a busy machine); never more than half the lease.
+pub(crate) fn validity_margin(lease_ms: u64, configured: Option<Duration>) -> u64 {
+    let margin = match configured {
+        Some(margin) => margin.as_millis().min(u128::from(u64::MAX)) as u64,
+        None => lease_ms / 50 + 10,
+    };
+    margin.min(lease_ms / 2)
+}
+
+/// The origin of the signals' millisecond timestamps.
+static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+pub(crate) fn millis(at: Instant) -> u64 {
+    at.saturating_duration_since(*EPOCH).as_millis() as u64
+}
+
+pub(crate) fn instant(ms: u64) -> Instant {
+    *EPOCH + Duration::from_millis(ms)
+}
+
+#[derive(Debug)]
+struct Timings {
+    /// The earliest moment Redis may expire the hold (ms since [`EPOCH`]).
+    expires_ms: u64,
+    /// The validity deadline (ms since [`EPOCH`]): `expires_ms` less the margin.
+    deadline_ms: u64,
+    /// Set while at risk through a fault: only a command sent at or after it confirms.
+    confirm_after_ms: Option<u64>,
+    /// When the current at-risk period began (for the recovery time).
+    at_risk_since: Option<Instant>,
+}
+
+/// The state of one hold (one lock, one owner), shared by its guards, the renewal
+/// registry and the sentry. See the module docs.
+#[derive(Debug)]
+pub(crate) struct HoldSignal {
+    state: watch::Sender<HoldState>,
+    timings: Mutex<Timings>,
+    /// A copy of `timings.deadline_ms` for the sentry's scans without the mutex.
+    deadline_ms: AtomicU64,
+}
+
+/// A transition that the caller reports (tracing and metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transition {
+    AtRisk(Cause),
+    /// Back to `Held` after this long at risk.
+    Recovered(Duration),
+    Lost(Cause),
+}
+
+impl HoldSignal {
+    /// A held signal whose lease (`lease_ms`, margin `margin_ms`) was set by a command
+    /// sent at `sent`.
+    pub(crate) fn new(sent: Instant, lease_ms: u64, margin_ms: u64) -> HoldSignal {
+        let expires_ms = millis(sent).saturating_add(lease_ms);
+        let deadline_ms = expires_ms.saturating_sub(margin_ms);
+        HoldSignal {
+            state: watch::Sender::new(HoldState::Held),
+            timings: Mutex::new(Timings {
+                expires_ms,
+                deadline_ms,
+                confirm_after_ms: None,
+                at_risk_since: None,
+            }),
+            deadline_ms: AtomicU64::new(deadline_ms),
+        }
+    }
+
+    fn timings(&self) -> MutexGuard<'_, Timings> {
+        // Each critical section leaves the timings consistent: poison is harmless.
+        self.timings.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The state at `now`, with the time-driven transitions applied even if the sentry
+    /// has not published them yet; and when the next time-driven change is due.
+    pub(crate) fn state_at(&self, now: Instant) -> (HoldState, Option<Instant>) {
+        let published = *self.state.borrow();
+        if published == HoldState::Lost {
+            return (HoldState::Lost, None);
+        }
+        let timings = self.timings();
+        let now_ms = millis(now);
+        if now_ms >= timings.expires_ms {
+            (HoldState::Lost, None)
+        } else if now_ms >= timings.deadline_ms {
+            (HoldState::AtRisk, Some(instant(timings.expires_ms)))
+        } else {
+            (published, Some(instant(timings.deadline_ms)))
+        }
+    }
+
+    pub(crate) fn state(&self) -> HoldState {
+        self.state_at(Instant::now()).0
+    }
+
+    pub(crate) fn is_lost(&self) -> bool {
+        self.state() == HoldState::Lost
+    }
+
+    /// Whether the hold is at risk through a fault and waits for a check in Redis.
+    pub(crate) fn needs_verification(&self) -> bool {
+        *self.state.borrow() == HoldState::AtRisk && self.timings().confirm_after_ms.is_some()
+    }
+
+    /// How long the hold has been at risk at `now` (`None`: it is not).
+    pub(crate) fn at_risk_for(&self, now: Instant) -> Option<Duration> {
+        self.timings()
+            .at_risk_since
+            .map(|since| now.saturating_duration_since(since))
+    }
+
+    /// The validity deadline, for the sentry's scans.
+    pub(crate) fn deadline_ms(&self) -> u64 {
+        self.deadline_ms.load(Ordering::Relaxed)
+    }
+
+    /// A receiver of the published state.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<HoldState> {
+        self.state.subscribe()
+    }
+
+    /// A command sent at `sent` set the lease to `lease_ms`. `reset`: the lease is what
+    /// this command says even if shorter than before (an acquisition with a lease);
+    /// otherwise it only moves later (a renewal). Recovers an at-risk hold where the
+    /// confirmation counts (see the module docs).
+    pub(crate) fn confirm(
+        &self,
+        sent: Instant,
+        lease_ms: u64,
+        margin_ms: u64,
+        reset: bool,
+    ) -> Option<Transition> {
+        let sent_ms = millis(sent);
+        let expires_ms = sent_ms.saturating_add(lease_ms);
+        let mut timings = self.timings();
+        if reset || expires_ms > timings.expires_ms {
+            timings.expires_ms = expires_ms;
+            timings.deadline_ms = expires_ms.saturating_sub(margin_ms);
+            self.deadline_ms
+                .store(timings.deadline_ms, Ordering::Relaxed);
+        }
+        if *self.state.borrow() != HoldState::AtRisk {
+            return None;
+        }
+        if timings
+            .confirm_after_ms
+            .is_some_and(|after| sent_ms < after)
+        {
+            return None;
+        }
+        let now = Instant::now();
+        if millis(now) >= timings.deadline_ms {
+            return None;
+        }
+        timings.confirm_after_ms = None;
+        let since = timings.at_risk_since.take();
+        drop(timings);
+        let changed = self.state.send_if_modified(|state| {
+            if *state == HoldState::AtRisk {
+                *state = HoldState::Held;
+                true
+            } else {
+                false
+            }
+        });
+        changed.then(|| Transition::Recovered(since.map_or(Duration::ZERO, |s| now - s)))
+    }
+
+    /// The hold can no longer be trusted without a check: a fault at `at`.
+    pub(crate) fn suspend(&self, cause: Cause, at: Instant) -> Option<Transition> {
+        let mut timings = self.timings();
+        if *self.state.borrow() == HoldState::Lost {
+            return None;
+        }
+        // Even if already at risk (by the deadline), a fault means older replies no
+        // longer count.
+        let at_ms = millis(at);
+        timings.confirm_after_ms = Some(timings.confirm_after_ms.map_or(at_ms, |a| a.max(at_ms)));
+        timings.at_risk_since.get_or_insert(at);
+        drop(timings);
+        self.raise_at_risk(cause)
+    }
+
+    fn raise_at_risk(&self, cause: Cause) -> Option<Transition> {
+        self.state
+            .send_if_modified(|state| {
+                if *state == HoldState::Held {
+                    *state = HoldState::AtRisk;
+                    true
+                } else {
+                    false
+                }
+            })
+            .then_some(Transition::AtRisk(cause))
+    }
+
+    /// Publishes the time-driven transitions due at `now` (the sentry's job).
+    pub(crate) fn check_deadline(&self, now: Instant) -> Option<Transition> {
+        match self.state_at(now).0 {
+            HoldState::Lost => self.lose(Cause::LeaseEnded),
+            HoldState::AtRisk => {
+                let mut timings = self.timings();
+                if timings.at_risk_since.is_none() {
+                    timings.at_risk_since = Some(now);
+                }
+                drop(timings);
+                self.raise_at_risk(Cause::ValidityDeadline)
+            }
+            _ => None,
+        }
+    }
+
+    /// The hold is gone, for good.
+    pub(crate) fn lose(&self, cause: Cause) -> Option<Transition> {
+        self.state
+            .send_if_modified(|state| {
+                if *state == HoldState::Lost {
+                    false
+                } else {
+                    *state = HoldState::Lost;
+                    true
+                }
+            })
+            .then_some(Transition::Lost(cause))
+    }
+
+    /// Completes once the state satisfies `done` (checked against the clock too). Cancel
+    /// safe.
+    pub(crate) async fn until(&self, done: impl Fn(HoldState) -> bool) -> HoldState {
+        let mut changes = self.state.subscribe();
+        loop {
+            changes.borrow_and_update();
+            let (state, next) = self.state_at(Instant::now());
+            if done(state) {
+                return state;
+            }
+            match next {
+                Some(at) => {
+                    tokio::select! {
+                        _ = changes.changed() => {}
+                        _ = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => {
+                    // Only `Lost` has no next change, and it satisfied `done` or never will.
+                    if changes.changed().await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn deadline_then_expiry() {
+        let signal = HoldSignal::new(Instant::now(), 1_000, 30);
+        assert_eq!(signal.state(), HoldState::Held);
+        tokio::time::advance(Duration::from_millis(971)).await;
+        assert_eq!(signal.state(), HoldState::AtRisk);
+        assert_eq!(
+            signal.check_deadline(Instant::now()),
+            Some(Transition::AtRisk(Cause::ValidityDeadline))
+        );
+        tokio::time::advance(Duration::from_millis(30)).await;
+        assert_eq!(signal.state(), HoldState::Lost);
+        assert_eq!(
+            signal.check_deadline(Instant::now()),
+            Some(Transition::Lost(Cause::LeaseEnded))
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fault_needs_a_newer_confirmation() {
+        let start = Instant::now();
+        let signal = HoldSignal::new(start, 1_000, 30);
+        tokio::time::advance(Duration::from_millis(10)).await;
+        let fault = Instant::now();
+        assert!(signal.suspend(Cause::ConnectionLost, fault).is_some());
+        assert_eq!(signal.state(), HoldState::AtRisk);
+        // A reply to a renewal sent before the fault does not recover it.
+        assert_eq!(signal.confirm(start, 1_000, 30, false), None);
+        assert_eq!(signal.state(), HoldState::AtRisk);
+        tokio::time::advance(Duration::from_millis(5)).await;
+        assert!(matches!(
+            signal.confirm(Instant::now(), 1_000, 30, false),
+            Some(Transition::Recovered(_))
+        ));
+        assert_eq!(signal.state(), HoldState::Held);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lost_is_final() {
+        let signal = HoldSignal::new(Instant::now(), 1_000, 30);
+        assert!(signal.lose(Cause::FieldGone).is_some());
+        assert_eq!(signal.confirm(Instant::now(), 1_000, 30, true), None);
+        assert_eq!(signal.state(), HoldState::Lost);
+        assert_eq!(
+            signal.until(|s| s == HoldState::Lost).await,
+            HoldState::Lost
+        );
+    }
+
+    #[test]
+    fn margins() {
+        assert_eq!(validity_margin(30_000, None), 610);
+        assert_eq!(validity_margin(10, None), 5);
+        assert_eq!(validity_margin(1_000, Some(Duration::from_secs(5))), 500);
+    }
+}

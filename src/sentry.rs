@@ -1,0 +1,292 @@
+//! The sentry: one task per client that tells holders their lock is at risk *before*
+//! anyone else can take it, and verifies, as soon as it can, whether it still is theirs.
+//!
+//! It watches three things:
+//! * fred's connection errors: the connection serving a lock's key dropped (on a cluster,
+//!   the node owning the key's slot; on Sentinel, the master, which a failover moves).
+//!   Every hold there is at risk at once.
+//! * the validity deadlines of the [`HoldRegistry`]'s holds (last confirmed lease − a
+//!   margin): a hold whose deadline passes is at risk; past its expiry, lost.
+//! * fred's reconnections: every at-risk hold of that server is checked at once, in
+//!   batches (per slot on a cluster), by its renewal script or `lua/hold_check.lua`;
+//!   still there → held again, gone → lost. The server's `run_id` is compared with the
+//!   one seen before: a changed one (a restart, a failover to another server) makes every
+//!   hold there at risk and checked.
+//!
+//! Holds still at risk after a check that failed are checked again every
+//! [`RECHECK_EVERY`] while the fault lasts. The sentry never blocks on Redis: checks run in
+//! their own task, one at a time.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fred::interfaces::ClusterInterface;
+use fred::prelude::{ClientLike, EventInterface, Server};
+use fred::types::InfoKind;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{watch, Mutex};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::hold_registry::{HoldKey, HoldRegistry};
+use crate::hold_state::{instant, millis, Cause, HoldSignal, HoldState, Transition};
+use crate::renewal::RenewalSettings;
+
+/// How often holds that are still at risk after a failed check are checked again.
+pub(crate) const RECHECK_EVERY: Duration = Duration::from_millis(250);
+
+/// The sentry task; runs until `shutdown` changes.
+pub(crate) async fn run(
+    registry: Arc<HoldRegistry>,
+    redis: fred::prelude::Client,
+    settings: RenewalSettings,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut errors = redis.error_rx();
+    let mut reconnects = redis.reconnect_rx();
+    let run_ids: Arc<Mutex<HashMap<String, String>>> = Arc::default();
+    let checker = Checker {
+        registry: registry.clone(),
+        redis: redis.clone(),
+        settings: settings.clone(),
+        run_ids: run_ids.clone(),
+    };
+    // The run ids of the servers as first seen.
+    {
+        let checker = checker.clone();
+        tokio::spawn(async move { checker.learn_run_ids().await });
+    }
+    let mut checking: Option<JoinHandle<()>> = None;
+    let mut check_again: Option<Option<Server>> = None;
+    let mut last_check = Instant::now();
+    loop {
+        let now = Instant::now();
+        let next_deadline = registry.check_deadlines(now);
+        let waiting = registry
+            .snapshot(|_, signal| signal.needs_verification())
+            .len();
+        let idle = checking.as_ref().is_none_or(JoinHandle::is_finished);
+        if idle {
+            if let Some(server) = check_again.take() {
+                checking = Some(checker.clone().spawn(server));
+                last_check = now;
+            } else if waiting > 0 && now >= last_check + RECHECK_EVERY && redis.is_connected() {
+                checking = Some(checker.clone().spawn(None));
+                last_check = now;
+            }
+        }
+        let mut wake = now + settings.period;
+        if let Some(deadline) = next_deadline {
+            wake = wake.min(instant(deadline));
+        }
+        if waiting > 0 || check_again.is_some() {
+            wake = wake.min(now + RECHECK_EVERY);
+        }
+        let sooner = registry.scan_at(millis(wake));
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = tokio::time::sleep_until(wake) => {}
+            _ = sooner.notified() => {}
+            event = errors.recv() => {
+                let at = Instant::now();
+                match event {
+                    Ok((error, server)) => {
+                        tracing::debug!(%error, server = ?server.as_ref().map(ToString::to_string), "connection error");
+                        suspend(&registry, &redis, settings.clustered, Cause::ConnectionLost, at, server.as_ref());
+                    }
+                    Err(RecvError::Lagged(_)) => {
+                        suspend(&registry, &redis, settings.clustered, Cause::ConnectionLost, at, None);
+                    }
+                    Err(RecvError::Closed) => return,
+                }
+            }
+            event = reconnects.recv() => {
+                match event {
+                    Ok(server) => {
+                        tracing::debug!(%server, "reconnected");
+                        check_again = Some(merge(check_again.take(), Some(server)));
+                    }
+                    Err(RecvError::Lagged(_)) => check_again = Some(None),
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        }
+    }
+}
+
+/// Two pending checks as one: of one server, or (`None`) of every server.
+fn merge(pending: Option<Option<Server>>, next: Option<Server>) -> Option<Server> {
+    match (pending, next) {
+        (None, next) => next,
+        (Some(Some(a)), Some(b)) if a == b => Some(a),
+        _ => None,
+    }
+}
+
+/// Whether a hold's slot is served by `server` (every hold when unknown or not a cluster).
+fn on_server(
+    redis: &fred::prelude::Client,
+    clustered: bool,
+    server: Option<&Server>,
+) -> impl Fn(u16) -> bool {
+    let routing = match (clustered, server) {
+        (true, Some(server)) => redis
+            .cached_cluster_state()
+            .map(|state| (state, server.clone())),
+        _ => None,
+    };
+    move |slot| match &routing {
+        Some((state, server)) => state.get_server(slot).is_none_or(|s| s == server),
+        None => true,
+    }
+}
+
+fn suspend(
+    registry: &HoldRegistry,
+    redis: &fred::prelude::Client,
+    clustered: bool,
+    cause: Cause,
+    at: Instant,
+    server: Option<&Server>,
+) {
+    registry.suspend(cause, at, on_server(redis, clustered, server));
+}
+
+/// Checks at-risk holds in Redis (see the module docs).
+#[derive(Clone)]
+struct Checker {
+    registry: Arc<HoldRegistry>,
+    redis: fred::prelude::Client,
+    settings: RenewalSettings,
+    run_ids: Arc<Mutex<HashMap<String, String>>>,
+}
+
+impl Checker {
+    fn spawn(self, server: Option<Server>) -> JoinHandle<()> {
+        tokio::spawn(async move { self.check(server).await })
+    }
+
+    /// Checks the at-risk holds of `server` (every server: `None`), and compares its run
+    /// id with the last one seen, at the same time.
+    async fn check(&self, server: Option<Server>) {
+        let pick = on_server(&self.redis, self.settings.clustered, server.as_ref());
+        let holds = self
+            .registry
+            .snapshot(|_, signal| signal.state() == HoldState::AtRisk);
+        let holds: Vec<_> = holds.into_iter().filter(|h| pick(h.slot)).collect();
+        let count = holds.len();
+        let verify = async {
+            if holds.is_empty() {
+                return;
+            }
+            let outcome =
+                crate::renewal::send(&self.registry, &self.redis, &self.settings, holds).await;
+            tracing::debug!(
+                checked = count,
+                held = outcome.confirmed,
+                gone = outcome.gone,
+                failed = outcome.failed,
+                "at-risk holds checked"
+            );
+        };
+        let (_, restarted) = tokio::join!(verify, self.run_id_changed(server.as_ref()));
+        if restarted {
+            // Every hold of that server, even one no fault made at risk, is checked now.
+            let at = Instant::now();
+            self.registry.suspend(Cause::ServerRestarted, at, &pick);
+            let holds: Vec<_> = self
+                .registry
+                .snapshot(|_, signal| signal.state() == HoldState::AtRisk)
+                .into_iter()
+                .filter(|h| pick(h.slot))
+                .collect();
+            if !holds.is_empty() {
+                crate::renewal::send(&self.registry, &self.redis, &self.settings, holds).await;
+            }
+        }
+    }
+
+    /// The run id of `server` (the one server when not a cluster).
+    async fn run_id(&self, server: Option<&Server>) -> Option<(String, String)> {
+        let info: Result<String, _> = match (self.settings.clustered, server) {
+            (true, Some(server)) => {
+                self.redis
+                    .with_cluster_node(server.clone())
+                    .info(Some(InfoKind::Server))
+                    .await
+            }
+            (true, None) => return None,
+            (false, _) => self.redis.info(Some(InfoKind::Server)).await,
+        };
+        let info = info.ok()?;
+        let run_id = info
+            .lines()
+            .find_map(|line| line.strip_prefix("run_id:"))?
+            .trim()
+            .to_owned();
+        let name = match (self.settings.clustered, server) {
+            (true, Some(server)) => server.to_string(),
+            _ => String::new(),
+        };
+        Some((name, run_id))
+    }
+
+    /// Records the run id of `server`; whether it differs from the one seen before.
+    async fn run_id_changed(&self, server: Option<&Server>) -> bool {
+        let Some((name, run_id)) = self.run_id(server).await else {
+            return false;
+        };
+        let before = self.run_ids.lock().await.insert(name, run_id.clone());
+        match before {
+            Some(before) if before != run_id => {
+                tracing::warn!(server = ?server.map(ToString::to_string), before, now = run_id, "the lock server restarted or changed: checking every hold on it");
+                true
+            }
+            _ => false,
+        }
+    }
+
+    async fn learn_run_ids(&self) {
+        if self.settings.clustered {
+            let primaries = self
+                .redis
+                .cached_cluster_state()
+                .map(|state| state.unique_primary_nodes())
+                .unwrap_or_default();
+            for server in primaries {
+                self.run_id_changed(Some(&server)).await;
+            }
+        } else {
+            self.run_id_changed(None).await;
+        }
+    }
+}
+
+/// Reports a transition of a hold: tracing, and metrics with the feature on.
+pub(crate) fn report(signal: &HoldSignal, transition: Transition, hold: Option<&HoldKey>) {
+    let lock = hold.map(|h| &*h.0);
+    let owner = hold.map(|h| h.1.to_string());
+    match transition {
+        Transition::AtRisk(cause) => {
+            tracing::warn!(
+                lock,
+                owner,
+                cause = cause.as_str(),
+                "lock at risk: the holder can no longer be sure it holds it"
+            );
+        }
+        Transition::Recovered(after) => {
+            tracing::info!(
+                lock,
+                owner,
+                at_risk_ms = after.as_millis() as u64,
+                "lock confirmed held again"
+            );
+        }
+        Transition::Lost(cause) => {
+            tracing::warn!(lock, owner, cause = cause.as_str(), "lock lost");
+        }
+    }
+    crate::telemetry::hold_transition(transition, signal.at_risk_for(Instant::now()));
+}
