@@ -321,11 +321,21 @@ impl HoldRegistry {
 
     /// Makes every hold that `pick` selects (by its lock's hash slot) at risk from `at`.
     pub(crate) fn suspend(&self, cause: Cause, at: Instant, pick: impl Fn(u16) -> bool) {
+        self.suspend_where(cause, at, |slot, _| pick(slot));
+    }
+
+    /// [`HoldRegistry::suspend`], choosing by slot and signal.
+    pub(crate) fn suspend_where(
+        &self,
+        cause: Cause,
+        at: Instant,
+        pick: impl Fn(u16, &HoldSignal) -> bool,
+    ) {
         let picked: Vec<(HoldKey, Arc<HoldSignal>)> = self
             .held()
             .map
             .iter()
-            .filter(|(k, _)| pick(fred::util::redis_keyslot(k.0.as_bytes())))
+            .filter(|(k, e)| pick(fred::util::redis_keyslot(k.0.as_bytes()), &e.signal))
             .map(|(k, e)| (k.clone(), e.signal.clone()))
             .collect();
         for (hold, signal) in picked {

@@ -106,6 +106,8 @@ pub(crate) enum Cause {
     ValidityDeadline,
     /// The server answered with another `run_id` after reconnecting.
     ServerRestarted,
+    /// A sentinel announced a failover of the client's primary (`+switch-master`).
+    Failover,
     /// The owner field was found gone (at a renewal or a verification).
     FieldGone,
     /// The lease ran out without a confirmation.
@@ -120,6 +122,7 @@ impl Cause {
             Cause::ConnectionLost => "connection_lost",
             Cause::ValidityDeadline => "validity_deadline",
             Cause::ServerRestarted => "server_restarted",
+            Cause::Failover => "failover",
             Cause::FieldGone => "field_gone",
             Cause::LeaseEnded => "lease_ended",
             Cause::Shutdown => "shutdown",
@@ -161,6 +164,8 @@ struct Timings {
     confirm_after_ms: Option<u64>,
     /// When the current at-risk period began (for the recovery time).
     at_risk_since: Option<Instant>,
+    /// The send time of the last command that confirmed the hold (ms since [`EPOCH`]).
+    confirmed_ms: u64,
 }
 
 /// The state of one hold (one lock, one owner), shared by its guards, the renewal
@@ -195,6 +200,7 @@ impl HoldSignal {
                 deadline_ms,
                 confirm_after_ms: None,
                 at_risk_since: None,
+                confirmed_ms: millis(sent),
             }),
             deadline_ms: AtomicU64::new(deadline_ms),
         }
@@ -229,6 +235,11 @@ impl HoldSignal {
 
     pub(crate) fn is_lost(&self) -> bool {
         self.state() == HoldState::Lost
+    }
+
+    /// Whether a command sent at or after `at` confirmed the hold.
+    pub(crate) fn confirmed_since(&self, at: Instant) -> bool {
+        self.timings().confirmed_ms >= millis(at)
     }
 
     /// Whether the hold is at risk through a fault and waits for a check in Redis.
@@ -267,6 +278,7 @@ impl HoldSignal {
         let sent_ms = millis(sent);
         let expires_ms = sent_ms.saturating_add(lease_ms);
         let mut timings = self.timings();
+        timings.confirmed_ms = timings.confirmed_ms.max(sent_ms);
         if reset || expires_ms > timings.expires_ms {
             timings.expires_ms = expires_ms;
             timings.deadline_ms = expires_ms.saturating_sub(margin_ms);

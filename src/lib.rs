@@ -75,6 +75,7 @@ mod config;
 mod context;
 mod detach;
 mod error;
+mod failover_watch;
 pub mod fencing;
 mod hold_ledger;
 mod hold_registry;

@@ -171,6 +171,7 @@ impl Checker {
     /// id with the last one seen, at the same time.
     async fn check(&self, server: Option<Server>) {
         let pick = on_server(&self.redis, self.settings.clustered, server.as_ref());
+        let started = Instant::now();
         let holds = self
             .registry
             .snapshot(|_, signal| signal.state() == HoldState::AtRisk);
@@ -192,9 +193,13 @@ impl Checker {
         };
         let (_, restarted) = tokio::join!(verify, self.run_id_changed(server.as_ref()));
         if restarted {
-            // Every hold of that server, even one no fault made at risk, is checked now.
+            // Every hold of that server that this check did not just confirm, even one no
+            // fault made at risk, is checked now.
             let at = Instant::now();
-            self.registry.suspend(Cause::ServerRestarted, at, &pick);
+            self.registry
+                .suspend_where(Cause::ServerRestarted, at, |slot, signal| {
+                    pick(slot) && !signal.confirmed_since(started)
+                });
             let holds: Vec<_> = self
                 .registry
                 .snapshot(|_, signal| signal.state() == HoldState::AtRisk)

@@ -342,3 +342,138 @@ async fn shutdown_loses_every_hold() {
     assert_eq!(guard.state(), HoldState::Lost);
     assert_eq!(guard.at_risk().await, HoldState::Lost);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sentinel_failover_warns_the_holder_then_confirms_the_replicated_lock() {
+    let primary = RedisServer::start();
+    let replica = RedisServer::start_replica_of(&primary);
+    wait_replica_linked(replica.port, Duration::from_secs(20));
+    let sentinel = SentinelServer::start(primary.port, 2000);
+    sentinel.wait_for(
+        |s| s.known_replicas() >= 1,
+        "sentinel to discover the replica",
+    );
+    let url = format!(
+        "redis-sentinel://127.0.0.1:{}/0?sentinelServiceName=mymaster",
+        sentinel.port
+    );
+    let client = client_at(&url, Duration::from_secs(3)).await;
+    let name = key("risk-failover");
+    let guard = client.get_lock(&name).acquire().await.unwrap();
+    let timeline = Timeline::follow(&guard);
+    // The hold reaches the replica before the failover.
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            hgetall(&replica.raw().await, &name).await.len() == 1
+        })
+        .await
+    );
+
+    let fault = Instant::now();
+    let answer = redis_cli(sentinel.port, &["sentinel", "failover", "mymaster"]);
+    assert!(
+        answer.contains("OK"),
+        "SENTINEL FAILOVER answered {answer:?}"
+    );
+    // The sentinel's +switch-master makes the hold at risk (the old primary still takes
+    // renewals, which no longer reach the new one); the client follows the sentinel to
+    // the promoted replica, where the check finds the hold and renews it.
+    let at_risk = timeline
+        .wait_for(HoldState::AtRisk, Duration::from_secs(30))
+        .await
+        .expect("at risk when the old primary drops its clients");
+    let held = timeline
+        .wait_for(HoldState::Held, Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|| {
+            panic!(
+                "confirmed on the new primary: {:?} after {} ms",
+                timeline.states(),
+                ms(fault.elapsed())
+            )
+        });
+    assert_eq!(server_role(replica.port), "master");
+    assert_eq!(guard.state(), HoldState::Held);
+    // Told once (the sentinel's +switch-master, before the old primary's CLIENT KILL),
+    // confirmed once: no second alarm for the new run id the check itself confirmed.
+    assert_eq!(timeline.states(), [HoldState::AtRisk, HoldState::Held]);
+    eprintln!(
+        "failover: at risk after {} ms, held again after {} ms",
+        ms(at_risk - fault),
+        ms(held - fault)
+    );
+    guard.unlock().await.unwrap();
+    assert!(hgetall(&replica.raw().await, &name).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_node_restart_warns_the_holds_on_that_node() {
+    let mut cluster = support::cluster::Cluster::start();
+    // fred re-syncs the whole cluster after one node's connection drops, and commands to
+    // every node wait for it (measured 3.5 s here, with its growing reconnect delay): a
+    // watchdog shorter than that loses the holds of the healthy nodes too (each told at
+    // risk first). 10 s keeps them.
+    let client = client_at(&cluster.url(), Duration::from_secs(10)).await;
+    // Two locks on different nodes.
+    let first = key("risk-cluster-a");
+    let node_of = |name: &str| {
+        let slot = redisson_lock::fred::util::redis_keyslot(name.as_bytes());
+        cluster
+            .nodes
+            .iter()
+            .position(|n| {
+                let slots = redis_cli(n.port, &["cluster", "myid"]);
+                let owner = redis_cli(n.port, &["cluster", "nodes"]);
+                owner.lines().any(|line| {
+                    line.starts_with(slots.trim())
+                        && line.split(' ').skip(8).any(|range| {
+                            let mut bounds = range.split('-');
+                            let lo: u16 = bounds.next().and_then(|b| b.parse().ok()).unwrap_or(1);
+                            let hi: u16 = bounds.next().and_then(|b| b.parse().ok()).unwrap_or(lo);
+                            (lo..=hi).contains(&slot)
+                        })
+                })
+            })
+            .expect("a node owns the slot")
+    };
+    let first_node = node_of(&first);
+    let second = (0..100)
+        .map(|i| key(&format!("risk-cluster-b{i}")))
+        .find(|name| node_of(name) != first_node)
+        .expect("a name on another node");
+    let on_restarted = client.get_lock(&first).acquire().await.unwrap();
+    let elsewhere = client.get_lock(&second).acquire().await.unwrap();
+    let restarted = Timeline::follow(&on_restarted);
+    let other_node = Timeline::follow(&elsewhere);
+
+    let fault = Instant::now();
+    cluster.nodes[first_node].restart();
+    let at_risk = restarted
+        .wait_for(HoldState::AtRisk, Duration::from_secs(5))
+        .await
+        .expect("the hold on the restarted node is at risk");
+    let lost = restarted
+        .wait_for(HoldState::Lost, Duration::from_secs(20))
+        .await
+        .expect("and lost: the node came back empty");
+    // The hold on another node stays held (or, at worst, is confirmed again).
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            elsewhere.state() == HoldState::Held
+        })
+        .await,
+        "the other node's hold: {:?}",
+        other_node.states()
+    );
+    eprintln!(
+        "cluster node restart: at risk after {} ms, lost after {} ms; other node's hold {:?}",
+        ms(at_risk - fault),
+        ms(lost - fault),
+        other_node.states()
+    );
+    // A raw client made now: one made before the restart has no reconnect policy.
+    let raw = cluster.raw().await;
+    assert_eq!(hgetall(&raw, &second).await.len(), 1);
+    elsewhere.unlock().await.unwrap();
+    drop(on_restarted);
+}

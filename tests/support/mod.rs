@@ -32,6 +32,8 @@ pub struct RedisServer {
     child: Child,
     pub port: u16,
     dir: PathBuf,
+    /// The whole command line, to start the same server again.
+    command: Vec<String>,
 }
 
 pub fn redis_server_bin() -> PathBuf {
@@ -89,8 +91,7 @@ impl RedisServer {
                 SEQ.fetch_add(1, Ordering::Relaxed)
             ));
             std::fs::create_dir_all(&dir).expect("temp dir");
-            let mut cmd = Command::new(&bin);
-            cmd.args([
+            let mut command: Vec<String> = [
                 "--port",
                 &port.to_string(),
                 "--bind",
@@ -99,15 +100,25 @@ impl RedisServer {
                 "",
                 "--appendonly",
                 "no",
-            ])
-            .args(["--dir", dir.to_str().expect("utf-8 temp dir")])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-            let child = cmd
+                "--dir",
+                dir.to_str().expect("utf-8 temp dir"),
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+            command.extend(extra.iter().map(|a| a.to_string()));
+            let child = Command::new(&bin)
+                .args(&command)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-            let mut server = RedisServer { child, port, dir };
+            let mut server = RedisServer {
+                child,
+                port,
+                dir,
+                command,
+            };
             if server.wait_ready(Duration::from_secs(10)) {
                 return server;
             }
@@ -166,6 +177,24 @@ impl RedisServer {
             .unwrap();
         client.init().await.expect("raw client connects");
         client
+    }
+
+    /// Kills the server and starts it again on its port with the same options and
+    /// directory: empty (no persistence), but a cluster node keeps its `nodes.conf`.
+    pub fn restart(&mut self) {
+        self.kill();
+        let bin = redis_server_bin();
+        self.child = Command::new(&bin)
+            .args(&self.command)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        assert!(
+            self.wait_ready(Duration::from_secs(10)),
+            "the server did not come back on port {}",
+            self.port
+        );
     }
 
     /// Kills the server abruptly (like a crash).
