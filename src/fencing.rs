@@ -18,6 +18,12 @@
 //! as often as it likes. Tokens of different locks are not comparable: guard each resource
 //! with one lock.
 //!
+//! A fresh counter starts at the lock server's clock in microseconds rather than at 1, so
+//! after a Redis restart that lost the counter the new tokens are still above the ones a
+//! resource has seen, and it keeps accepting new holders (docs/fencing.md, "Across a
+//! restart"; [`FencedLock::ensure_token_floor`](crate::Lock::ensure_token_floor) for a counter a Java
+//! client restarted at 1).
+//!
 //! # Resources in Redis: [`FencedWriter`]
 //!
 //! [`FencedWriter`] makes fenced `SET`, `SET … PX`, `HSET`, `DEL`, and runs Lua bodies of

@@ -166,6 +166,9 @@ pub mod lua {
     pub const RW_WRITE_FORCE_RELEASE: &str = crate::lock::read_write::RW_WRITE_FORCE_RELEASE;
     /// `lua/fenced_acquire.lua`.
     pub const FENCED_ACQUIRE: &str = crate::lock::fenced::FENCED_ACQUIRE;
+    /// `lua/fenced_token_floor.lua` (`FencedLock::ensure_token_floor`; not a Redisson
+    /// script).
+    pub const FENCED_TOKEN_FLOOR: &str = crate::lock::fenced::FENCED_TOKEN_FLOOR;
     /// `lua/nonreentrant_acquire.lua`.
     pub const NONREENTRANT_ACQUIRE: &str = crate::lock::non_reentrant::NONREENTRANT_ACQUIRE;
     /// `lua/spin_release.lua`.
@@ -201,6 +204,7 @@ pub mod lua {
         RW_WRITE_RELEASE,
         RW_WRITE_FORCE_RELEASE,
         FENCED_ACQUIRE,
+        FENCED_TOKEN_FLOOR,
         NONREENTRANT_ACQUIRE,
         SPIN_RELEASE,
         SPIN_FORCE_RELEASE,

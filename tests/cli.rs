@@ -49,19 +49,21 @@ async fn inspect_reports_every_kind_in_json_and_text() {
     // Reentrant, held by "Java".
     let java = key("java");
     java_hold(&raw, &java, 731, 3, 45_000).await;
-    // Fenced: two acquisitions, token 2.
+    // Fenced: two acquisitions; the first token is the server clock in µs, then one more.
     let fenced = key("fenced");
     let fenced_lock = client.get_fenced_lock(&fenced).with_owner(owner);
-    fenced_lock
+    let before = server_time_us(&raw).await;
+    let first = fenced_lock
         .lock_and_get_token_with_lease(lease)
         .await
         .unwrap();
+    assert_seeded(first, before, server_time_us(&raw).await);
     fenced_lock.unlock().await.unwrap();
     let token = fenced_lock
         .lock_and_get_token_with_lease(lease)
         .await
         .unwrap();
-    assert_eq!(token, 2);
+    assert_eq!(token, first + 1);
     // Read-write: two readers (one with two holds), and a write lock elsewhere.
     let read = key("read");
     let rw = client.get_read_write_lock(&read);
@@ -173,7 +175,7 @@ async fn inspect_reports_every_kind_in_json_and_text() {
 
     let r = by_name(&fenced);
     assert_eq!(r["kind"], "fenced");
-    assert_eq!(r["fencing_token"], 2);
+    assert_eq!(r["fencing_token"], token);
     assert_eq!(r["holders"][0]["holds"], 1);
 
     let r = by_name(&read);
@@ -229,7 +231,7 @@ async fn inspect_reports_every_kind_in_json_and_text() {
     assert!(text.contains("connected: unknown"), "{text}");
     let out = cli(&url, ["inspect", fenced.as_str(), read.as_str()]).await;
     let text = stdout(&out);
-    assert!(text.contains("token    2"), "{text}");
+    assert!(text.contains(&format!("token    {token}")), "{text}");
     assert!(text.contains("locked (read mode)"), "{text}");
     assert!(text.contains("READ HOLD TTLS"), "{text}");
 

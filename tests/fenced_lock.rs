@@ -4,10 +4,17 @@
 //! guards carrying their token, and what a broken token key does.
 //!
 //! The "Java" client is a raw fred connection that runs the §12 token-returning script
-//! and the §4.2 unlock, written here from the protocol (not the crate's scripts).
+//! and the §4.2 unlock, written from the protocol (not the crate's scripts), in
+//! `tests/support/java.rs`.
+//!
+//! A fresh counter's first token is the server's `TIME` in µs (this crate's deliberate
+//! difference from Redisson's 1; docs/protocol.md §12): tests read `TIME` around the
+//! first acquisition and count on from there.
 
 mod support;
-use support::java::{field as java_field, unlock as java_unlock};
+use support::java::{
+    lock_and_get_token as java_lock_and_get_token, token_key, unlock as java_unlock,
+};
 use support::*;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,23 +24,7 @@ use std::time::{Duration, Instant};
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{Client as LockClient, Error, FencedLock};
 
-/// §12, `lockAndGetToken`: `[-1, token]` when taken or re-entered, else `[PTTL, -1]`.
-const JAVA_ACQUIRE_TOKEN: &str = r#"
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  local t = redis.call('incr', KEYS[2])
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return {-1, t}
-end
-return {redis.call('pttl', KEYS[1]), -1}
-"#;
-
 // ---- helpers ----------------------------------------------------------------------------
-
-/// `redisson_lock_token:{N}`.
-fn token_key(name: &str) -> String {
-    format!("redisson_lock_token:{{{name}}}")
-}
 
 /// Our hash field for `lock`'s owner.
 fn field_of(client: &LockClient, lock: &FencedLock) -> String {
@@ -75,29 +66,6 @@ fn assert_lease_ttl(ttl: i64, lease_ms: i64) {
     );
 }
 
-/// The Java client's token-returning acquire: `Ok(token)` when taken, `Err(pttl)` when held.
-async fn java_lock_and_get_token(
-    raw: &Client,
-    name: &str,
-    thread: u64,
-    lease_ms: i64,
-) -> Result<i64, i64> {
-    let reply: Vec<i64> = raw
-        .eval(
-            JAVA_ACQUIRE_TOKEN,
-            vec![name.to_string(), token_key(name)],
-            vec![Value::from(lease_ms), Value::from(java_field(thread))],
-        )
-        .await
-        .unwrap();
-    assert_eq!(reply.len(), 2, "{reply:?}");
-    match (reply[0], reply[1]) {
-        (-1, token) => Ok(token),
-        (ttl, -1) => Err(ttl),
-        other => panic!("not a §12 reply: {other:?}"),
-    }
-}
-
 /// Unlocks `times` holds.
 async fn unlock_times(lock: &FencedLock, times: u32) {
     for _ in 0..times {
@@ -119,32 +87,37 @@ async fn raw_state_and_replies_follow_section_12() {
     assert_eq!(raw_token(&raw, &name).await, None);
     assert_eq!(lock.token().await.unwrap(), None);
 
-    // First hold: token 1; the RLock hash, field and watchdog TTL.
-    assert_eq!(lock.lock_and_get_token().await.unwrap(), 1);
+    // First hold: the counter is seeded from the server clock, so the first token is
+    // the server's TIME in µs; then the RLock hash, field and watchdog TTL.
+    let before = server_time_us(&raw).await;
+    let base = lock.lock_and_get_token().await.unwrap();
+    assert_seeded(base, before, server_time_us(&raw).await);
+    // Token number `n` of this lock (1-based), as Redisson's numbering counts them.
+    let nth = |n: u64| base + n - 1;
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 1));
     let kind: String = raw.r#type(&name).await.unwrap();
     assert_eq!(kind, "hash");
     assert_watchdog_ttl(pttl(&raw, &name).await);
-    assert_token(&raw, &name, 1).await;
-    assert_eq!(lock.token().await.unwrap(), Some(1));
+    assert_token(&raw, &name, nth(1)).await;
+    assert_eq!(lock.token().await.unwrap(), Some(nth(1)));
 
     // Every re-entry, through every method, draws a token and adds a hold.
     lock.lock().await.unwrap();
-    assert_token(&raw, &name, 2).await;
+    assert_token(&raw, &name, nth(2)).await;
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 2));
     assert_watchdog_ttl(pttl(&raw, &name).await);
 
     assert!(lock.try_lock().await.unwrap());
-    assert_token(&raw, &name, 3).await;
+    assert_token(&raw, &name, nth(3)).await;
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 3));
 
     assert!(lock.try_lock_for(Duration::from_secs(1)).await.unwrap());
-    assert_token(&raw, &name, 4).await;
+    assert_token(&raw, &name, nth(4)).await;
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 4));
 
     // Re-entries re-arm the TTL to the new lease, as RLock does.
     lock.lock_with_lease(Duration::from_secs(10)).await.unwrap();
-    assert_token(&raw, &name, 5).await;
+    assert_token(&raw, &name, nth(5)).await;
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 5));
     assert_lease_ttl(pttl(&raw, &name).await, 10_000);
 
@@ -152,43 +125,43 @@ async fn raw_state_and_replies_follow_section_12() {
         .try_lock_with_lease(Duration::from_secs(1), Duration::from_secs(20))
         .await
         .unwrap());
-    assert_token(&raw, &name, 6).await;
+    assert_token(&raw, &name, nth(6)).await;
     assert_lease_ttl(pttl(&raw, &name).await, 20_000);
 
     assert_eq!(
         lock.lock_and_get_token_with_lease(Duration::from_secs(40))
             .await
             .unwrap(),
-        7
+        nth(7)
     );
     assert_lease_ttl(pttl(&raw, &name).await, 40_000);
     assert_eq!(
         lock.try_lock_and_get_token(Duration::from_secs(1), Duration::from_secs(15))
             .await
             .unwrap(),
-        Some(8)
+        Some(nth(8))
     );
     assert_eq!(
         lock.try_lock_and_get_token_for(Duration::ZERO)
             .await
             .unwrap(),
-        Some(9)
+        Some(nth(9))
     );
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 9));
     assert_eq!(lock.hold_count().await.unwrap(), 9);
-    assert_eq!(lock.token().await.unwrap(), Some(9));
+    assert_eq!(lock.token().await.unwrap(), Some(nth(9)));
 
     // The Java script sees our hold: `[PTTL, -1]`, and draws no token.
     let ttl = java_lock_and_get_token(&raw, &name, 1, 30_000)
         .await
         .unwrap_err();
     assert!((1..=30_000).contains(&ttl), "PTTL {ttl}");
-    assert_token(&raw, &name, 9).await;
+    assert_token(&raw, &name, nth(9)).await;
 
     // Partial unlocks: count down, token untouched, nothing published.
     unlock_times(&lock, 8).await;
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 1));
-    assert_token(&raw, &name, 9).await;
+    assert_token(&raw, &name, nth(9)).await;
     assert_eq!(drain(&mut rx, Duration::from_millis(300)).await, vec![]);
 
     // The last unlock deletes the hash and publishes `0`; the token stays.
@@ -198,11 +171,11 @@ async fn raw_state_and_replies_follow_section_12() {
         messages(&mut rx, Duration::from_secs(5)).await,
         vec![(channel(&name), b"0".to_vec())]
     );
-    assert_token(&raw, &name, 9).await;
-    assert_eq!(lock.token().await.unwrap(), Some(9));
+    assert_token(&raw, &name, nth(9)).await;
+    assert_eq!(lock.token().await.unwrap(), Some(nth(9)));
 
     // The counter goes on from where it was.
-    assert_eq!(lock.lock_and_get_token().await.unwrap(), 10);
+    assert_eq!(lock.lock_and_get_token().await.unwrap(), nth(10));
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 1));
 
     // force_unlock: hash deleted, `0` published, the token key untouched.
@@ -212,18 +185,18 @@ async fn raw_state_and_replies_follow_section_12() {
         messages(&mut rx, Duration::from_secs(5)).await,
         vec![(channel(&name), b"0".to_vec())]
     );
-    assert_token(&raw, &name, 10).await;
+    assert_token(&raw, &name, nth(10)).await;
     assert!(!lock.force_unlock().await.unwrap());
     assert_eq!(drain(&mut rx, Duration::from_millis(300)).await, vec![]);
 
-    // Java takes it next and draws 11 from the same counter.
+    // Java takes it next and draws the next token from the same (seeded) counter.
     assert_eq!(
         java_lock_and_get_token(&raw, &name, 1, 30_000).await,
-        Ok(11)
+        Ok(nth(11) as i64)
     );
-    assert_eq!(lock.token().await.unwrap(), Some(11));
+    assert_eq!(lock.token().await.unwrap(), Some(nth(11)));
     assert_eq!(java_unlock(&raw, &name, 1).await, Value::Integer(1));
-    assert_token(&raw, &name, 11).await;
+    assert_token(&raw, &name, nth(11)).await;
     client.shutdown().await.unwrap();
 }
 
@@ -234,26 +207,28 @@ async fn token_increase_numbering_and_a_java_client_between_ours() {
     let Bed(_server, client, raw, name) = Bed::new("fenced-increase").await;
     let lock = client.get_fenced_lock(&name);
 
-    // Redisson's testTokenIncrease.
-    assert_eq!(lock.lock_and_get_token().await.unwrap(), 1);
-    assert_eq!(lock.lock_and_get_token().await.unwrap(), 2);
+    // Redisson's testTokenIncrease, counted from the seeded first token (Redisson's 1).
+    let before = server_time_us(&raw).await;
+    let base = lock.lock_and_get_token().await.unwrap();
+    assert_seeded(base, before, server_time_us(&raw).await);
+    assert_eq!(lock.lock_and_get_token().await.unwrap(), base + 1);
     lock.lock().await.unwrap();
-    assert_eq!(lock.token().await.unwrap(), Some(3));
+    assert_eq!(lock.token().await.unwrap(), Some(base + 2));
     lock.lock_with_lease(Duration::from_secs(10)).await.unwrap();
-    assert_eq!(lock.token().await.unwrap(), Some(4));
+    assert_eq!(lock.token().await.unwrap(), Some(base + 3));
     assert_eq!(
         lock.try_lock_and_get_token_for(Duration::ZERO)
             .await
             .unwrap(),
-        Some(5)
+        Some(base + 4)
     );
-    assert_eq!(lock.token().await.unwrap(), Some(5));
+    assert_eq!(lock.token().await.unwrap(), Some(base + 4));
     assert_eq!(lock.hold_count().await.unwrap(), 5);
     unlock_times(&lock, 5).await;
     assert!(!exists(&raw, &name).await);
 
     // Then Java and we take turns on the same name; every token is new and larger.
-    let mut drawn = vec![1, 2, 3, 4, 5];
+    let mut drawn: Vec<u64> = (base..base + 5).collect();
     for round in 0..10u64 {
         let thread = 100 + round;
         let java_first = java_lock_and_get_token(&raw, &name, thread, 30_000)
@@ -326,8 +301,34 @@ async fn token_increase_numbering_and_a_java_client_between_ours() {
         drawn.windows(2).all(|w| w[0] < w[1]),
         "tokens must strictly increase in drawing order: {drawn:?}"
     );
-    assert_eq!(drawn, (1..=drawn.len() as u64).collect::<Vec<_>>());
+    assert_eq!(drawn, (base..base + drawn.len() as u64).collect::<Vec<_>>());
     assert_eq!(lock.token().await.unwrap(), drawn.last().copied());
+    client.shutdown().await.unwrap();
+}
+
+/// A counter that exists (here one a Java client started: Redisson's `INCR` of a missing
+/// key gives 1) is only ever incremented: Redisson's testTokenIncrease numbering exactly.
+#[tokio::test]
+async fn a_counter_a_java_client_started_is_only_incremented() {
+    let Bed(_server, client, raw, name) = Bed::new("fenced-java-first").await;
+    let lock = client.get_fenced_lock(&name);
+    assert_eq!(java_lock_and_get_token(&raw, &name, 7, 30_000).await, Ok(1));
+    assert_eq!(java_unlock(&raw, &name, 7).await, Value::Integer(1));
+
+    assert_eq!(lock.lock_and_get_token().await.unwrap(), 2);
+    assert_eq!(lock.lock_and_get_token().await.unwrap(), 3);
+    lock.lock().await.unwrap();
+    assert_eq!(lock.token().await.unwrap(), Some(4));
+    lock.lock_with_lease(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(lock.token().await.unwrap(), Some(5));
+    assert_eq!(
+        lock.try_lock_and_get_token_for(Duration::ZERO)
+            .await
+            .unwrap(),
+        Some(6)
+    );
+    unlock_times(&lock, 5).await;
+    assert_token(&raw, &name, 6).await;
     client.shutdown().await.unwrap();
 }
 
@@ -386,6 +387,7 @@ async fn tokens_strictly_increase_in_acquisition_order_under_contention() {
     let Duo(_server, clients, raw, name) = Duo::new("fenced-contention").await;
     let witness = Arc::new(AtomicU64::new(0));
 
+    let before = server_time_us(&raw).await;
     let started = Instant::now();
     let mut tasks = Vec::new();
     for (c, client) in clients.iter().enumerate() {
@@ -422,10 +424,14 @@ async fn tokens_strictly_increase_in_acquisition_order_under_contention() {
             pair[1]
         );
     }
-    // Nobody else drew tokens, so they are exactly 1..=total.
-    assert_eq!(samples.first().map(|s| s.token), Some(1));
-    assert_eq!(samples.last().map(|s| s.token), Some(total));
-    assert_token(&raw, &name, total).await;
+    // Nobody else drew tokens, so they are exactly base..base + total, where the first
+    // (seeded) one is the server time in µs at the first acquisition.
+    let base = samples.first().map(|s| s.token).expect("samples");
+    assert_seeded(base, before, server_time_us(&raw).await);
+    assert_eq!(samples.last().map(|s| s.token), Some(base + total - 1));
+    let tokens: Vec<u64> = samples.iter().map(|s| s.token).collect();
+    assert_eq!(tokens, (base..base + total).collect::<Vec<_>>());
+    assert_token(&raw, &name, base + total - 1).await;
     assert!(!exists(&raw, &name).await, "free at the end");
     for client in &clients {
         assert_eq!(client.renewed_locks(), 0);
@@ -442,15 +448,17 @@ async fn guards_carry_their_token_and_bounded_waits_give_none() {
     let other = server.client().await;
     let lock = client.get_fenced_lock(&name);
 
+    let before = server_time_us(&raw).await;
     let guard = lock.acquire().await.unwrap();
-    assert_eq!(guard.token(), Some(1));
+    let base = guard.token().expect("a fenced guard has a token");
+    assert_seeded(base, before, server_time_us(&raw).await);
     guard.unlock().await.unwrap();
 
     let guard = lock
         .acquire_with_lease(Duration::from_secs(10))
         .await
         .unwrap();
-    assert_eq!(guard.token(), Some(2));
+    assert_eq!(guard.token(), Some(base + 1));
     assert_lease_ttl(pttl(&raw, &name).await, 10_000);
     // A re-entry through a second guard draws a token of its own.
     let inner = lock
@@ -458,10 +466,10 @@ async fn guards_carry_their_token_and_bounded_waits_give_none() {
         .await
         .unwrap()
         .expect("re-entry");
-    assert_eq!(inner.token(), Some(3));
+    assert_eq!(inner.token(), Some(base + 2));
     assert_eq!(lock.hold_count().await.unwrap(), 2);
     inner.unlock().await.unwrap();
-    assert_eq!(guard.token(), Some(2), "a guard's token is its own");
+    assert_eq!(guard.token(), Some(base + 1), "a guard's token is its own");
     drop(guard); // released in the background
     assert!(gone_within(&raw, &name, Duration::from_secs(5))
         .await
@@ -472,8 +480,8 @@ async fn guards_carry_their_token_and_bounded_waits_give_none() {
         .await
         .unwrap()
         .expect("free");
-    assert_eq!(guard.token(), Some(4));
-    assert_eq!(lock.token().await.unwrap(), Some(4));
+    assert_eq!(guard.token(), Some(base + 3));
+    assert_eq!(lock.token().await.unwrap(), Some(base + 3));
 
     // Held by another client: bounded waits give None after about `wait`, draw nothing.
     let theirs = other.get_fenced_lock(&name);
@@ -509,7 +517,11 @@ async fn guards_carry_their_token_and_bounded_waits_give_none() {
         None
     );
     assert!(started.elapsed() < Duration::from_secs(1));
-    assert_eq!(lock.token().await.unwrap(), Some(4), "no token drawn");
+    assert_eq!(
+        lock.token().await.unwrap(),
+        Some(base + 3),
+        "no token drawn"
+    );
     assert!(
         eventually(Duration::from_secs(5), || async {
             other.subscribed_channels() == 0
@@ -530,7 +542,7 @@ async fn guards_carry_their_token_and_bounded_waits_give_none() {
         .await
         .unwrap()
         .expect("free");
-    assert_eq!(taken.token(), Some(5));
+    assert_eq!(taken.token(), Some(base + 4));
     taken.unlock().await.unwrap();
     client.shutdown().await.unwrap();
     other.shutdown().await.unwrap();
@@ -577,6 +589,10 @@ where
     is_bad(lock.try_lock().await.map(drop), "try_lock");
     is_bad(lock.acquire().await.map(drop), "acquire");
     is_bad(lock.token().await.map(drop), "token");
+    is_bad(
+        lock.ensure_token_floor().await.map(drop),
+        "ensure_token_floor",
+    );
     assert!(!exists(raw, &name).await, "no hash was created");
     assert_eq!(read().await, before, "the token key is unchanged");
 }
@@ -616,6 +632,9 @@ async fn a_broken_token_key_is_bad_token_and_nothing_is_written() {
     assert!(!exists(&raw, &name).await);
     assert_eq!(raw_token(&raw, &name).await, Some(max));
     assert_eq!(lock.token().await.unwrap(), Some(i64::MAX as u64));
+    // Above the clock already: the floor leaves it alone.
+    assert_eq!(lock.ensure_token_floor().await.unwrap(), i64::MAX as u64);
+    assert_eq!(raw_token(&raw, &name).await, Some(i64::MAX.to_string()));
 
     // A token key of another type.
     let name = key("fenced-bad-type");
@@ -629,7 +648,7 @@ async fn a_broken_token_key_is_bad_token_and_nothing_is_written() {
     // A re-entry with a broken token key fails too, and leaves the hold as it was.
     let name = key("fenced-bad-reentry");
     let lock = client.get_fenced_lock(&name);
-    assert_eq!(lock.lock_and_get_token().await.unwrap(), 1);
+    lock.lock_and_get_token().await.unwrap();
     let _: () = raw
         .set(token_key(&name), "oops", None, None, false)
         .await
@@ -663,5 +682,93 @@ async fn a_broken_token_key_is_bad_token_and_nothing_is_written() {
     assert_eq!(raw_token(&raw, &name).await, None, "no token drawn");
     let value: String = raw.get(&name).await.unwrap();
     assert_eq!(value, "plain");
+    client.shutdown().await.unwrap();
+}
+
+// ---- 6. the seed: replicas, and the explicit floor --------------------------------------
+
+/// The seed reaches a replica as the values the primary wrote (effects replication: a
+/// `SET` and an `INCR`), not as the script run again with the replica's own `TIME`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seeded_counter_reaches_a_replica_as_written() {
+    let primary = RedisServer::start();
+    let replica = RedisServer::start_replica_of(&primary);
+    wait_replica_linked(replica.port, Duration::from_secs(10));
+    let client = primary.client().await;
+    let raw = primary.raw().await;
+    let replica_raw = replica.raw().await;
+    reset_stats(&replica_raw).await;
+    let name = key("fenced-replica");
+    let lock = client.get_fenced_lock(&name);
+
+    let before = server_time_us(&raw).await;
+    let first = lock.lock_and_get_token().await.unwrap();
+    assert_seeded(first, before, server_time_us(&raw).await);
+    let second = lock.lock_and_get_token().await.unwrap();
+    assert_eq!(second, first + 1);
+    let acked: i64 = raw
+        .custom(fred::cmd!("WAIT"), vec![1, 5_000])
+        .await
+        .unwrap();
+    assert_eq!(acked, 1, "the replica acknowledged the writes");
+    let on_replica: Option<String> = replica_raw.get(token_key(&name)).await.unwrap();
+    assert_eq!(on_replica, Some(second.to_string()));
+    // What the replica ran: plain writes, no script and no TIME of its own.
+    assert_eq!(command_calls(&replica_raw, "set").await, 1);
+    assert_eq!(command_calls(&replica_raw, "incr").await, 2);
+    assert_eq!(script_calls(&replica_raw).await, 0);
+    assert_eq!(command_calls(&replica_raw, "time").await, 0);
+    unlock_times(&lock, 2).await;
+    client.shutdown().await.unwrap();
+}
+
+/// `ensure_token_floor` raises a missing or low counter to the server clock, never lowers
+/// one, and the next token (ours or a Java client's) is above what it returned.
+#[tokio::test]
+async fn ensure_token_floor_raises_a_low_counter_and_never_lowers_one() {
+    let Bed(_server, client, raw, name) = Bed::new("fenced-floor").await;
+    let lock = client.get_fenced_lock(&name);
+
+    // Missing: set to the clock, no hold taken.
+    let before = server_time_us(&raw).await;
+    let floor = lock.ensure_token_floor().await.unwrap();
+    assert_seeded(floor, before, server_time_us(&raw).await);
+    assert_token(&raw, &name, floor).await;
+    assert!(!exists(&raw, &name).await, "no hold taken");
+    assert_eq!(lock.lock_and_get_token().await.unwrap(), floor + 1);
+    lock.unlock().await.unwrap();
+
+    // Low (a Java client restarted it from 1): raised; Java continues above it.
+    let _: () = raw
+        .set(token_key(&name), 5, None, None, false)
+        .await
+        .unwrap();
+    let before = server_time_us(&raw).await;
+    let raised = lock.ensure_token_floor().await.unwrap();
+    assert_seeded(raised, before, server_time_us(&raw).await);
+    assert!(raised > floor + 1);
+    assert_eq!(
+        java_lock_and_get_token(&raw, &name, 3, 30_000).await,
+        Ok(raised as i64 + 1)
+    );
+    assert_eq!(java_unlock(&raw, &name, 3).await, Value::Integer(1));
+
+    // Above the clock: left as it is, and the next token follows it.
+    let high = raised + 10_000_000_000_000;
+    let _: () = raw
+        .set(token_key(&name), high.to_string(), None, None, false)
+        .await
+        .unwrap();
+    assert_eq!(lock.ensure_token_floor().await.unwrap(), high);
+    assert_token(&raw, &name, high).await;
+    assert_eq!(lock.lock_and_get_token().await.unwrap(), high + 1);
+    lock.unlock().await.unwrap();
+
+    // Zero is a counter like any other: raised.
+    let _: () = raw
+        .set(token_key(&name), 0, None, None, false)
+        .await
+        .unwrap();
+    assert!(lock.ensure_token_floor().await.unwrap() >= raised);
     client.shutdown().await.unwrap();
 }

@@ -674,3 +674,111 @@ async fn stalled_fenced_lock_holder_is_refused_by_the_resource() {
     a_client.shutdown().await.unwrap();
     b_client.shutdown().await.unwrap();
 }
+
+/// Takes `lock` with a 10 s lease, waiting out a lock server that is still coming back
+/// from a restart (the client reconnects on its own): the token.
+async fn take_through_restart(lock: &redisson_lock::FencedLock) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match lock
+            .try_lock_and_get_token(Duration::from_secs(5), Duration::from_secs(10))
+            .await
+        {
+            Ok(Some(token)) => return token,
+            Ok(None) => panic!("the lock is free: nobody else holds it"),
+            Err(Error::Redis(error)) if std::time::Instant::now() < deadline => {
+                eprintln!("lock server not back yet: {error}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(other) => panic!("acquire failed: {other:?}"),
+        }
+    }
+}
+
+/// Issue 19: fencing that survives a restart. The lock's Redis is restarted without
+/// persistence (`SHUTDOWN NOSAVE`, started again on its port, empty) three times; the
+/// resource is a `FencedWriter` on a *separate* Redis that keeps its fences, plus an
+/// in-process `FencingGate`. Each restart wipes the token counter, yet every new holder's
+/// token is above every earlier one (the counter is seeded from the server's `TIME` in
+/// µs), so the resource keeps accepting: never blocked, never a token handed out twice.
+/// A holder from before a restart that writes afterwards is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fenced_tokens_strictly_increase_across_a_restart_with_a_fenced_writer_that_keeps_accepting(
+) {
+    const RESTARTS: usize = 3;
+    const HOLDERS_PER_LIFE: usize = 4;
+    let mut lock_server = RedisServer::start();
+    let resource_server = RedisServer::start();
+    let clients = [lock_server.client().await, lock_server.client().await];
+    let mut lock_raw = lock_server.raw().await;
+    let resource_client = resource_server.client().await;
+    let resource_raw = resource_server.raw().await;
+    let writer = FencedWriter::new(&resource_client);
+    let gate = FencingGate::new();
+    let name = key("restart-lock");
+    let data = key("restart-data");
+    let token_key = format!("redisson_lock_token:{{{name}}}");
+
+    let mut drawn: Vec<u64> = Vec::new();
+    let mut last_before_restart = None;
+    for life in 0..=RESTARTS {
+        for holder in 0..HOLDERS_PER_LIFE {
+            let lock = clients[holder % 2].get_fenced_lock(&name);
+            let before = server_time_us(&lock_raw).await;
+            let token = take_through_restart(&lock).await;
+            if holder == 0 {
+                // A fresh counter (the restart wiped it): seeded from the server clock.
+                assert_seeded(token, before, server_time_us(&lock_raw).await);
+            } else {
+                assert_eq!(Some(&(token - 1)), drawn.last(), "the counter goes on by 1");
+            }
+            let value = format!("life {life}, holder {holder}");
+            writer
+                .set(&data, value.as_str(), token)
+                .await
+                .unwrap_or_else(|e| panic!("the resource refused token {token}: {e:?}"));
+            gate.check(token)
+                .unwrap_or_else(|e| panic!("the gate refused token {token}: {e:?}"));
+            assert_eq!(get(&resource_raw, &data).await, Some(value));
+            assert_eq!(writer.highest(&data).await.unwrap(), Some(token));
+            lock.unlock().await.unwrap();
+            drawn.push(token);
+
+            // The last holder of the previous life wakes up and writes: refused.
+            if holder == 0 {
+                if let Some(stale) = last_before_restart {
+                    assert_stale(writer.set(&data, "stale", stale).await, token, stale);
+                    assert_stale(gate.check(stale), token, stale);
+                }
+            }
+        }
+        last_before_restart = drawn.last().copied();
+        if life < RESTARTS {
+            lock_server.restart_empty();
+            // The restart really lost the counter (and the resource kept its fence).
+            lock_raw = lock_server.raw().await;
+            let counter: Option<String> = lock_raw.get(&token_key).await.unwrap();
+            assert_eq!(counter, None, "the restart lost the token counter");
+            assert_eq!(
+                writer.highest(&data).await.unwrap(),
+                last_before_restart,
+                "the resource keeps its fence"
+            );
+        }
+    }
+
+    assert_eq!(drawn.len(), (RESTARTS + 1) * HOLDERS_PER_LIFE);
+    assert!(
+        drawn.windows(2).all(|w| w[0] < w[1]),
+        "tokens strictly increase across restarts: {drawn:?}"
+    );
+    assert_eq!(gate.highest(), drawn.last().copied());
+    for client in &clients {
+        // Closing connections that lived through restarts may time out on a loaded
+        // machine; the client is shut down either way, and that is not what this tests.
+        if let Err(error) = client.shutdown().await {
+            eprintln!("shutdown after restarts: {error}");
+        }
+    }
+    resource_client.shutdown().await.unwrap();
+}

@@ -10,9 +10,12 @@ use support::*;
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Error, LockOwner};
+use redisson_lock::{Error, FencingGate, LockOwner};
 
-use support::java::{acquire as java_acquire, field as java_field, unlock as java_unlock};
+use support::java::{
+    acquire as java_acquire, field as java_field, lock_and_get_token as java_lock_and_get_token,
+    token_key, unlock as java_unlock,
+};
 
 /// Writes a Java-held lock the way Redisson does: one field, count 1, a lease.
 async fn java_holds(raw: &Client, name: &str, thread: u64, lease_ms: i64) {
@@ -257,4 +260,82 @@ async fn our_waiter_is_subscribed_before_it_retries() {
             .unwrap();
     }
     client.shutdown().await.unwrap();
+}
+
+// ---- fenced locks across a restart (docs/fencing.md, "Across a restart") ----------------
+
+fn assert_refused(result: redisson_lock::Result<()>, seen: u64, presented: u64) {
+    match result {
+        Err(Error::StaleToken {
+            seen: s,
+            presented: p,
+        }) => assert_eq!((s, p), (seen, presented)),
+        other => {
+            panic!("expected StaleToken {{ seen: {seen}, presented: {presented} }}, got {other:?}")
+        }
+    }
+}
+
+/// Java only `INCR`s. After our first acquisition it continues from the seeded value.
+/// After a restart without persistence where Java acquires first, its `INCR` of the
+/// missing key restarts the counter at 1: a `FencingGate` that saw the old tokens refuses
+/// Java's, and ours too (we continue from Java's counter): safe, but blocked. The
+/// documented way out, `ensure_token_floor`, raises the counter to the server clock, and
+/// from then on both sides' tokens are admitted again.
+#[tokio::test]
+async fn after_a_restart_a_java_first_acquire_blocks_a_gate_until_the_floor_is_raised() {
+    let mut server = RedisServer::start();
+    let client = server.client().await;
+    let mut raw = server.raw().await;
+    let name = key("java-fenced-restart");
+    let lock = client.get_fenced_lock(&name);
+    let gate = FencingGate::new();
+
+    // Before the restart: we draw first (seeded from the clock), Java continues by one.
+    let before = server_time_us(&raw).await;
+    let ours = lock.lock_and_get_token().await.unwrap();
+    assert_seeded(ours, before, server_time_us(&raw).await);
+    gate.check(ours).unwrap();
+    lock.unlock().await.unwrap();
+    let java = java_lock_and_get_token(&raw, &name, 1, 30_000)
+        .await
+        .unwrap() as u64;
+    assert_eq!(java, ours + 1, "Java continues from the seeded counter");
+    gate.check(java).unwrap();
+    assert_eq!(java_unlock(&raw, &name, 1).await, Value::Integer(1));
+
+    // Restart without persistence; Java is first: its INCR starts the counter at 1.
+    server.restart_empty();
+    raw = server.raw().await;
+    let counter: Option<String> = raw.get(token_key(&name)).await.unwrap();
+    assert_eq!(counter, None, "the restart lost the counter");
+    assert_eq!(java_lock_and_get_token(&raw, &name, 2, 30_000).await, Ok(1));
+    assert_refused(gate.check(1), java, 1);
+    assert_eq!(java_unlock(&raw, &name, 2).await, Value::Integer(1));
+    // We only INCR a counter that exists, so we are refused as well.
+    let blocked = lock.lock_and_get_token().await.unwrap();
+    assert_eq!(blocked, 2);
+    assert_refused(gate.check(blocked), java, blocked);
+    lock.unlock().await.unwrap();
+    assert_eq!(gate.highest(), Some(java), "nothing was admitted");
+
+    // The way out: raise the counter to the server clock. Both sides are admitted again.
+    let before = server_time_us(&raw).await;
+    let floor = lock.ensure_token_floor().await.unwrap();
+    assert_seeded(floor, before, server_time_us(&raw).await);
+    assert!(floor > java);
+    let ours = lock.lock_and_get_token().await.unwrap();
+    assert_eq!(ours, floor + 1);
+    gate.check(ours).unwrap();
+    lock.unlock().await.unwrap();
+    let java = java_lock_and_get_token(&raw, &name, 3, 30_000)
+        .await
+        .unwrap() as u64;
+    assert_eq!(java, ours + 1);
+    gate.check(java).unwrap();
+    assert_eq!(java_unlock(&raw, &name, 3).await, Value::Integer(1));
+    assert_eq!(gate.highest(), Some(java));
+    if let Err(error) = client.shutdown().await {
+        eprintln!("shutdown after a restart: {error}");
+    }
 }

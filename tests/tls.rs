@@ -264,6 +264,7 @@ mod with_tls {
         "+get",
         "+set",
         "+incr",
+        "+time",
         "+type",
         "+pexpire",
         "+pttl",
@@ -361,6 +362,10 @@ mod with_tls {
         let first = fenced.lock_and_get_token().await.unwrap();
         fenced.unlock().await.unwrap();
         assert_eq!(fenced.lock_and_get_token().await.unwrap(), first + 1);
+        fenced.unlock().await.unwrap();
+        let floor = fenced.ensure_token_floor().await.unwrap();
+        assert!(floor > first + 1, "raised to the server clock");
+        assert_eq!(fenced.lock_and_get_token().await.unwrap(), floor + 1);
         fenced.unlock().await.unwrap();
         let spin = a.get_spin_lock(name("spin"));
         spin.lock().await.unwrap();

@@ -3,6 +3,12 @@
 //! successful acquisition (first holds and re-entries, through any method), never reset,
 //! and never expires. Pass the token to the protected resource with every write, and let
 //! the resource refuse older tokens (see [`crate::fencing`]).
+//!
+//! Unlike Redisson, a missing counter (a new lock, or a Redis restarted without
+//! persistence) is seeded from the server's `TIME` in µs before its first `INCR`, so
+//! tokens stay above those handed out before a restart; [`Lock::ensure_token_floor`]
+//! raises a counter that a Java client restarted from 1 (docs/fencing.md, "Across a
+//! restart").
 
 // The sealed `Kind` trait takes crate-private types; nothing here reaches a user.
 #![allow(private_interfaces)]
@@ -13,15 +19,20 @@ use std::time::Duration;
 use fred::prelude::{KeysInterface, Value};
 
 use super::kind::{Acquire, AcquireMode, Capabilities, Kind, ScriptCall, Target};
+use super::running::unexpected;
 use super::{Lock, Wait};
 use crate::error::{Error, Result};
 use crate::names::fencing_token;
-use crate::scripts::{is_wrong_type, Script};
+use crate::scripts::{is_wrong_type, Resend, Script};
 
 /// `lua/fenced_acquire.lua`: take or re-enter, and draw a token.
 pub(crate) const FENCED_ACQUIRE: &str = include_str!("../../lua/fenced_acquire.lua");
 
+/// `lua/fenced_token_floor.lua`: raise the token counter to the server clock.
+pub(crate) const FENCED_TOKEN_FLOOR: &str = include_str!("../../lua/fenced_token_floor.lua");
+
 static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FENCED_ACQUIRE));
+static TOKEN_FLOOR: LazyLock<Script> = LazyLock::new(|| Script::new(FENCED_TOKEN_FLOOR));
 
 /// The fenced kind: Redisson's `RFencedLock`. [`FencedLock`](crate::FencedLock) is
 /// `Lock<Fenced>`.
@@ -229,5 +240,58 @@ impl Lock<Fenced> {
                 .map(Some)
                 .map_err(|_| Error::BadToken { key }),
         }
+    }
+
+    /// Raises this lock's token counter to at least the Redis server's clock (`TIME`, in
+    /// µs), so that every token drawn afterwards, by this crate or by a Java client, is
+    /// above every token handed out from a counter seeded before now. Returns the
+    /// counter afterwards; the next token is larger. The counter is never lowered, and
+    /// calling this again is harmless.
+    ///
+    /// This crate's acquisitions seed a *missing* counter from the clock by themselves.
+    /// Call this when a Java client may have drawn first after a Redis restart without
+    /// persistence: Redisson only `INCR`s, so its counter restarted at 1, and resources
+    /// that saw the tokens from before the restart refuse every holder until this runs
+    /// (see docs/fencing.md, "Across a restart"). A service can also call it once at
+    /// start-up, before its first acquisition.
+    ///
+    /// The raise needs the server clock not to have stepped back since the counter was
+    /// last seeded, and fewer than a million tokens per second drawn on average since
+    /// then (one Redis is far slower).
+    ///
+    /// # Errors
+    /// [`Error::BadToken`] if the token key holds something other than a non-negative
+    /// integer (nothing is written); [`Error::Redis`], [`Error::Shutdown`],
+    /// [`Error::InvalidArgument`], [`Error::UnexpectedReply`].
+    ///
+    /// # Redisson equivalent
+    /// None (Redisson never seeds its counter).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_fenced_lock("ledger");
+    /// let floor = lock.ensure_token_floor().await?;
+    /// let token = lock.lock_and_get_token().await?;
+    /// assert!(token > floor);
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn ensure_token_floor(&self) -> Result<u64> {
+        self.check()?;
+        let key = fencing_token(&self.name);
+        let call = ScriptCall::new(&TOKEN_FLOOR, vec![key.clone()], Vec::new());
+        let (reply, synced) = self
+            .run_synced(&call, Resend::Allowed)
+            .await
+            .map_err(|e| self.redis_error(e))?;
+        self.log_unsynced("token floor", &synced);
+        let text = match &reply {
+            Value::String(text) => Some(text.to_string()),
+            Value::Bytes(bytes) => std::str::from_utf8(bytes).ok().map(str::to_owned),
+            _ => None,
+        };
+        text.and_then(|t| t.parse::<u64>().ok())
+            .ok_or_else(|| unexpected("ensure_token_floor", reply))
     }
 }

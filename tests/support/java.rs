@@ -36,6 +36,48 @@ redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1
 "#;
 
+/// Redisson's `RFencedLock` token-returning acquire (`lockAndGetToken`, §12): `[-1, token]`
+/// when taken or re-entered, else `[PTTL, -1]`. It only `INCR`s: a missing counter starts
+/// at 1.
+pub const FENCED_ACQUIRE_TOKEN: &str = r#"
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  local t = redis.call('incr', KEYS[2])
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {-1, t}
+end
+return {redis.call('pttl', KEYS[1]), -1}
+"#;
+
+/// `redisson_lock_token:{N}` of a name without braces.
+pub fn token_key(name: &str) -> String {
+    format!("redisson_lock_token:{{{name}}}")
+}
+
+/// Java thread `thread` runs `lock.lockAndGetToken()` once (no waiting): `Ok(token)` when
+/// taken, `Err(pttl)` when held by someone else.
+pub async fn lock_and_get_token(
+    raw: &Client,
+    name: &str,
+    thread: u64,
+    lease_ms: i64,
+) -> Result<i64, i64> {
+    let reply: Vec<i64> = raw
+        .eval(
+            FENCED_ACQUIRE_TOKEN,
+            vec![name.to_string(), token_key(name)],
+            vec![Value::from(lease_ms), Value::from(field(thread))],
+        )
+        .await
+        .expect("java fenced acquire");
+    assert_eq!(reply.len(), 2, "{reply:?}");
+    match (reply[0], reply[1]) {
+        (-1, token) => Ok(token),
+        (ttl, -1) => Err(ttl),
+        other => panic!("not a §12 reply: {other:?}"),
+    }
+}
+
 /// The hash field of Java thread `thread`: `<java uuid>:<thread>`.
 pub fn field(thread: u64) -> String {
     format!("{UUID}:{thread}")

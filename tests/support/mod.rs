@@ -32,8 +32,8 @@ pub struct RedisServer {
     child: Child,
     pub port: u16,
     dir: PathBuf,
-    /// The whole command line, to start the same server again.
-    command: Vec<String>,
+    /// The extra arguments it was started with (a restart uses them again).
+    extra: Vec<String>,
 }
 
 pub fn redis_server_bin() -> PathBuf {
@@ -73,6 +73,27 @@ pub fn free_port() -> u16 {
         .expect("no free loopback port")
 }
 
+/// Starts `bin` on `port` with persistence off, its files in `dir`.
+fn spawn_server(bin: &PathBuf, port: u16, dir: &std::path::Path, extra: &[&str]) -> Child {
+    let mut cmd = Command::new(bin);
+    cmd.args([
+        "--port",
+        &port.to_string(),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ])
+    .args(["--dir", dir.to_str().expect("utf-8 temp dir")])
+    .args(extra)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    cmd.spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()))
+}
+
 impl RedisServer {
     /// Starts a server with persistence off.
     pub fn start() -> RedisServer {
@@ -91,33 +112,12 @@ impl RedisServer {
                 SEQ.fetch_add(1, Ordering::Relaxed)
             ));
             std::fs::create_dir_all(&dir).expect("temp dir");
-            let mut command: Vec<String> = [
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                dir.to_str().expect("utf-8 temp dir"),
-            ]
-            .iter()
-            .map(|a| a.to_string())
-            .collect();
-            command.extend(extra.iter().map(|a| a.to_string()));
-            let child = Command::new(&bin)
-                .args(&command)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+            let child = spawn_server(&bin, port, &dir, extra);
             let mut server = RedisServer {
                 child,
                 port,
                 dir,
-                command,
+                extra: extra.iter().map(|a| a.to_string()).collect(),
             };
             if server.wait_ready(Duration::from_secs(10)) {
                 return server;
@@ -125,6 +125,39 @@ impl RedisServer {
             // Probably lost the port race: try another one.
         }
         panic!("redis-server did not start on a free port after 5 tries");
+    }
+
+    /// `SHUTDOWN NOSAVE`, then the same server again on the same port with the same
+    /// arguments: a restart that loses every key (persistence is off). Connections drop;
+    /// clients reconnect on their own.
+    /// Kills the server and starts it again on its port with the same options and
+    /// directory: empty (no persistence), but a cluster node keeps its `nodes.conf`.
+    pub fn restart(&mut self) {
+        self.kill();
+        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        self.child = spawn_server(&redis_server_bin(), self.port, &self.dir, &extra);
+        assert!(
+            self.wait_ready(Duration::from_secs(10)),
+            "redis-server did not come back on port {}",
+            self.port
+        );
+    }
+
+    pub fn restart_empty(&mut self) {
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ = s.write_all(b"SHUTDOWN NOSAVE\r\n");
+            let mut buf = [0u8; 64];
+            let _ = s.read(&mut buf); // EOF once the server is gone
+        }
+        let _ = self.child.wait();
+        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        self.child = spawn_server(&redis_server_bin(), self.port, &self.dir, &extra);
+        assert!(
+            self.wait_ready(Duration::from_secs(10)),
+            "redis-server did not come back on port {}",
+            self.port
+        );
     }
 
     fn wait_ready(&mut self, limit: Duration) -> bool {
@@ -179,24 +212,6 @@ impl RedisServer {
         client
     }
 
-    /// Kills the server and starts it again on its port with the same options and
-    /// directory: empty (no persistence), but a cluster node keeps its `nodes.conf`.
-    pub fn restart(&mut self) {
-        self.kill();
-        let bin = redis_server_bin();
-        self.child = Command::new(&bin)
-            .args(&self.command)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-        assert!(
-            self.wait_ready(Duration::from_secs(10)),
-            "the server did not come back on port {}",
-            self.port
-        );
-    }
-
     /// Kills the server abruptly (like a crash).
     pub fn kill(&mut self) {
         let _ = self.child.kill();
@@ -227,6 +242,24 @@ pub async fn hgetall(raw: &fred::prelude::Client, key: &str) -> Vec<(String, Str
 
 pub async fn pttl(raw: &fred::prelude::Client, key: &str) -> i64 {
     raw.pttl(key).await.unwrap()
+}
+
+/// The server's clock (`TIME`) in microseconds: the first token of a fresh fenced-lock
+/// counter is this, read inside the acquire script.
+pub async fn server_time_us(raw: &fred::prelude::Client) -> u64 {
+    let time: Vec<String> = raw
+        .custom(fred::cmd!("TIME"), Vec::<String>::new())
+        .await
+        .unwrap();
+    time[0].parse::<u64>().unwrap() * 1_000_000 + time[1].parse::<u64>().unwrap()
+}
+
+/// Asserts that `token` is the first of a fresh counter drawn between two `TIME` reads.
+pub fn assert_seeded(token: u64, before_us: u64, after_us: u64) {
+    assert!(
+        (before_us..=after_us).contains(&token),
+        "first token {token} is not the server time in µs, between {before_us} and {after_us}"
+    );
 }
 
 /// `calls` of one command from `INFO commandstats` (0 if it never ran).
