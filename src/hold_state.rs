@@ -190,18 +190,46 @@ pub(crate) enum Transition {
 impl HoldSignal {
     /// A held signal whose lease (`lease_ms`, margin `margin_ms`) was set by a command
     /// sent at `sent`.
+    ///
+    /// A late reply (a server paused with the command queued, an acquisition settled
+    /// after a lost reply) does not make the hold lost by the clock: Redis ran the script
+    /// somewhere between `sent` and now, so the hold may have expired, or may have a whole
+    /// lease ahead. When the validity left is less than a renewal period (a third of the
+    /// lease: the watchdog's next round could come after the deadline), the hold starts
+    /// at risk, waiting for a check sent from now on (the sentry's, which re-arms a
+    /// watchdog hold), and is lost only once even a script run just now would have
+    /// expired (now + lease) without a confirmation.
     pub(crate) fn new(sent: Instant, lease_ms: u64, margin_ms: u64) -> HoldSignal {
         let expires_ms = millis(sent).saturating_add(lease_ms);
         let deadline_ms = expires_ms.saturating_sub(margin_ms);
+        let now = Instant::now();
+        let now_ms = millis(now);
+        let (state, timings) = if now_ms.saturating_add(lease_ms / 3) >= deadline_ms {
+            (
+                HoldState::AtRisk,
+                Timings {
+                    expires_ms: now_ms.saturating_add(lease_ms),
+                    deadline_ms,
+                    confirm_after_ms: Some(now_ms),
+                    at_risk_since: Some(now),
+                    confirmed_ms: millis(sent),
+                },
+            )
+        } else {
+            (
+                HoldState::Held,
+                Timings {
+                    expires_ms,
+                    deadline_ms,
+                    confirm_after_ms: None,
+                    at_risk_since: None,
+                    confirmed_ms: millis(sent),
+                },
+            )
+        };
         HoldSignal {
-            state: watch::Sender::new(HoldState::Held),
-            timings: Mutex::new(Timings {
-                expires_ms,
-                deadline_ms,
-                confirm_after_ms: None,
-                at_risk_since: None,
-                confirmed_ms: millis(sent),
-            }),
+            state: watch::Sender::new(state),
+            timings: Mutex::new(timings),
             deadline_ms: AtomicU64::new(deadline_ms),
         }
     }
@@ -437,6 +465,37 @@ mod tests {
             Some(Transition::Recovered(_))
         ));
         assert_eq!(signal.state(), HoldState::Held);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reply_past_the_deadline_starts_at_risk_not_lost() {
+        let sent = Instant::now();
+        tokio::time::advance(Duration::from_millis(1_500)).await;
+        let signal = HoldSignal::new(sent, 1_000, 30);
+        assert_eq!(signal.state(), HoldState::AtRisk);
+        assert!(signal.needs_verification());
+        // A renewal sent before the reply does not count; one sent after it does.
+        assert_eq!(signal.confirm(sent, 1_000, 30, false), None);
+        tokio::time::advance(Duration::from_millis(5)).await;
+        assert!(matches!(
+            signal.confirm(Instant::now(), 1_000, 30, false),
+            Some(Transition::Recovered(_))
+        ));
+        assert_eq!(signal.state(), HoldState::Held);
+        // Unconfirmed, it is lost once even a script run at the reply would have expired.
+        let late = HoldSignal::new(sent, 1_000, 30);
+        tokio::time::advance(Duration::from_millis(999)).await;
+        assert_eq!(late.state(), HoldState::AtRisk);
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert_eq!(late.state(), HoldState::Lost);
+        // A reply with less than a renewal period of validity left starts at risk too;
+        // a prompt one does not.
+        let start = Instant::now();
+        tokio::time::advance(Duration::from_millis(700)).await;
+        assert_eq!(HoldSignal::new(start, 1_000, 30).state(), HoldState::AtRisk);
+        let start = Instant::now();
+        tokio::time::advance(Duration::from_millis(100)).await;
+        assert_eq!(HoldSignal::new(start, 1_000, 30).state(), HoldState::Held);
     }
 
     #[tokio::test(start_paused = true)]
