@@ -33,9 +33,13 @@ use crate::scripts::{Resend, Script};
 pub(crate) const LOCK_RENEW: &str = include_str!("../lua/lock_renew.lua");
 /// `lua/rw_read_renew.lua`: the watchdog's batched renewal of read holds.
 pub(crate) const RW_READ_RENEW: &str = include_str!("../lua/rw_read_renew.lua");
+/// `lua/faster_multi_renew.lua`: the watchdog's batched renewal of faster multi-lock
+/// values.
+pub(crate) const FASTER_MULTI_RENEW: &str = include_str!("../lua/faster_multi_renew.lua");
 
 static RENEW_FIELDS: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_RENEW));
 static RENEW_READ_HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(RW_READ_RENEW));
+static RENEW_VALUES: LazyLock<Script> = LazyLock::new(|| Script::new(FASTER_MULTI_RENEW));
 
 /// What the watchdog renews for one (lock, owner).
 #[derive(Debug, Clone)]
@@ -46,6 +50,13 @@ pub(crate) enum Renewable {
     /// the hash unless its TTL is longer already (Redisson 4.4+'s read renewal, which
     /// renews only its own holds).
     ReadHolds { field: String, key_prefix: String },
+    /// A faster multi-lock's values (field ids) held by owner `field` in the group hash:
+    /// every hold of one (group, owner) adds its values, and a round renews them all
+    /// (`lua/faster_multi_renew.lua`).
+    Values {
+        field: String,
+        values: Arc<[String]>,
+    },
 }
 
 /// Tells the holders of one lock that it was lost. Fires once, for good.
@@ -121,6 +132,8 @@ struct Held {
     /// arguments are built per renewal round (every `watchdog_timeout / 3`) instead.
     field: Box<str>,
     key_prefix: Option<Box<str>>,
+    /// A faster multi-lock's value sets, one per hold (empty for the other kinds).
+    sets: Vec<Arc<[String]>>,
     holds: u32,
     lost: Arc<LostSignal>,
 }
@@ -131,6 +144,8 @@ struct Renewing {
     key: Value,
     field: Value,
     key_prefix: Option<Value>,
+    /// A faster multi-lock's values: the union of its sets.
+    values: Option<Vec<Value>>,
     slot: u16,
     lost: Arc<LostSignal>,
 }
@@ -177,18 +192,38 @@ impl Renewal {
         let mut held = self.held();
         let was_empty = held.is_empty();
         let hold_key: HoldKey = (name.clone(), owner, write);
+        let mut renewable = Some(renewable);
+        let mut set = None;
         let entry = held.entry(hold_key).or_insert_with(|| {
-            let (field, key_prefix) = match renewable() {
+            let made = renewable.take().map_or_else(
+                || Renewable::Field {
+                    field: String::new(),
+                },
+                |make| make(),
+            );
+            let (field, key_prefix) = match made {
                 Renewable::Field { field } => (field, None),
                 Renewable::ReadHolds { field, key_prefix } => (field, Some(key_prefix)),
+                Renewable::Values { field, values } => {
+                    set = Some(values);
+                    (field, None)
+                }
             };
             Held {
                 field: field.into_boxed_str(),
                 key_prefix: key_prefix.map(String::into_boxed_str),
+                sets: Vec::new(),
                 holds: 0,
                 lost: Arc::default(),
             }
         });
+        if !entry.sets.is_empty() {
+            // A faster multi-lock entry: this hold's values join it.
+            if let Some(Renewable::Values { values, .. }) = renewable.map(|make| make()) {
+                set = Some(values);
+            }
+        }
+        entry.sets.extend(set);
         entry.holds += 1;
         // The acquire script just set the lease.
         entry.lost.confirm(Instant::now());
@@ -224,11 +259,43 @@ impl Renewal {
         }
     }
 
+    /// Removes one hold of a faster multi-lock: its `values` stop being renewed unless
+    /// another hold of the same (group, owner) has them too.
+    pub(crate) fn remove_values_hold(&self, name: &Arc<str>, owner: LockOwner, values: &[String]) {
+        let mut held = self.held();
+        let key: HoldKey = (name.clone(), owner, false);
+        if let Some(entry) = held.get_mut(&key) {
+            if let Some(at) = entry.sets.iter().position(|s| **s == *values) {
+                entry.sets.swap_remove(at);
+                entry.holds = entry.holds.saturating_sub(1);
+            }
+            if entry.holds == 0 || entry.sets.is_empty() {
+                held.remove(&key);
+            }
+        }
+    }
+
     /// Stops renewing `name` for every owner (force unlock), but only holds renewed the
     /// way `like` is: a read lock's force unlock stops its read holds, any other kind's
     /// (the write half's too) its owner fields. The two halves of a read-write lock share
     /// the name, and one half's force unlock must not stop the other half's renewal.
+    ///
+    /// A faster multi-lock's force unlock releases only its values: the holds (of any
+    /// owner of this client) that share one of them stop, the group's others go on.
     pub(crate) fn remove_lock(&self, name: &str, like: &Renewable) {
+        if let Renewable::Values { values, .. } = like {
+            self.held().retain(|(n, _, _), h| {
+                if &**n != name || h.sets.is_empty() {
+                    return true;
+                }
+                let before = h.sets.len();
+                h.sets
+                    .retain(|set| !set.iter().any(|v| values.binary_search(v).is_ok()));
+                h.holds = h.holds.saturating_sub((before - h.sets.len()) as u32);
+                !h.sets.is_empty() && h.holds > 0
+            });
+            return;
+        }
         let read_holds = matches!(like, Renewable::ReadHolds { .. });
         self.held()
             .retain(|(n, _, _), h| &**n != name || h.key_prefix.is_some() != read_holds);
@@ -267,6 +334,14 @@ impl Renewal {
                 key: Value::from(&*k.0),
                 field: Value::from(&*h.field),
                 key_prefix: h.key_prefix.as_deref().map(Value::from),
+                values: (!h.sets.is_empty()).then(|| {
+                    let union: std::collections::BTreeSet<&str> = h
+                        .sets
+                        .iter()
+                        .flat_map(|s| s.iter().map(String::as_str))
+                        .collect();
+                    union.into_iter().map(Value::from).collect()
+                }),
                 slot: fred::util::redis_keyslot(k.0.as_bytes()),
                 lost: h.lost.clone(),
             })
@@ -323,14 +398,19 @@ impl Renewal {
         settings: &RenewalSettings,
         snapshot: Vec<Renewing>,
     ) {
-        // One group per (slot, script): read holds go to their own script.
-        let mut groups: BTreeMap<(u16, bool), Vec<Renewing>> = BTreeMap::new();
+        // One group per (slot, script): read holds and faster multi-lock values go to
+        // their own scripts.
+        let mut groups: BTreeMap<(u16, RenewScript), Vec<Renewing>> = BTreeMap::new();
         for item in snapshot {
             let slot = if settings.clustered { item.slot } else { 0 };
-            groups
-                .entry((slot, item.key_prefix.is_some()))
-                .or_default()
-                .push(item);
+            let script = if item.values.is_some() {
+                RenewScript::Values
+            } else if item.key_prefix.is_some() {
+                RenewScript::ReadHolds
+            } else {
+                RenewScript::Fields
+            };
+            groups.entry((slot, script)).or_default().push(item);
         }
         let lease = Value::from(settings.lease_ms as i64);
         let sent_at = Instant::now();
@@ -341,13 +421,14 @@ impl Renewal {
                     .chunks(settings.batch_size.max(1))
                     .map(move |batch| (*slot, batch))
             })
-            .map(|((slot, read_holds), batch)| {
+            .map(|((slot, kind), batch)| {
                 let lease = lease.clone();
+                let read_holds = kind == RenewScript::ReadHolds;
                 async move {
-                    let script: &Script = if read_holds {
-                        &RENEW_READ_HOLDS
-                    } else {
-                        &RENEW_FIELDS
+                    let script: &Script = match kind {
+                        RenewScript::Fields => &RENEW_FIELDS,
+                        RenewScript::ReadHolds => &RENEW_READ_HOLDS,
+                        RenewScript::Values => &RENEW_VALUES,
                     };
                     let reply = script
                         .run_in_slot(
@@ -357,6 +438,10 @@ impl Renewal {
                             settings.response_timeout,
                             |call| {
                                 call.reserve(2 + 3 * batch.len());
+                                if kind == RenewScript::Values {
+                                    push_values_call(call, batch, &lease);
+                                    return;
+                                }
                                 if read_holds {
                                     call.push(Value::from(2 * batch.len() as i64));
                                     for r in batch {
@@ -412,5 +497,28 @@ impl Renewal {
         }
         tracing::debug!(renewed, lost, failed, "renewal round");
         crate::telemetry::renewal_round(renewed, lost, failed);
+    }
+}
+
+/// The renewal scripts a round sends, one group of batches each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum RenewScript {
+    Fields,
+    ReadHolds,
+    Values,
+}
+
+/// `lua/faster_multi_renew.lua`'s keys and arguments for one batch: the groups, then the
+/// lease, now, and per group its owner, the number of its values and the values.
+fn push_values_call(call: &mut Vec<Value>, batch: &[Renewing], lease: &Value) {
+    call.push(Value::from(batch.len() as i64));
+    call.extend(batch.iter().map(|r| r.key.clone()));
+    call.push(lease.clone());
+    call.push(Value::from(crate::lock::now_ms()));
+    for r in batch {
+        let values = r.values.as_deref().unwrap_or_default();
+        call.push(r.field.clone());
+        call.push(Value::from(values.len() as i64));
+        call.extend(values.iter().cloned());
     }
 }

@@ -57,9 +57,11 @@ impl<K: LockKind> Lock<K> {
     /// Removes one watchdog hold of `owner`: the first half of every unlock, done
     /// synchronously (a dropped guard calls it from `Drop`).
     pub(crate) fn stop_renewal(&self, owner: LockOwner) {
-        self.context
-            .renewal
-            .remove_hold(&self.name, owner, K::CAPABILITIES.write_lock);
+        let renewal = &self.context.renewal;
+        match self.kind.renewal_values() {
+            Some(values) => renewal.remove_values_hold(&self.name, owner, values),
+            None => renewal.remove_hold(&self.name, owner, K::CAPABILITIES.write_lock),
+        }
     }
 
     /// The second half of every unlock: the release script, then the re-arm lease is
