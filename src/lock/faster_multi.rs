@@ -69,6 +69,15 @@ static HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(FASTER_MULTI_HOLDS
 /// pass those encoded bytes instead (`&[u8]`, `Vec<u8>`), or the two sides lock
 /// different fields and never exclude each other.
 ///
+/// # Waiting
+///
+/// Waiters listen on the group's channel (`redisson_lock__channel:{G}`), where every
+/// unlock of any value set of the group publishes `0`. As in Redisson, a `0` wakes one
+/// waiter per client: with several waiters of one client on different value sets of a
+/// group, the one woken may not be the one the freed values let in; the other retries
+/// when the deadline its last attempt reported runs out. Waiters on separate clients each
+/// hear every message.
+///
 /// # Examples
 /// ```no_run
 /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
