@@ -33,6 +33,13 @@ pub(crate) enum Renewable {
     /// the hash unless its TTL is longer already (Redisson 4.4+'s read renewal, which
     /// renews only its own holds).
     ReadHolds { field: String, key_prefix: String },
+    /// A faster multi-lock's values (field ids) held by owner `field` in the group hash:
+    /// every hold of one (group, owner) adds its values, and a round renews them all
+    /// (`lua/faster_multi_renew.lua`).
+    Values {
+        field: String,
+        values: Arc<[String]>,
+    },
 }
 
 /// A lock name, the owner that holds it, and whether the hold is a write lock's (whose
@@ -46,6 +53,8 @@ struct Entry {
     /// are built per round instead.
     field: Box<str>,
     key_prefix: Option<Box<str>>,
+    /// A faster multi-lock's value sets, one per hold (empty for the other kinds).
+    sets: Vec<Arc<[String]>>,
     watchdog_holds: u32,
     leased: bool,
     signal: Arc<HoldSignal>,
@@ -58,6 +67,8 @@ pub(crate) struct Snapshot {
     pub(crate) key: Value,
     pub(crate) field: Value,
     pub(crate) key_prefix: Option<Value>,
+    /// A faster multi-lock's values: the union of its sets.
+    pub(crate) values: Option<Vec<Value>>,
     pub(crate) slot: u16,
     /// Renewed by the watchdog (else a lease hold: checked, never re-armed).
     pub(crate) renewed: bool,
@@ -145,27 +156,45 @@ impl HoldRegistry {
         let mut held = self.held();
         let had_watchdog_holds = held.renewed > 0;
         let mut recovered = None;
+        let mut renewable = Some(renewable);
+        let mut set = None;
         let entry = match held.map.entry(hold) {
             std::collections::hash_map::Entry::Occupied(entry) => {
                 let entry = entry.into_mut();
                 // The acquire script set the lease (re-entry re-arms the whole hash).
                 recovered = entry.signal.confirm(sent, lease, margin, true);
+                if !entry.sets.is_empty() {
+                    // A faster multi-lock entry: this hold's values join it.
+                    if let Some(Renewable::Values { values, .. }) =
+                        renewable.take().map(|make| make())
+                    {
+                        set = Some(values);
+                    }
+                }
                 entry
             }
             std::collections::hash_map::Entry::Vacant(vacant) => {
-                let (field, key_prefix) = match renewable() {
-                    Renewable::Field { field } => (field, None),
-                    Renewable::ReadHolds { field, key_prefix } => (field, Some(key_prefix)),
+                let made = renewable.take().map(|make| make());
+                let (field, key_prefix) = match made {
+                    Some(Renewable::Field { field }) => (field, None),
+                    Some(Renewable::ReadHolds { field, key_prefix }) => (field, Some(key_prefix)),
+                    Some(Renewable::Values { field, values }) => {
+                        set = Some(values);
+                        (field, None)
+                    }
+                    None => (String::new(), None),
                 };
                 vacant.insert(Entry {
                     field: field.into_boxed_str(),
                     key_prefix: key_prefix.map(String::into_boxed_str),
+                    sets: Vec::new(),
                     watchdog_holds: 0,
                     leased: false,
                     signal: Arc::new(HoldSignal::new(sent, lease, margin)),
                 })
             }
         };
+        entry.sets.extend(set);
         let first_of_entry = match lease_ms {
             None => {
                 entry.watchdog_holds += 1;
@@ -215,6 +244,31 @@ impl HoldRegistry {
         }
     }
 
+    /// Removes one hold of a faster multi-lock: its `values` stop being renewed unless
+    /// another hold of the same (group, owner) has them too.
+    pub(crate) fn remove_values_hold(&self, hold: &HoldKey, values: &[String]) {
+        let mut held = self.held();
+        let Some(entry) = held.map.get_mut(hold) else {
+            return;
+        };
+        if let Some(at) = entry.sets.iter().position(|s| **s == *values) {
+            entry.sets.swap_remove(at);
+        }
+        let was_renewed = entry.watchdog_holds > 0;
+        entry.watchdog_holds = entry.watchdog_holds.saturating_sub(1);
+        let (renewed_now, leased, empty) = (
+            entry.watchdog_holds > 0,
+            entry.leased,
+            entry.sets.is_empty(),
+        );
+        if was_renewed && !renewed_now {
+            held.renewed -= 1;
+        }
+        if (!renewed_now || empty) && !leased {
+            held.remove(hold);
+        }
+    }
+
     /// The owner has no hold left on the lock (its release answered `Released`, or
     /// `NotOwner`: `gone`, and its guards learn the hold is lost): the entry leaves,
     /// lease holds included; after `Released`, unless a watchdog hold came back meanwhile.
@@ -240,7 +294,33 @@ impl HoldRegistry {
     /// `like` is: a read lock's force unlock ends its read holds, any other kind's (the
     /// write half's too) its owner fields. The two halves of a read-write lock share the
     /// name, and one half's force unlock must not stop the other half's renewal.
+    ///
+    /// A faster multi-lock's force unlock releases only its values: the holds (of any
+    /// owner of this client) that share one of them stop, the group's others go on.
     pub(crate) fn remove_lock(&self, name: &str, like: &Renewable) {
+        if let Renewable::Values { values, .. } = like {
+            let mut held = self.held();
+            let mut stopped = 0;
+            held.map.retain(|(n, _, _), e| {
+                if &**n != name || e.sets.is_empty() {
+                    return true;
+                }
+                let before = e.sets.len();
+                e.sets
+                    .retain(|set| !set.iter().any(|v| values.binary_search(v).is_ok()));
+                let was_renewed = e.watchdog_holds > 0;
+                e.watchdog_holds = e
+                    .watchdog_holds
+                    .saturating_sub((before - e.sets.len()) as u32);
+                let keep = !e.sets.is_empty() && e.watchdog_holds > 0;
+                if was_renewed && (!keep || e.watchdog_holds == 0) {
+                    stopped += 1;
+                }
+                keep
+            });
+            held.renewed -= stopped;
+            return;
+        }
         let read_holds = matches!(like, Renewable::ReadHolds { .. });
         self.held()
             .retain(|(n, _, _), e| &**n != name || e.key_prefix.is_some() != read_holds);
@@ -312,6 +392,14 @@ impl HoldRegistry {
                 key: Value::from(&*k.0),
                 field: Value::from(&*e.field),
                 key_prefix: e.key_prefix.as_deref().map(Value::from),
+                values: (!e.sets.is_empty()).then(|| {
+                    let union: std::collections::BTreeSet<&str> = e
+                        .sets
+                        .iter()
+                        .flat_map(|s| s.iter().map(String::as_str))
+                        .collect();
+                    union.into_iter().map(Value::from).collect()
+                }),
                 slot: fred::util::redis_keyslot(k.0.as_bytes()),
                 renewed: e.watchdog_holds > 0,
                 signal: e.signal.clone(),

@@ -108,10 +108,11 @@ pub use fencing::{FencedWriter, FencingGate};
 pub use hold_state::HoldState;
 pub use keys::LockKeys;
 pub use lock::{
-    AllMembers, AnyLock, Backoff, Fair, FairLock, Fenced, FencedLock, GroupGuard, GroupRule, Lock,
-    LockGroup, LockGuard, LockKind, Majority, MultiLock, MultiLockGuard, NonReentrant,
-    NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, Read, ReadLock, ReadWriteLock,
-    RedLock, RedLockGuard, Reentrant, Spin, SpinLock, Write, WriteLock,
+    AllMembers, AnyLock, Backoff, Fair, FairLock, FasterMulti, FasterMultiLock, Fenced, FencedLock,
+    GroupGuard, GroupRule, Lock, LockGroup, LockGuard, LockKind, Majority, MultiLock,
+    MultiLockGuard, NonReentrant, NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock,
+    Read, ReadLock, ReadWriteLock, RedLock, RedLockGuard, Reentrant, Spin, SpinLock, Write,
+    WriteLock,
 };
 pub use name_mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 pub use owner::LockOwner;
@@ -164,6 +165,19 @@ pub mod lua {
     pub const RW_WRITE_RELEASE: &str = crate::lock::read_write::RW_WRITE_RELEASE;
     /// `lua/rw_write_force_release.lua`.
     pub const RW_WRITE_FORCE_RELEASE: &str = crate::lock::read_write::RW_WRITE_FORCE_RELEASE;
+    /// `lua/faster_multi_acquire.lua`.
+    pub const FASTER_MULTI_ACQUIRE: &str = crate::lock::faster_multi::FASTER_MULTI_ACQUIRE;
+    /// `lua/faster_multi_release.lua`.
+    pub const FASTER_MULTI_RELEASE: &str = crate::lock::faster_multi::FASTER_MULTI_RELEASE;
+    /// `lua/faster_multi_force_release.lua`.
+    pub const FASTER_MULTI_FORCE_RELEASE: &str =
+        crate::lock::faster_multi::FASTER_MULTI_FORCE_RELEASE;
+    /// `lua/faster_multi_is_locked.lua`.
+    pub const FASTER_MULTI_IS_LOCKED: &str = crate::lock::faster_multi::FASTER_MULTI_IS_LOCKED;
+    /// `lua/faster_multi_holds.lua`.
+    pub const FASTER_MULTI_HOLDS: &str = crate::lock::faster_multi::FASTER_MULTI_HOLDS;
+    /// `lua/faster_multi_renew.lua` (the watchdog's).
+    pub const FASTER_MULTI_RENEW: &str = crate::renewal::FASTER_MULTI_RENEW;
     /// `lua/fenced_acquire.lua`.
     pub const FENCED_ACQUIRE: &str = crate::lock::fenced::FENCED_ACQUIRE;
     /// `lua/fenced_token_floor.lua` (`FencedLock::ensure_token_floor`; not a Redisson
@@ -203,6 +217,12 @@ pub mod lua {
         RW_WRITE_ACQUIRE,
         RW_WRITE_RELEASE,
         RW_WRITE_FORCE_RELEASE,
+        FASTER_MULTI_ACQUIRE,
+        FASTER_MULTI_RELEASE,
+        FASTER_MULTI_FORCE_RELEASE,
+        FASTER_MULTI_IS_LOCKED,
+        FASTER_MULTI_HOLDS,
+        FASTER_MULTI_RENEW,
         FENCED_ACQUIRE,
         FENCED_TOKEN_FLOOR,
         NONREENTRANT_ACQUIRE,

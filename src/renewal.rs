@@ -31,11 +31,15 @@ use crate::scripts::{Resend, Script};
 pub(crate) const LOCK_RENEW: &str = include_str!("../lua/lock_renew.lua");
 /// `lua/rw_read_renew.lua`: the watchdog's batched renewal of read holds.
 pub(crate) const RW_READ_RENEW: &str = include_str!("../lua/rw_read_renew.lua");
+/// `lua/faster_multi_renew.lua`: the watchdog's batched renewal of faster multi-lock
+/// values.
+pub(crate) const FASTER_MULTI_RENEW: &str = include_str!("../lua/faster_multi_renew.lua");
 /// `lua/hold_check.lua`: whether lease holds are still in Redis, after a fault.
 pub(crate) const HOLD_CHECK: &str = include_str!("../lua/hold_check.lua");
 
 static RENEW_FIELDS: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_RENEW));
 static RENEW_READ_HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(RW_READ_RENEW));
+static RENEW_VALUES: LazyLock<Script> = LazyLock::new(|| Script::new(FASTER_MULTI_RENEW));
 static CHECK_HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(HOLD_CHECK));
 
 /// What the renewal task needs besides the registry.
@@ -53,6 +57,7 @@ pub(crate) struct RenewalSettings {
 enum Batch {
     Fields,
     ReadHolds,
+    Values,
     Check,
 }
 
@@ -108,10 +113,15 @@ pub(crate) async fn send(
     let mut groups: BTreeMap<(u16, Batch), Vec<Snapshot>> = BTreeMap::new();
     for item in holds {
         let slot = if settings.clustered { item.slot } else { 0 };
-        let batch = match (item.renewed, item.key_prefix.is_some()) {
-            (false, _) => Batch::Check,
-            (true, false) => Batch::Fields,
-            (true, true) => Batch::ReadHolds,
+        let batch = match (
+            item.renewed,
+            item.key_prefix.is_some(),
+            item.values.is_some(),
+        ) {
+            (false, _, _) => Batch::Check,
+            (true, _, true) => Batch::Values,
+            (true, false, false) => Batch::Fields,
+            (true, true, false) => Batch::ReadHolds,
         };
         groups.entry((slot, batch)).or_default().push(item);
     }
@@ -130,6 +140,7 @@ pub(crate) async fn send(
                 let script: &Script = match kind {
                     Batch::Fields => &RENEW_FIELDS,
                     Batch::ReadHolds => &RENEW_READ_HOLDS,
+                    Batch::Values => &RENEW_VALUES,
                     Batch::Check => &CHECK_HOLDS,
                 };
                 let reply = script
@@ -150,9 +161,8 @@ pub(crate) async fn send(
             Ok(Value::Array(flags)) if flags.len() == batch.len() => {
                 for (hold, flag) in batch.iter().zip(flags) {
                     let confirmed = match (kind, flag.as_i64()) {
-                        (Batch::Check, Some(-2)) | (Batch::Fields | Batch::ReadHolds, Some(0)) => {
-                            None
-                        }
+                        (Batch::Check, Some(-2))
+                        | (Batch::Fields | Batch::ReadHolds | Batch::Values, Some(0)) => None,
                         (Batch::Check, Some(-1)) => Some(u64::MAX / 4),
                         (Batch::Check, Some(ttl)) => Some(ttl.max(0) as u64),
                         _ => Some(settings.lease_ms),
@@ -205,9 +215,39 @@ fn push_batch(call: &mut Vec<Value>, kind: Batch, batch: &[Snapshot], lease: &Va
             call.extend(batch.iter().map(|r| r.key.clone()));
             call.push(lease.clone());
         }
-        Batch::Check => {
+        Batch::Values => {
+            // The groups, then the lease, now, and per group its owner, the number of its
+            // values and the values.
             call.push(Value::from(batch.len() as i64));
             call.extend(batch.iter().map(|r| r.key.clone()));
+            call.push(lease.clone());
+            call.push(Value::from(crate::lock::now_ms()));
+            for r in batch {
+                let values = r.values.as_deref().unwrap_or_default();
+                call.push(r.field.clone());
+                call.push(Value::from(values.len() as i64));
+                call.extend(values.iter().cloned());
+            }
+            return;
+        }
+        Batch::Check => {
+            // Per hold: the field that must exist, and the owner it must name (empty: any).
+            // A faster multi-lock hold is checked by its first value naming the owner.
+            call.push(Value::from(batch.len() as i64));
+            call.extend(batch.iter().map(|r| r.key.clone()));
+            for r in batch {
+                match r.values.as_deref().and_then(<[Value]>::first) {
+                    Some(first) => {
+                        call.push(first.clone());
+                        call.push(r.field.clone());
+                    }
+                    None => {
+                        call.push(r.field.clone());
+                        call.push(Value::from(""));
+                    }
+                }
+            }
+            return;
         }
     }
     call.extend(batch.iter().map(|r| r.field.clone()));

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use super::forward::forward_handles;
 use super::runtime::{build_runtime, run_on, stop_runtime, Shared};
 use super::{
-    FairLock, FencedLock, Lock, NonReentrantFairLock, NonReentrantLock, RLock, ReadWriteLock,
-    SpinLock,
+    FairLock, FasterMultiLock, FencedLock, Lock, NonReentrantFairLock, NonReentrantLock, RLock,
+    ReadWriteLock, SpinLock,
 };
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -148,6 +148,33 @@ impl Client {
         /// # Ok(()) }
         /// ```
         pub fn get_fair_lock(&self, name: impl Into<String>) -> FairLock;
+    }
+
+    /// A handle to the faster multi-lock on `values` in group `group` (Redisson 3.38+):
+    /// every value taken or released together in one script. No I/O. As the async
+    /// [`Client::get_multi_lock`](crate::Client::get_multi_lock), which says how values
+    /// are encoded.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `values` is empty.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getMultiLock(String group, Collection<Object> values)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.get_multi_lock("orders_100", ["order:1", "order:2"])?;
+    /// lock.lock()?;
+    /// lock.unlock()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_multi_lock<I>(&self, group: impl Into<String>, values: I) -> Result<FasterMultiLock>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        Ok(self.handle(self.shared.client.get_multi_lock(group, values)?))
     }
 
     /// A handle to the read-write lock `name`. No I/O.

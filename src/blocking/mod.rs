@@ -106,7 +106,9 @@ mod runtime;
 
 use std::time::Duration;
 
-use crate::lock::{Fair, Fenced, NonReentrant, NonReentrantFair, Read, Reentrant, Spin, Write};
+use crate::lock::{
+    Fair, FasterMulti, Fenced, NonReentrant, NonReentrantFair, Read, Reentrant, Spin, Write,
+};
 
 pub use client::Client;
 pub use guards::LockGuard;
@@ -138,6 +140,9 @@ pub type ReadLock = Lock<Read>;
 pub type WriteLock = Lock<Write>;
 /// Redisson's fenced lock (`RFencedLock`), blocking: `Lock` of the [`Fenced`] kind.
 pub type FencedLock = Lock<Fenced>;
+/// Redisson 3.38's `RedissonFasterMultiLock`, blocking: `Lock` of the [`FasterMulti`]
+/// kind.
+pub type FasterMultiLock = Lock<FasterMulti>;
 /// Redisson's spin lock (`RSpinLock`), blocking: `Lock` of the [`Spin`] kind.
 pub type SpinLock = Lock<Spin>;
 /// Redisson 4.4's `RedissonNonReentrantLock`, blocking: `Lock` of the [`NonReentrant`]

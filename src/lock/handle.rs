@@ -645,6 +645,9 @@ impl<K: LockKind> Lock<K> {
     /// ```
     pub async fn is_held_by(&self, owner: LockOwner) -> Result<bool> {
         self.check()?;
+        if let Some(holds) = self.probe_holds(owner).await? {
+            return Ok(holds.held);
+        }
         self.context
             .redis
             .hexists(&*self.name, self.kind.field(&self.context, owner))
@@ -670,6 +673,9 @@ impl<K: LockKind> Lock<K> {
     /// ```
     pub async fn hold_count(&self) -> Result<u32> {
         self.check()?;
+        if let Some(holds) = self.probe_holds(self.owner()).await? {
+            return Ok(holds.count);
+        }
         let count: Option<i64> = self
             .context
             .redis
@@ -699,6 +705,9 @@ impl<K: LockKind> Lock<K> {
     /// ```
     pub async fn remain_time_to_live(&self) -> Result<Option<Duration>> {
         self.check()?;
+        if let Some(holds) = self.probe_holds(self.owner()).await? {
+            return Ok(holds.remaining);
+        }
         let ms: i64 = self
             .context
             .redis
@@ -711,4 +720,37 @@ impl<K: LockKind> Lock<K> {
             ms => Some(Duration::from_millis(ms as u64)),
         })
     }
+
+    /// The kind's holds probe for `owner`, when it has one (see `Kind::holds_probe`).
+    async fn probe_holds(&self, owner: LockOwner) -> Result<Option<Holds>> {
+        let Some(call) = self.kind.holds_probe(&self.target(owner)) else {
+            return Ok(None);
+        };
+        let reply = self
+            .run(&call, Resend::Allowed)
+            .await
+            .map_err(|e| self.redis_error_as(owner, e))?;
+        let numbers = match &reply {
+            Value::Array(items) if items.len() == 3 => {
+                (items[0].as_i64(), items[1].as_i64(), items[2].as_i64())
+            }
+            _ => (None, None, None),
+        };
+        match numbers {
+            (Some(held), Some(count), Some(remaining)) => Ok(Some(Holds {
+                held: held == 1,
+                count: count.clamp(0, i64::from(u32::MAX)) as u32,
+                remaining: (remaining >= 0).then(|| Duration::from_millis(remaining as u64)),
+            })),
+            _ => Err(unexpected("holds", reply)),
+        }
+    }
+}
+
+/// What a holds probe answered: whether the owner holds every value, its smallest count,
+/// and the longest time any value stays held.
+struct Holds {
+    held: bool,
+    count: u32,
+    remaining: Option<Duration>,
 }

@@ -128,9 +128,24 @@ mod sealed {
             }
         }
 
+        /// The values the watchdog renews for one hold of this handle, for the kinds that
+        /// hold several values under one name (the faster multi-lock); `None` for the
+        /// others, whose holds of one name are all alike.
+        fn renewal_values(&self) -> Option<&std::sync::Arc<[String]>> {
+            None
+        }
+
         /// How `is_locked` asks Redis.
         fn locked_probe(&self, _name: &str) -> LockedProbe {
             LockedProbe::Exists
+        }
+
+        /// A script answering `{held, count, remaining_ms}` for `target`'s owner, used by
+        /// `is_held_by`, `hold_count` and `remain_time_to_live` in place of `HEXISTS`,
+        /// `HGET` and `PTTL` (the faster multi-lock, whose holds are per value); `None`
+        /// for the kinds with one owner field.
+        fn holds_probe(&self, _target: &Target<'_>) -> Option<ScriptCall> {
+            None
         }
 
         /// A typed error for a script error reply this kind raises on purpose.

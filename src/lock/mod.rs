@@ -10,6 +10,7 @@
 //! | [`Fair`] | `fair.rs` | `RFairLock` |
 //! | [`Read`], [`Write`] | `read_write.rs` | `RReadWriteLock` |
 //! | [`Fenced`] | `fenced.rs` | `RFencedLock` |
+//! | [`FasterMulti`] | `faster_multi.rs` | `RedissonFasterMultiLock` (`getMultiLock(group, values)`) |
 //! | [`Spin`] | `spin.rs` | `RSpinLock` |
 //! | [`NonReentrant`], [`NonReentrantFair`] | `non_reentrant.rs`, `fair.rs` | `RedissonNonReentrantLock`, `RedissonNonReentrantFairLock` |
 //!
@@ -47,6 +48,7 @@ pub(crate) mod base;
 mod call;
 mod capabilities;
 pub(crate) mod fair;
+pub(crate) mod faster_multi;
 pub(crate) mod fenced;
 mod guard;
 mod handle;
@@ -65,6 +67,7 @@ mod waiting;
 
 pub use backoff::Backoff;
 pub use fair::{Fair, NonReentrantFair};
+pub use faster_multi::FasterMulti;
 pub use fenced::Fenced;
 pub use guard::LockGuard;
 pub use handle::Lock;
@@ -82,6 +85,7 @@ pub use spin::Spin;
 // The engine's own types, named here for the guards, the groups and the kinds' files.
 pub(crate) use acquiring::Acquired;
 use acquiring::Wait;
+pub(crate) use kind::now_ms;
 pub(crate) use releasing::UnlockReply;
 
 /// Redisson's reentrant lock (`RLock`): `Lock` of the [`Reentrant`] kind.
@@ -94,6 +98,9 @@ pub type ReadLock = Lock<Read>;
 pub type WriteLock = Lock<Write>;
 /// Redisson's fenced lock (`RFencedLock`): `Lock` of the [`Fenced`] kind.
 pub type FencedLock = Lock<Fenced>;
+/// Redisson 3.38's `RedissonFasterMultiLock` (`getMultiLock(group, values)`): `Lock` of
+/// the [`FasterMulti`] kind.
+pub type FasterMultiLock = Lock<FasterMulti>;
 /// Redisson's spin lock (`RSpinLock`): `Lock` of the [`Spin`] kind.
 pub type SpinLock = Lock<Spin>;
 /// Redisson 4.4's `RedissonNonReentrantLock`: `Lock` of the [`NonReentrant`] kind.

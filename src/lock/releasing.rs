@@ -57,9 +57,12 @@ impl<K: LockKind> Lock<K> {
     /// Removes one watchdog hold of `owner`: the first half of every unlock, done
     /// synchronously (a dropped guard calls it from `Drop`).
     pub(crate) fn stop_renewal(&self, owner: LockOwner) {
-        self.context
-            .registry
-            .remove_hold(&(self.name.clone(), owner, K::CAPABILITIES.write_lock));
+        let registry = &self.context.registry;
+        let hold = (self.name.clone(), owner, K::CAPABILITIES.write_lock);
+        match self.kind.renewal_values() {
+            Some(values) => registry.remove_values_hold(&hold, values),
+            None => registry.remove_hold(&hold),
+        }
     }
 
     /// The second half of every unlock: the release script, then the re-arm lease is

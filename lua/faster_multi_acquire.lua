@@ -1,0 +1,67 @@
+-- faster_multi_acquire.lua: take (or re-enter) every value of a faster multi-lock, all or
+-- nothing.
+-- Mirrors Redisson RedissonFasterMultiLock#tryLockInnerAsync (3.38.0+; protocol 14.3.3),
+-- also for the single attempt (tryLock(); Redisson sends 14.3.4 there, whose writes are
+-- the same).
+--
+-- KEYS[1]  group hash G
+-- ARGV[1]  lease in ms
+-- ARGV[2]  now: epoch ms of this client's clock
+-- ARGV[3]  owner "<client-uuid>:<owner-id>" (LN)
+-- ARGV[4..] field ids of the values (22 characters each)
+--
+-- Field F holds the value's last owner LN; "F:LN:expire_time" that owner's deadline
+-- (epoch ms, only ever raised); "F:LN:lock_count" its hold count.
+--
+-- Returns nil when taken (every value's count of LN went up by one), or the ms until
+-- the latest deadline among the values another owner holds (nothing written then).
+--
+-- Differs from Redisson on purpose in one case only: a value whose own earlier hold by
+-- LN has lapsed (its expire_time < now) starts again from count 1 instead of going on
+-- from the stale count, so that one unlock gives it back.
+local group = KEYS[1]
+local lease = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local me = ARGV[3]
+local existed = redis.call('exists', group) == 1
+if existed then
+    local latest = -1
+    for i = 4, #ARGV do
+        local owner = redis.call('hget', group, ARGV[i])
+        if owner and owner ~= me then
+            local deadline = tonumber(redis.call('hget', group, ARGV[i] .. ':' .. owner .. ':expire_time'))
+            if deadline and deadline > now and deadline > latest then
+                latest = deadline
+            end
+        end
+    end
+    if latest ~= -1 then
+        return latest - now
+    end
+end
+local until_ms = now + lease
+for i = 4, #ARGV do
+    local value = ARGV[i]
+    local expire_field = value .. ':' .. me .. ':expire_time'
+    local count_field = value .. ':' .. me .. ':lock_count'
+    redis.call('hset', group, value, me)
+    local deadline = tonumber(redis.call('hget', group, expire_field))
+    if deadline and deadline < now then
+        -- A lapsed hold of ours: its count is stale.
+        redis.call('hset', group, count_field, 0)
+        deadline = nil
+    end
+    if deadline == nil or deadline < until_ms then
+        redis.call('hset', group, expire_field, until_ms)
+    end
+    redis.call('hincrby', group, count_field, 1)
+end
+if existed then
+    local ttl = redis.call('pttl', group)
+    if ttl > 0 and lease > ttl then
+        redis.call('pexpire', group, lease)
+    end
+else
+    redis.call('pexpire', group, lease)
+end
+return nil
