@@ -123,12 +123,7 @@ impl Client {
             clustered: config.redis.server.is_clustered(),
             response_timeout: config.response_timeout,
         };
-        crate::failover_watch::start(
-            &config,
-            registry.clone(),
-            redis.clone(),
-            shutdown_rx.clone(),
-        );
+        crate::failover_watch::start(&config, registry.clone(), shutdown_rx.clone());
         tokio::spawn(crate::sentry::run(
             registry.clone(),
             redis.clone(),

@@ -6,8 +6,11 @@
 //! sentinels demote it, seconds later. Renewals sent there no longer reach the new
 //! primary, where the lock's key expires. Waiting for the demotion's `CLIENT KILL` tells
 //! holders too late; `+switch-master` comes first. On it every hold is at risk at once,
-//! and the data connection is re-established through the sentinels, so that the sentry
-//! checks the holds on the new primary.
+//! and stays so until the data connection reaches the new primary (the old one's
+//! `CLIENT KILL` sends it there through the sentinels): a check on the old primary would
+//! find the hold there and prove nothing, so the sentry checks only after reconnecting.
+//! (Forcing the reconnection at once fails the commands in flight, and an acquire whose
+//! `WAIT` fails that way cannot always be undone.)
 //!
 //! Invariants: a sentinel that cannot be reached is retried by fred's reconnect policy;
 //! subscriptions are renewed after each reconnection; the task ends with the client.
@@ -27,12 +30,7 @@ use crate::hold_state::Cause;
 const SWITCH_MASTER: &str = "+switch-master";
 
 /// Starts the watch when `config` goes through sentinels; does nothing otherwise.
-pub(crate) fn start(
-    config: &Config,
-    registry: Arc<HoldRegistry>,
-    redis: fred::prelude::Client,
-    shutdown: watch::Receiver<bool>,
-) {
+pub(crate) fn start(config: &Config, registry: Arc<HoldRegistry>, shutdown: watch::Receiver<bool>) {
     let ServerConfig::Sentinel {
         hosts,
         service_name,
@@ -63,7 +61,6 @@ pub(crate) fn start(
             client,
             service_name.clone(),
             registry.clone(),
-            redis.clone(),
             shutdown.clone(),
         ));
     }
@@ -73,7 +70,6 @@ async fn watch_one(
     sentinel: fred::prelude::Client,
     service: String,
     registry: Arc<HoldRegistry>,
-    redis: fred::prelude::Client,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut messages = sentinel.message_rx();
@@ -114,10 +110,14 @@ async fn watch_one(
                     let text = message.value.as_string().unwrap_or_default();
                     if text.split(' ').next() == Some(service.as_str()) {
                         tracing::warn!(switch = %text, "sentinel failover: every hold is at risk until checked on the new primary");
+                        // "<service> <old ip> <old port> <new ip> <new port>"
+                        let parts: Vec<&str> = text.split(' ').collect();
+                        let to = match parts.as_slice() {
+                            [_, _, _, ip, port] => format!("{ip}:{port}"),
+                            _ => String::from("?"),
+                        };
+                        registry.failover_announced(to);
                         registry.suspend(Cause::Failover, Instant::now(), |_| true);
-                        if let Err(error) = redis.force_reconnection().await {
-                            tracing::debug!(%error, "reconnection after the failover failed; fred retries");
-                        }
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}

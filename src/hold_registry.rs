@@ -13,7 +13,7 @@
 //!   map's lock.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -114,6 +114,11 @@ pub(crate) struct HoldRegistry {
     /// lease hold whose deadline comes sooner.
     next_scan_ms: AtomicU64,
     sooner: Notify,
+    /// A sentinel announced a failover and the data connection has not been re-made
+    /// since: checks would still reach the old primary.
+    failover_pending: AtomicBool,
+    /// The new primary's `host:port` a sentinel announced.
+    failover_to: Mutex<Option<String>>,
     /// The watchdog lease and the margins.
     pub(crate) watchdog_ms: u64,
     margin: Option<Duration>,
@@ -126,6 +131,8 @@ impl HoldRegistry {
             first_hold: Notify::new(),
             next_scan_ms: AtomicU64::new(0),
             sooner: Notify::new(),
+            failover_pending: AtomicBool::new(false),
+            failover_to: Mutex::new(None),
             watchdog_ms,
             margin,
         }
@@ -134,6 +141,35 @@ impl HoldRegistry {
     fn held(&self) -> MutexGuard<'_, Entries> {
         // Every critical section is a single map operation: a poisoned lock is consistent.
         self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records that a failover to `to` (`host:port`) was announced.
+    pub(crate) fn failover_announced(&self, to: String) {
+        *self.failover_to.lock().unwrap_or_else(|p| p.into_inner()) = Some(to);
+        self.failover_pending.store(true, Ordering::Release);
+    }
+
+    /// The client reconnected to `server` (`host:port`; `None`: unknown): ends a pending
+    /// failover when it is the announced primary (or none was named). Returns whether
+    /// checks may run.
+    pub(crate) fn reconnected_to(&self, server: Option<&str>) -> bool {
+        if !self.failover_pending() {
+            return true;
+        }
+        let to = self.failover_to.lock().unwrap_or_else(|p| p.into_inner());
+        let arrived = match (to.as_deref(), server) {
+            (Some(to), Some(server)) if to != "?" => to == server,
+            _ => true,
+        };
+        if arrived {
+            self.failover_pending.store(false, Ordering::Release);
+        }
+        arrived
+    }
+
+    /// Whether checks must wait for a reconnection (see `set_failover_pending`).
+    pub(crate) fn failover_pending(&self) -> bool {
+        self.failover_pending.load(Ordering::Acquire)
     }
 
     /// The margin before a lease of `lease_ms` ends (see [`crate::hold_state`]).
@@ -162,7 +198,10 @@ impl HoldRegistry {
             std::collections::hash_map::Entry::Occupied(entry) => {
                 let entry = entry.into_mut();
                 // The acquire script set the lease (re-entry re-arms the whole hash).
-                recovered = entry.signal.confirm(sent, lease, margin, true);
+                recovered =
+                    entry
+                        .signal
+                        .confirm(sent, lease, margin, true, !self.failover_pending());
                 if !entry.sets.is_empty() {
                     // A faster multi-lock entry: this hold's values join it.
                     if let Some(Renewable::Values { values, .. }) =

@@ -295,14 +295,21 @@ impl HoldSignal {
     /// A command sent at `sent` set the lease to `lease_ms`. `reset`: the lease is what
     /// this command says even if shorter than before (an acquisition with a lease);
     /// otherwise it only moves later (a renewal). Recovers an at-risk hold where the
-    /// confirmation counts (see the module docs).
+    /// confirmation counts (see the module docs) and `may_recover` (not while a failover
+    /// is announced and the command may have reached the old primary).
     pub(crate) fn confirm(
         &self,
         sent: Instant,
         lease_ms: u64,
         margin_ms: u64,
         reset: bool,
+        may_recover: bool,
     ) -> Option<Transition> {
+        if !may_recover {
+            // It may have renewed the key on a server that is no longer the primary: it
+            // tells nothing about the hold on the new one.
+            return None;
+        }
         let sent_ms = millis(sent);
         let expires_ms = sent_ms.saturating_add(lease_ms);
         let mut timings = self.timings();
@@ -457,11 +464,11 @@ mod tests {
         assert!(signal.suspend(Cause::ConnectionLost, fault).is_some());
         assert_eq!(signal.state(), HoldState::AtRisk);
         // A reply to a renewal sent before the fault does not recover it.
-        assert_eq!(signal.confirm(start, 1_000, 30, false), None);
+        assert_eq!(signal.confirm(start, 1_000, 30, false, true), None);
         assert_eq!(signal.state(), HoldState::AtRisk);
         tokio::time::advance(Duration::from_millis(5)).await;
         assert!(matches!(
-            signal.confirm(Instant::now(), 1_000, 30, false),
+            signal.confirm(Instant::now(), 1_000, 30, false, true),
             Some(Transition::Recovered(_))
         ));
         assert_eq!(signal.state(), HoldState::Held);
@@ -475,10 +482,10 @@ mod tests {
         assert_eq!(signal.state(), HoldState::AtRisk);
         assert!(signal.needs_verification());
         // A renewal sent before the reply does not count; one sent after it does.
-        assert_eq!(signal.confirm(sent, 1_000, 30, false), None);
+        assert_eq!(signal.confirm(sent, 1_000, 30, false, true), None);
         tokio::time::advance(Duration::from_millis(5)).await;
         assert!(matches!(
-            signal.confirm(Instant::now(), 1_000, 30, false),
+            signal.confirm(Instant::now(), 1_000, 30, false, true),
             Some(Transition::Recovered(_))
         ));
         assert_eq!(signal.state(), HoldState::Held);
@@ -502,7 +509,7 @@ mod tests {
     async fn lost_is_final() {
         let signal = HoldSignal::new(Instant::now(), 1_000, 30);
         assert!(signal.lose(Cause::FieldGone).is_some());
-        assert_eq!(signal.confirm(Instant::now(), 1_000, 30, true), None);
+        assert_eq!(signal.confirm(Instant::now(), 1_000, 30, true, true), None);
         assert_eq!(signal.state(), HoldState::Lost);
         assert_eq!(
             signal.until(|s| s == HoldState::Lost).await,

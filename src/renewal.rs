@@ -127,6 +127,9 @@ pub(crate) async fn send(
     }
     let lease = Value::from(settings.lease_ms as i64);
     let sent_at = Instant::now();
+    // Sent while a failover is announced, they may reach the old primary: they renew
+    // but confirm nothing.
+    let may_recover = !registry.failover_pending();
     let batches = groups
         .iter()
         .flat_map(|(slot, group)| {
@@ -177,7 +180,10 @@ pub(crate) async fn send(
                             outcome.confirmed += 1;
                             let margin = registry.margin_ms(lease_ms);
                             let reset = kind == Batch::Check;
-                            if let Some(t) = hold.signal.confirm(sent_at, lease_ms, margin, reset) {
+                            if let Some(t) =
+                                hold.signal
+                                    .confirm(sent_at, lease_ms, margin, reset, may_recover)
+                            {
                                 crate::sentry::report(&hold.signal, t, Some(&hold.hold));
                             }
                         }

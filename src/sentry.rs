@@ -71,7 +71,11 @@ pub(crate) async fn run(
             if let Some(server) = check_again.take() {
                 checking = Some(checker.clone().spawn(server));
                 last_check = now;
-            } else if waiting > 0 && now >= last_check + RECHECK_EVERY && redis.is_connected() {
+            } else if waiting > 0
+                && now >= last_check + RECHECK_EVERY
+                && redis.is_connected()
+                && !registry.failover_pending()
+            {
                 checking = Some(checker.clone().spawn(None));
                 last_check = now;
             }
@@ -105,9 +109,17 @@ pub(crate) async fn run(
                 match event {
                     Ok(server) => {
                         tracing::debug!(%server, "reconnected");
-                        check_again = Some(merge(check_again.take(), Some(server)));
+                        if registry.reconnected_to(Some(&format!("{}:{}", server.host, server.port))) {
+                            check_again = Some(merge(check_again.take(), Some(server)));
+                        } else {
+                            tracing::warn!(%server, "reconnected, but not to the primary the sentinel announced: holds stay at risk");
+                        }
                     }
-                    Err(RecvError::Lagged(_)) => check_again = Some(None),
+                    Err(RecvError::Lagged(_)) => {
+                        if registry.reconnected_to(None) {
+                            check_again = Some(None);
+                        }
+                    }
                     Err(RecvError::Closed) => return,
                 }
             }

@@ -345,6 +345,7 @@ async fn shutdown_loses_every_hold() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sentinel_failover_warns_the_holder_then_confirms_the_replicated_lock() {
+    init_tracing();
     let primary = RedisServer::start();
     let replica = RedisServer::start_replica_of(&primary);
     wait_replica_linked(replica.port, Duration::from_secs(20));
@@ -357,7 +358,10 @@ async fn a_sentinel_failover_warns_the_holder_then_confirms_the_replicated_lock(
         "redis-sentinel://127.0.0.1:{}/0?sentinelServiceName=mymaster",
         sentinel.port
     );
-    let client = client_at(&url, Duration::from_secs(3)).await;
+    // The default 30 s watchdog: the old primary takes the renewals until the sentinel
+    // demotes it (about 10 s after the switch here), and they no longer reach the new
+    // primary, where the key's last replicated lease must outlast that window.
+    let client = client_at(&url, redisson_lock::DEFAULT_WATCHDOG_TIMEOUT).await;
     let name = key("risk-failover");
     let guard = client.get_lock(&name).acquire().await.unwrap();
     let timeline = Timeline::follow(&guard);
@@ -376,8 +380,9 @@ async fn a_sentinel_failover_warns_the_holder_then_confirms_the_replicated_lock(
         "SENTINEL FAILOVER answered {answer:?}"
     );
     // The sentinel's +switch-master makes the hold at risk (the old primary still takes
-    // renewals, which no longer reach the new one); the client follows the sentinel to
-    // the promoted replica, where the check finds the hold and renews it.
+    // renewals, which no longer reach the new one); once the old primary drops its
+    // clients, the client follows the sentinel to the promoted replica, where the check
+    // finds the hold and renews it.
     let at_risk = timeline
         .wait_for(HoldState::AtRisk, Duration::from_secs(30))
         .await
@@ -403,7 +408,13 @@ async fn a_sentinel_failover_warns_the_holder_then_confirms_the_replicated_lock(
         ms(held - fault)
     );
     guard.unlock().await.unwrap();
-    assert!(hgetall(&replica.raw().await, &name).await.is_empty());
+    let left = hgetall(&replica.raw().await, &name).await;
+    assert!(
+        left.is_empty(),
+        "after unlock, on the new primary: {left:?}; role {}; on the old: {:?}",
+        server_role(replica.port),
+        hgetall(&primary.raw().await, &name).await
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -183,7 +183,7 @@ async fn a_known_sequence_shows_up_in_the_metrics() {
     let _: i64 = raw.del(&name).await.unwrap();
     assert!(
         m.until(Duration::from_secs(3), |m| m
-            .counter("redisson_lock_lost_total", &[])
+            .counter("redisson_lock_lost_total", &[("cause", "field_gone")])
             == 1)
             .await,
         "the lost lock was not counted"
