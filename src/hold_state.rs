@@ -28,8 +28,8 @@
 //!   soon as a confirmation moves the deadline into the future.
 //! * `Lost` is final.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -172,7 +172,11 @@ struct Timings {
 /// registry and the sentry. See the module docs.
 #[derive(Debug)]
 pub(crate) struct HoldSignal {
-    state: watch::Sender<HoldState>,
+    /// The state as published (a `HoldState` as `u8`).
+    state: AtomicU8,
+    /// Made by the first subscriber (a guard's `state_changes()`, `at_risk()`, ...): a
+    /// hold nobody watches costs no channel.
+    watchers: OnceLock<watch::Sender<HoldState>>,
     timings: Mutex<Timings>,
     /// A copy of `timings.deadline_ms` for the sentry's scans without the mutex.
     deadline_ms: AtomicU64,
@@ -228,7 +232,8 @@ impl HoldSignal {
             )
         };
         HoldSignal {
-            state: watch::Sender::new(state),
+            state: AtomicU8::new(state as u8),
+            watchers: OnceLock::new(),
             timings: Mutex::new(timings),
             deadline_ms: AtomicU64::new(deadline_ms),
         }
@@ -242,7 +247,7 @@ impl HoldSignal {
     /// The state at `now`, with the time-driven transitions applied even if the sentry
     /// has not published them yet; and when the next time-driven change is due.
     pub(crate) fn state_at(&self, now: Instant) -> (HoldState, Option<Instant>) {
-        let published = *self.state.borrow();
+        let published = self.published();
         if published == HoldState::Lost {
             return (HoldState::Lost, None);
         }
@@ -272,7 +277,7 @@ impl HoldSignal {
 
     /// Whether the hold is at risk through a fault and waits for a check in Redis.
     pub(crate) fn needs_verification(&self) -> bool {
-        *self.state.borrow() == HoldState::AtRisk && self.timings().confirm_after_ms.is_some()
+        self.published() == HoldState::AtRisk && self.timings().confirm_after_ms.is_some()
     }
 
     /// How long the hold has been at risk at `now` (`None`: it is not).
@@ -289,7 +294,50 @@ impl HoldSignal {
 
     /// A receiver of the published state.
     pub(crate) fn subscribe(&self) -> watch::Receiver<HoldState> {
-        self.state.subscribe()
+        let sender = self
+            .watchers
+            .get_or_init(|| watch::Sender::new(self.published()));
+        // A transition between reading the state and the channel's birth is sent here.
+        self.publish();
+        sender.subscribe()
+    }
+
+    fn published(&self) -> HoldState {
+        match self.state.load(Ordering::Acquire) {
+            0 => HoldState::Held,
+            1 => HoldState::AtRisk,
+            _ => HoldState::Lost,
+        }
+    }
+
+    /// Sends the published state to the watchers, if any.
+    fn publish(&self) {
+        if let Some(sender) = self.watchers.get() {
+            let now = self.published();
+            sender.send_if_modified(|state| {
+                let changed = *state != now;
+                *state = now;
+                changed
+            });
+        }
+    }
+
+    /// Moves the state from `from` (any but `Lost` when `None`) to `to`; whether it did.
+    fn transition(&self, from: Option<HoldState>, to: HoldState) -> bool {
+        let moved = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
+                let ok = match from {
+                    Some(from) => current == from as u8,
+                    None => current != HoldState::Lost as u8,
+                };
+                ok.then_some(to as u8)
+            })
+            .is_ok();
+        if moved {
+            self.publish();
+        }
+        moved
     }
 
     /// A command sent at `sent` set the lease to `lease_ms`. `reset`: the lease is what
@@ -320,7 +368,7 @@ impl HoldSignal {
             self.deadline_ms
                 .store(timings.deadline_ms, Ordering::Relaxed);
         }
-        if *self.state.borrow() != HoldState::AtRisk {
+        if self.published() != HoldState::AtRisk {
             return None;
         }
         if timings
@@ -336,21 +384,14 @@ impl HoldSignal {
         timings.confirm_after_ms = None;
         let since = timings.at_risk_since.take();
         drop(timings);
-        let changed = self.state.send_if_modified(|state| {
-            if *state == HoldState::AtRisk {
-                *state = HoldState::Held;
-                true
-            } else {
-                false
-            }
-        });
+        let changed = self.transition(Some(HoldState::AtRisk), HoldState::Held);
         changed.then(|| Transition::Recovered(since.map_or(Duration::ZERO, |s| now - s)))
     }
 
     /// The hold can no longer be trusted without a check: a fault at `at`.
     pub(crate) fn suspend(&self, cause: Cause, at: Instant) -> Option<Transition> {
         let mut timings = self.timings();
-        if *self.state.borrow() == HoldState::Lost {
+        if self.published() == HoldState::Lost {
             return None;
         }
         // Even if already at risk (by the deadline), a fault means older replies no
@@ -363,15 +404,7 @@ impl HoldSignal {
     }
 
     fn raise_at_risk(&self, cause: Cause) -> Option<Transition> {
-        self.state
-            .send_if_modified(|state| {
-                if *state == HoldState::Held {
-                    *state = HoldState::AtRisk;
-                    true
-                } else {
-                    false
-                }
-            })
+        self.transition(Some(HoldState::Held), HoldState::AtRisk)
             .then_some(Transition::AtRisk(cause))
     }
 
@@ -393,22 +426,14 @@ impl HoldSignal {
 
     /// The hold is gone, for good.
     pub(crate) fn lose(&self, cause: Cause) -> Option<Transition> {
-        self.state
-            .send_if_modified(|state| {
-                if *state == HoldState::Lost {
-                    false
-                } else {
-                    *state = HoldState::Lost;
-                    true
-                }
-            })
+        self.transition(None, HoldState::Lost)
             .then_some(Transition::Lost(cause))
     }
 
     /// Completes once the state satisfies `done` (checked against the clock too). Cancel
     /// safe.
     pub(crate) async fn until(&self, done: impl Fn(HoldState) -> bool) -> HoldState {
-        let mut changes = self.state.subscribe();
+        let mut changes = self.subscribe();
         loop {
             changes.borrow_and_update();
             let (state, next) = self.state_at(Instant::now());
