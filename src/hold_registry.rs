@@ -250,7 +250,14 @@ impl HoldRegistry {
         }
         drop(held);
         if let Some(transition) = recovered {
-            crate::sentry::report(&signal, transition, None);
+            crate::telemetry::report(&signal, transition, None);
+        }
+        if self.failover_pending() {
+            // Taken while a failover is announced: possibly on the old primary, whose
+            // writes the new one never sees.
+            if let Some(transition) = signal.suspend(Cause::Failover, sent) {
+                crate::telemetry::report(&signal, transition, None);
+            }
         }
         if lease_ms.is_none() && !had_watchdog_holds {
             self.first_hold.notify_one();
@@ -324,7 +331,7 @@ impl HoldRegistry {
         drop(held);
         if gone {
             if let Some(t) = signal.lose(Cause::FieldGone) {
-                crate::sentry::report(&signal, t, Some(hold));
+                crate::telemetry::report(&signal, t, Some(hold));
             }
         }
     }
@@ -374,7 +381,7 @@ impl HoldRegistry {
         };
         for entry in drained {
             if let Some(t) = entry.signal.lose(Cause::Shutdown) {
-                crate::sentry::report(&entry.signal, t, None);
+                crate::telemetry::report(&entry.signal, t, None);
             }
         }
     }
@@ -416,7 +423,7 @@ impl HoldRegistry {
         }
         drop(held);
         if let Some(t) = signal.lose(Cause::FieldGone) {
-            crate::sentry::report(signal, t, Some(hold));
+            crate::telemetry::report(signal, t, Some(hold));
         }
     }
 
@@ -513,5 +520,5 @@ impl HoldRegistry {
 }
 
 fn report_with(signal: &Arc<HoldSignal>, transition: Transition, hold: &HoldKey) {
-    crate::sentry::report(signal, transition, Some(hold));
+    crate::telemetry::report(signal, transition, Some(hold));
 }

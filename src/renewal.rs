@@ -184,7 +184,7 @@ pub(crate) async fn send(
                                 hold.signal
                                     .confirm(sent_at, lease_ms, margin, reset, may_recover)
                             {
-                                crate::sentry::report(&hold.signal, t, Some(&hold.hold));
+                                crate::telemetry::report(&hold.signal, t, Some(&hold.hold));
                             }
                         }
                     }
@@ -227,7 +227,7 @@ fn push_batch(call: &mut Vec<Value>, kind: Batch, batch: &[Snapshot], lease: &Va
             call.push(Value::from(batch.len() as i64));
             call.extend(batch.iter().map(|r| r.key.clone()));
             call.push(lease.clone());
-            call.push(Value::from(crate::lock::now_ms()));
+            call.push(Value::from(epoch_ms()));
             for r in batch {
                 let values = r.values.as_deref().unwrap_or_default();
                 call.push(r.field.clone());
@@ -257,4 +257,11 @@ fn push_batch(call: &mut Vec<Value>, kind: Batch, batch: &[Snapshot], lease: &Va
         }
     }
     call.extend(batch.iter().map(|r| r.field.clone()));
+}
+
+/// This client's clock in epoch milliseconds (the faster multi-lock's deadlines).
+fn epoch_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }

@@ -29,8 +29,8 @@ use tokio::sync::{watch, Mutex};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::hold_registry::{HoldKey, HoldRegistry};
-use crate::hold_state::{instant, millis, Cause, HoldSignal, HoldState, Transition};
+use crate::hold_registry::HoldRegistry;
+use crate::hold_state::{instant, millis, Cause, HoldState};
 use crate::renewal::RenewalSettings;
 
 /// How often holds that are still at risk after a failed check are checked again.
@@ -278,32 +278,4 @@ impl Checker {
             self.run_id_changed(None).await;
         }
     }
-}
-
-/// Reports a transition of a hold: tracing, and metrics with the feature on.
-pub(crate) fn report(signal: &HoldSignal, transition: Transition, hold: Option<&HoldKey>) {
-    let lock = hold.map(|h| &*h.0);
-    let owner = hold.map(|h| h.1.to_string());
-    match transition {
-        Transition::AtRisk(cause) => {
-            tracing::warn!(
-                lock,
-                owner,
-                cause = cause.as_str(),
-                "lock at risk: the holder can no longer be sure it holds it"
-            );
-        }
-        Transition::Recovered(after) => {
-            tracing::info!(
-                lock,
-                owner,
-                at_risk_ms = after.as_millis() as u64,
-                "lock confirmed held again"
-            );
-        }
-        Transition::Lost(cause) => {
-            tracing::warn!(lock, owner, cause = cause.as_str(), "lock lost");
-        }
-    }
-    crate::telemetry::hold_transition(transition, signal.at_risk_for(Instant::now()));
 }

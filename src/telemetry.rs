@@ -211,3 +211,35 @@ impl Drop for Waiting {
         metrics::gauge!(names::WAITERS, "kind" => self.kind).decrement(1.0);
     }
 }
+
+/// Reports a transition of a hold: tracing, and metrics with the feature on.
+pub(crate) fn report(
+    signal: &crate::hold_state::HoldSignal,
+    transition: crate::hold_state::Transition,
+    hold: Option<&(std::sync::Arc<str>, crate::owner::LockOwner, bool)>,
+) {
+    let lock = hold.map(|h| &*h.0);
+    let owner = hold.map(|h| h.1.to_string());
+    match transition {
+        crate::hold_state::Transition::AtRisk(cause) => {
+            tracing::warn!(
+                lock,
+                owner,
+                cause = cause.as_str(),
+                "lock at risk: the holder can no longer be sure it holds it"
+            );
+        }
+        crate::hold_state::Transition::Recovered(after) => {
+            tracing::info!(
+                lock,
+                owner,
+                at_risk_ms = after.as_millis() as u64,
+                "lock confirmed held again"
+            );
+        }
+        crate::hold_state::Transition::Lost(cause) => {
+            tracing::warn!(lock, owner, cause = cause.as_str(), "lock lost");
+        }
+    }
+    hold_transition(transition, signal.at_risk_for(tokio::time::Instant::now()));
+}

@@ -1446,23 +1446,29 @@ fn assert_clean(report: &Report, redis_keeps: bool) {
 
 /// The targets for a fault the at-risk signal covers: every violation told
 /// before the other holder entered, none never told, every false alarm recovered.
-fn assert_told_first(report: &Report) {
+fn assert_told_first(report: &Report, fault: Fault) {
     let (label, f) = (&report.label, &report.found);
     assert_eq!(
         f.before_entered, f.violations,
         "{label}: violations not told before the other holder entered: {f:?}"
     );
     assert_eq!(f.never, 0, "{label}: violations nobody was told about");
-    assert_eq!(
-        f.unrecovered, 0,
-        "{label}: at-risk holds that were kept but never recovered"
-    );
+    // "Kept" is read from the unlock answering OK. In a failover that answer may come
+    // from the old primary in the split-brain window (it takes writes until demoted),
+    // which proves nothing about the hold on the new primary: a hold whose renewals
+    // reached only the old primary for a whole lease is rightly lost there.
+    if fault != Fault::Failover {
+        assert_eq!(
+            f.unrecovered, 0,
+            "{label}: at-risk holds that were kept but never recovered"
+        );
+    }
 }
 
 async fn scenario(label: &str, fault: Fault, watchdog: Duration) {
     let keeps = redis_keeps_the_lock(fault, watchdog);
     let report = run_scenario(label, fault, watchdog, Mode::AtRisk).await;
-    assert_told_first(&report);
+    assert_told_first(&report, fault);
     if keeps {
         assert_eq!(report.found.violations, 0, "{label}: Redis kept the lock");
     }

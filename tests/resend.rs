@@ -147,10 +147,14 @@ async fn a_lost_unlock_reply_is_asked_again_and_answered_by_the_latch() {
     lock.unlock().await.unwrap();
     let field = format!("{}:8", client.id());
     assert_eq!(hgetall(&raw, &name).await, vec![(field, "1".to_string())]);
-    assert_eq!(
-        script_calls(&raw).await,
-        2,
-        "one unlock and one latch replay"
+    // One unlock and one latch replay; the cut connection also made the hold at risk,
+    // and the client checked it after reconnecting with the renewal script (EVALSHA,
+    // then EVAL after NOSCRIPT on this fresh server): 2 more, never a second unlock (the
+    // count above).
+    let calls = script_calls(&raw).await;
+    assert!(
+        calls == 2 || calls == 4,
+        "one unlock and one latch replay (and the at-risk check): {calls} script calls"
     );
     assert!(lock.is_locked().await.unwrap());
 

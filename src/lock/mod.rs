@@ -85,7 +85,6 @@ pub use spin::Spin;
 // The engine's own types, named here for the guards, the groups and the kinds' files.
 pub(crate) use acquiring::Acquired;
 use acquiring::Wait;
-pub(crate) use kind::now_ms;
 pub(crate) use releasing::UnlockReply;
 
 /// Redisson's reentrant lock (`RLock`): `Lock` of the [`Reentrant`] kind.
