@@ -253,10 +253,13 @@ impl HoldSignal {
         }
         let timings = self.timings();
         let now_ms = millis(now);
-        if now_ms >= timings.expires_ms {
+        // Timestamps are whole milliseconds, the send time rounded down: the expiry is
+        // taken as passed one millisecond after it, so that `Lost` never comes before
+        // the lease really ran out (the warning, `AtRisk`, came long before).
+        if now_ms > timings.expires_ms {
             (HoldState::Lost, None)
         } else if now_ms >= timings.deadline_ms {
-            (HoldState::AtRisk, Some(instant(timings.expires_ms)))
+            (HoldState::AtRisk, Some(instant(timings.expires_ms + 1)))
         } else {
             (published, Some(instant(timings.deadline_ms)))
         }
@@ -472,7 +475,7 @@ mod tests {
             signal.check_deadline(Instant::now()),
             Some(Transition::AtRisk(Cause::ValidityDeadline))
         );
-        tokio::time::advance(Duration::from_millis(30)).await;
+        tokio::time::advance(Duration::from_millis(31)).await;
         assert_eq!(signal.state(), HoldState::Lost);
         assert_eq!(
             signal.check_deadline(Instant::now()),
@@ -518,7 +521,7 @@ mod tests {
         let late = HoldSignal::new(sent, 1_000, 30);
         tokio::time::advance(Duration::from_millis(999)).await;
         assert_eq!(late.state(), HoldState::AtRisk);
-        tokio::time::advance(Duration::from_millis(1)).await;
+        tokio::time::advance(Duration::from_millis(2)).await;
         assert_eq!(late.state(), HoldState::Lost);
         // A reply with less than a renewal period of validity left starts at risk too;
         // a prompt one does not.
