@@ -148,7 +148,10 @@ impl LockContext {
 
     /// Deletes the latches still queued (on shutdown, after which the chore task no
     /// longer does): answered latches do not outlive the client that wrote them.
+    /// It waits for a batch the chore task is deleting at that moment, and tries again
+    /// the latches whose delete failed.
     pub(crate) async fn flush_latches(&self) {
+        let _deleting = self.latches.deleting.lock().await;
         let batch = self.latches.take();
         if !batch.is_empty() {
             let failed = delete_latches(self, batch).await;
@@ -199,6 +202,9 @@ struct LatchQueue {
     pending: std::sync::Mutex<Vec<(String, Instant)>>,
     /// Woken when `pending` goes from empty to non-empty.
     first: tokio::sync::Notify,
+    /// Held while a batch is taken and deleted: shutdown's last flush waits for a batch
+    /// the chore task is deleting, so none is dropped between the two.
+    deleting: tokio::sync::Mutex<()>,
 }
 
 impl LatchQueue {
@@ -266,16 +272,20 @@ async fn chore_loop(
                     continue;
                 }
                 flush_at = None;
-                let batch = latches.take();
+                let _deleting = latches.deleting.lock().await;
                 match context.upgrade() {
                     Some(context) if !context.is_closed() => {
                         let ttl = context.config.unlock_latch_ttl;
+                        let batch = latches.take();
+                        // Failed ones go back in the queue, for the next batch or for
+                        // shutdown's flush, which waits for this one.
                         for (latch, queued) in delete_latches(&context, batch).await {
                             if queued.elapsed() < ttl {
                                 latches.push(latch, queued);
                             }
                         }
                     }
+                    // Shutting down: `flush_latches` deletes what is queued.
                     Some(_) => {}
                     None => return,
                 }

@@ -1619,3 +1619,32 @@ async fn shutdown_leaves_no_unlock_latch() {
         "latches left after shutdown: {latches:?}"
     );
 }
+
+/// The chore task's batched `UNLINK` of answered latches may be on its way (Redis busy)
+/// when `shutdown` runs: shutdown waits for it instead of finding the queue empty and
+/// closing the connection under it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_waits_for_a_latch_delete_in_flight() {
+    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let client = server.client().await;
+    let raw = server.raw().await;
+    let busy = server.raw().await;
+    let lock = client.get_lock(key("latch-in-flight"));
+    lock.lock().await.unwrap();
+    lock.unlock().await.unwrap();
+    // Redis sleeps through the chore's batch (due 50 ms after the unlock) and shutdown.
+    let sleeping = tokio::spawn(async move {
+        let _: Result<Value, _> = busy.custom(fred::cmd!("DEBUG"), vec!["SLEEP", "0.4"]).await;
+    });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    client.shutdown().await.unwrap();
+    sleeping.await.unwrap();
+    let latches: Vec<String> = raw
+        .custom(fred::cmd!("KEYS"), vec!["redisson_unlock_latch:*"])
+        .await
+        .unwrap();
+    assert!(
+        latches.is_empty(),
+        "latches left after shutdown: {latches:?}"
+    );
+}
