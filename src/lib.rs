@@ -189,6 +189,9 @@ pub mod lua {
     pub const SPIN_RELEASE: &str = crate::lock::spin::SPIN_RELEASE;
     /// `lua/spin_force_release.lua`.
     pub const SPIN_FORCE_RELEASE: &str = crate::lock::spin::SPIN_FORCE_RELEASE;
+    /// `lua/spin_handoff.lua` (redisson-lock's local hand-off of a spin lock; not a
+    /// Redisson script).
+    pub const SPIN_HANDOFF: &str = crate::lock::spin::SPIN_HANDOFF;
 
     /// `lua/fencing_guard.lua`: the fence check around every fenced write (a fragment:
     /// the write function goes in front of it).
@@ -228,6 +231,7 @@ pub mod lua {
         NONREENTRANT_ACQUIRE,
         SPIN_RELEASE,
         SPIN_FORCE_RELEASE,
+        SPIN_HANDOFF,
         FENCING_GUARD,
         FENCING_OPS,
     ];

@@ -3,8 +3,13 @@
 //!
 //! Invariants:
 //! * A channel is subscribed while at least one [`Subscription`] for it lives, and
-//!   unsubscribed (in the background) when the last one is dropped, whatever await point
-//!   its owner was dropped at. Subscribing and unsubscribing one channel are serialised.
+//!   unsubscribed (in the background) [`LINGER`] after the last one is dropped, whatever
+//!   await point its owner was dropped at, unless a new waiter took it meanwhile.
+//!   Subscribing and unsubscribing one channel are serialised.
+//! * A lock contended in this client moments ago is usually contended again: its next
+//!   waiter finds the channel still subscribed ([`PubSub::is_ready`]), takes it before its
+//!   first attempt (no `SUBSCRIBE`, `PING`, `UNSUBSCRIBE`) and needs no retry after
+//!   subscribing.
 //! * A `0` message wakes one local waiter, a `1` wakes them all; any other payload is
 //!   ignored, as Redisson's decoder does.
 //! * A wake-up is never lost between "the acquire failed" and "the waiter sleeps". The
@@ -24,6 +29,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use dashmap::DashMap;
 use fred::prelude::{ClientLike, EventInterface, PubsubInterface, Value};
@@ -33,6 +39,11 @@ use tokio::sync::{broadcast::error::RecvError, watch, Mutex, Notify};
 
 /// Subscribe/unsubscribe of one channel are serialised by one of these, chosen by hash.
 const STRIPES: usize = 64;
+
+/// How long a channel stays subscribed after its last waiter left (see the module docs):
+/// a waiter that comes back within it subscribes for free and before its first attempt.
+/// Short enough that a client does not keep many idle channels.
+pub(crate) const LINGER: Duration = Duration::from_millis(500);
 
 /// The per-client registry of lock channels.
 #[derive(Debug)]
@@ -53,6 +64,9 @@ pub(crate) struct Channel {
     refs: AtomicUsize,
     /// Whether Redis may have us subscribed. Changed only under the stripe lock.
     subscribed: AtomicBool,
+    /// How many times the last share was given back: a lingering release unsubscribes
+    /// only if no share was taken and given back again since it was scheduled.
+    idle_since: AtomicUsize,
 }
 
 /// One waiter's share of a channel subscription; dropping it gives the share back.
@@ -74,12 +88,16 @@ impl Subscription {
 impl Drop for Subscription {
     fn drop(&mut self) {
         if self.channel.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let idle = self.channel.idle_since.fetch_add(1, Ordering::AcqRel) + 1;
             let registry = self.registry.clone();
             let name = std::mem::take(&mut self.name);
             let channel = self.channel.clone();
-            self.registry
-                .runtime
-                .spawn(async move { registry.release_channel(name, channel).await });
+            self.registry.runtime.spawn(async move {
+                if !registry.is_closed() {
+                    tokio::time::sleep(LINGER).await;
+                }
+                registry.release_channel(name, channel, idle).await
+            });
         }
     }
 }
@@ -168,11 +186,25 @@ impl PubSub {
         Ok(share)
     }
 
-    /// Called when the last share of a channel is gone.
-    async fn release_channel(&self, name: String, channel: Arc<Channel>) {
+    /// Whether `name` is subscribed (or being subscribed) already, for a waiter that
+    /// arrives while an earlier one waits or within [`LINGER`] after it left:
+    /// [`PubSub::subscribe`] then sends nothing.
+    pub(crate) fn is_ready(&self, name: &str) -> bool {
+        !self.is_closed()
+            && self
+                .channels
+                .get(name)
+                .is_some_and(|channel| channel.subscribed.load(Ordering::Acquire))
+    }
+
+    /// Called [`LINGER`] after the last share of a channel was given back (the `idle`-th
+    /// time it was).
+    async fn release_channel(&self, name: String, channel: Arc<Channel>, idle: usize) {
         let _serial = self.stripe(&name).lock().await;
-        if channel.refs.load(Ordering::Acquire) != 0 {
-            return; // somebody subscribed again meanwhile
+        if channel.refs.load(Ordering::Acquire) != 0
+            || channel.idle_since.load(Ordering::Acquire) != idle
+        {
+            return; // somebody subscribed again meanwhile (and may have left again)
         }
         let was_subscribed = channel.subscribed.swap(false, Ordering::AcqRel);
         if was_subscribed {

@@ -874,6 +874,61 @@ async fn mutual_exclusion_on_a_non_atomic_counter() {
     }
 }
 
+/// Under steady contention a waiter finds its channel still subscribed from its previous
+/// wait (channels linger half a second): it takes the channel before its first attempt,
+/// so an acquisition costs at most three scripts with its unlock (queue, the attempt
+/// after the head's message, the unlock; Redisson needs a fourth, the retry after
+/// subscribing), and channels are not subscribed and unsubscribed per acquisition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_contended_acquisition_costs_three_scripts_and_keeps_its_channel() {
+    const TASKS: usize = 8;
+    let Bed(_server, client, raw, name) = Bed::new("fair-scripts").await;
+    let counter = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    // Warm-up: every task subscribes its channel once.
+    let mut tasks = Vec::new();
+    for _ in 0..TASKS {
+        let lock = client.get_fair_lock(&name);
+        let (counter, stop) = (counter.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut mine = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                lock.lock().await.unwrap();
+                let seen = counter.load(Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                counter.store(seen + 1, Ordering::SeqCst);
+                lock.unlock().await.unwrap();
+                mine += 1;
+            }
+            mine
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    reset_stats(&raw).await;
+    let before = counter.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let scripts = script_calls(&raw).await;
+    let subscribes = command_calls(&raw, "subscribe").await;
+    let acquired = counter.load(Ordering::SeqCst) - before;
+    stop.store(true, Ordering::Relaxed);
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.unwrap();
+    }
+    let per = scripts as f64 / acquired as f64;
+    println!("{acquired} acquisitions: {per:.2} scripts each, {subscribes} SUBSCRIBEs");
+    assert_eq!(counter.load(Ordering::SeqCst), total, "no lost update");
+    assert!(acquired > 50, "progress: {acquired}");
+    // 3 each, and a little for the acquisitions in flight at both ends of the window.
+    assert!(per <= 3.1, "{per:.2} scripts per acquisition (Redisson: 4)");
+    assert!(
+        subscribes * 10 < acquired,
+        "{subscribes} SUBSCRIBEs for {acquired} acquisitions: channels are not kept"
+    );
+    assert_nothing_left(&raw, &name).await;
+    client.shutdown().await.unwrap();
+}
+
 // ---- 5. cancel safety ------------------------------------------------------------------------
 
 /// How a cancelled round waits: `lock()` or `try_lock_for(random budget)`.

@@ -602,3 +602,82 @@ async fn a_spin_waiter_in_a_long_step_sees_shutdown_promptly() {
     );
     holder.shutdown().await.unwrap();
 }
+
+// ---- 6. the local line: one client's waiters are handed the lock ------------------------
+
+/// Eight tasks of one client on one spin lock: only the head of the client's line polls,
+/// an unlock hands the lock to the next local waiter in the same script (the field moves,
+/// nothing is published, nobody subscribes), so an acquisition costs about one script
+/// (the unlock) instead of a poll or more; a spin waiter of another client still gets
+/// the lock, after at most the hand-offs in a row the configuration allows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_waiters_are_handed_the_lock_and_another_client_still_gets_it() {
+    const TASKS: usize = 8;
+    const IN_A_ROW: u32 = 16;
+    let Bed(server, client, raw, name) =
+        Bed::with_config("spin-line", |c| c.local_handoffs(IN_A_ROW)).await;
+    let other = server.client().await;
+    let counter = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    reset_stats(&raw).await;
+    let mut tasks = Vec::new();
+    for _ in 0..TASKS {
+        let lock = client.get_spin_lock_with(&name, Backoff::constant(ms(20)).unwrap());
+        let (counter, stop) = (counter.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut mine = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                lock.lock().await.unwrap();
+                // A non-atomic increment: lost updates show a broken lock.
+                let v = counter.load(Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                counter.store(v + 1, Ordering::SeqCst);
+                mine += 1;
+                lock.unlock().await.unwrap();
+            }
+            mine
+        }));
+    }
+    // Another client's spin waiter, once the local tasks are busy.
+    tokio::time::sleep(ms(300)).await;
+    let foreign = other.get_spin_lock_with(&name, Backoff::constant(ms(2)).unwrap());
+    let started = Instant::now();
+    assert!(
+        foreign.try_lock_for(Duration::from_secs(10)).await.unwrap(),
+        "the other client's spin waiter got the lock"
+    );
+    let foreign_wait = started.elapsed();
+    foreign.unlock().await.unwrap();
+    tokio::time::sleep(ms(300)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut local = 0u64;
+    for task in tasks {
+        local += tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("a local task finished")
+            .unwrap();
+    }
+    let scripts = script_calls(&raw).await;
+    let published = command_calls(&raw, "publish").await;
+    eprintln!(
+        "{local} local acquisitions, {scripts} scripts ({:.2} per acquisition); the other client waited {foreign_wait:?}",
+        scripts as f64 / local as f64
+    );
+    assert_eq!(counter.load(Ordering::SeqCst), local, "no lost update");
+    assert!(local > 50, "the local tasks made progress: {local}");
+    assert_eq!(
+        published, 0,
+        "a spin lock publishes nothing, hand-off or not"
+    );
+    assert_no_subscription(&raw, &[&client, &other], &name).await;
+    // Hand-offs: one script per acquisition (its unlock), plus the head's polls and the
+    // real releases after each run of hand-offs. Without the line every task polls: more
+    // than two scripts per acquisition under this contention.
+    assert!(
+        (scripts as f64) < 1.5 * local as f64,
+        "{scripts} scripts for {local} acquisitions: waiters poll instead of being handed the lock"
+    );
+    assert!(!exists(&raw, &name).await, "free at the end");
+    client.shutdown().await.unwrap();
+    other.shutdown().await.unwrap();
+}

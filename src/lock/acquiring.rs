@@ -158,33 +158,61 @@ impl<K: LockKind> Lock<K> {
         if !self.yield_to_writers(owner, first_deadline).await {
             return Ok(None);
         }
-        queued.in_flight = true;
-        let first = self.attempt(owner, lease_ms, mode, wait).await;
-        queued.in_flight = false;
-        let ttl = match first? {
-            Attempt::Acquired(acquired) => {
-                queued.disarm();
-                return Ok(Some(acquired));
+        let waiting = match wait {
+            Wait::Once => None,
+            _ => Some(self.kind.waiting(&self.target(owner))),
+        };
+        // The lock was contended in this client moments ago and its channel is still
+        // subscribed: take the channel first, so that the first attempt is the channel
+        // wait's own and needs no retry after subscribing.
+        let early = match &waiting {
+            Some(Waiting::Channel(channel)) if self.context.pubsub.is_ready(channel) => {
+                self.subscribe(owner, channel, first_deadline).await?
             }
-            Attempt::Held(ttl) => ttl,
+            _ => None,
+        };
+        let mut ttl = -1;
+        if early.is_none() {
+            queued.in_flight = true;
+            let first = self.attempt(owner, lease_ms, mode, wait).await;
+            queued.in_flight = false;
+            ttl = match first? {
+                Attempt::Acquired(acquired) => {
+                    queued.disarm();
+                    return Ok(Some(acquired));
+                }
+                Attempt::Held(ttl) => ttl,
+            };
+        }
+        let Some(waiting) = waiting else {
+            return Ok(None); // one attempt only
         };
         let deadline = match wait {
-            Wait::Once => return Ok(None),
-            Wait::Until(deadline, _) if Instant::now() >= deadline => {
+            // Out of time after the first attempt (an early channel's wait makes its own).
+            Wait::Until(deadline, _) if early.is_none() && Instant::now() >= deadline => {
                 queued.leave().await;
                 return Ok(None);
             }
             Wait::Until(deadline, _) => Some(deadline),
-            Wait::Forever => None,
+            Wait::Once | Wait::Forever => None,
         };
         let _waiting = telemetry::Waiting::start(K::NAME);
         let _announced = K::CAPABILITIES
             .write_lock
             .then(|| self.context.writers.announce(&self.name));
-        let waited = match self.kind.waiting(&self.target(owner)) {
+        let waited = match waiting {
             Waiting::Channel(channel) => {
-                self.wait_on_channel(owner, lease_ms, mode, deadline, ttl, &channel, &mut queued)
-                    .await
+                let subscribed = (channel.as_str(), early);
+                self.wait_on_channel(
+                    owner,
+                    lease_ms,
+                    mode,
+                    deadline,
+                    ttl,
+                    subscribed,
+                    &mut queued,
+                )
+                .await
             }
             Waiting::Poll(backoff) => {
                 self.wait_polling(owner, lease_ms, mode, deadline, backoff, &mut queued)

@@ -26,7 +26,7 @@
 /// | `hands_out_tokens` | fenced | `acquiring.rs`: `acquire_script` | an acquire whose reply was lost and that ran is released and sent again: its token went with the reply |
 /// | `write_lock` | write | `acquiring.rs`: `acquire_redisson_wait`; the hold ledger and renewal calls of every file | its waiters announce themselves to this client's readers; its holds are kept apart from the read holds of the same name |
 /// | `yields_to_writers` | read | `acquiring.rs`: `acquire_with_wait`; `waiting.rs`: `yield_to_writers`; `settling.rs`: `learn_outcome` | a single try takes the wait path too; a reader that holds nothing lets announced writers go first; a lost acquire is never assumed expired (other readers keep the hash alive) |
-/// | `hands_off_locally` | reentrant, non-reentrant | `acquiring.rs`: `acquire_with_wait`, `attempt`; `releasing.rs`: `release_settled`; `kind.rs`: `Kind::handoff` | waiters queue in this client's local line ([`crate::local_queue`]); a release may hand the lock to the next local waiter |
+/// | `hands_off_locally` | reentrant, non-reentrant, spin | `acquiring.rs`: `acquire_with_wait`, `attempt`; `releasing.rs`: `release_settled`; `kind.rs`: `Kind::handoff` | waiters queue in this client's local line ([`crate::local_queue`]); a release may hand the lock to the next local waiter |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Capabilities {
     /// Waiters queue in Redis (the fair lock): a waiter that gives up must leave the

@@ -95,8 +95,10 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// The head of a local line: Redisson's wait (subscribed; tries after a message, a
-    /// nudge, or the holder's TTL), except that while another owner of this client holds
-    /// the lock it does not try: that holder's unlock hands the lock over or publishes.
+    /// nudge, or the holder's TTL; a spin lock's head subscribes to nothing and tries
+    /// after its back-off step or a nudge), except that while another owner of this
+    /// client holds the lock it does not try: that holder's unlock hands the lock over or
+    /// publishes.
     pub(super) async fn wait_as_head(
         &self,
         place: &InLine<'_, K>,
@@ -111,30 +113,41 @@ impl<K: LockKind> Lock<K> {
         let owner = ticket.owner();
         let line = ticket.line();
         let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
-        let subscription = match line.subscription() {
-            Some(subscription) => subscription,
-            None => {
-                let channel = match self.kind.waiting(&self.target(owner)) {
-                    Waiting::Channel(channel) => channel,
-                    Waiting::Poll(_) => crate::names::lock_channel(&self.name),
-                };
-                match self.subscribe(owner, &channel, deadline).await? {
-                    Some(subscription) => line.keep_subscription(subscription),
-                    None => return Ok(Head::TimedOut),
+        let (subscription, mut backoff) = match line.subscription() {
+            Some(subscription) => (Some(subscription), None),
+            None => match self.kind.waiting(&self.target(owner)) {
+                Waiting::Channel(channel) => {
+                    match self.subscribe(owner, &channel, deadline).await? {
+                        Some(subscription) => (Some(line.keep_subscription(subscription)), None),
+                        None => return Ok(Head::TimedOut),
+                    }
                 }
-            }
+                Waiting::Poll(backoff) => (None, Some(backoff.delays())),
+            },
         };
         let pubsub = &self.context.pubsub;
         // Redisson subscribes, then tries again; a head behind a local holder waits for it.
-        let mut try_now = line.local_holder_other_than(owner).is_none();
+        // (A polling head that has just tried waits a back-off step first.)
+        let mut try_now = line.local_holder_other_than(owner).is_none()
+            && (subscription.is_some() || ttl.is_none());
         // A message came while a hand-off to us was in flight (we could not try then).
         let mut message_pending = false;
         // After a local holder's real release: not before other clients had a round trip.
         let mut not_before: Option<Instant> = None;
+        let mut tried_at_deadline = false;
         loop {
-            let woken = subscription.notified();
+            let woken = subscription.as_ref().map(|s| s.notified());
             tokio::pin!(woken);
-            woken.as_mut().enable();
+            if let Some(woken) = woken.as_mut().as_pin_mut() {
+                woken.enable();
+            }
+            let woken = async {
+                match woken.as_pin_mut() {
+                    Some(woken) => woken.await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::pin!(woken);
             let nudged = ticket.notified();
             tokio::pin!(nudged);
             nudged.as_mut().enable();
@@ -145,9 +158,14 @@ impl<K: LockKind> Lock<K> {
                 return Ok(Head::Granted(at));
             }
             let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if remaining == Some(Duration::ZERO) {
+            // Out of time. A polling head whose back-off step was cut at the deadline
+            // tries once more first (as a spin waiter outside a line does).
+            if remaining == Some(Duration::ZERO)
+                && (backoff.is_none() || !try_now || tried_at_deadline)
+            {
                 return Ok(Head::TimedOut);
             }
+            tried_at_deadline = remaining == Some(Duration::ZERO);
             if let Some(at) = not_before.filter(|at| try_now && *at > Instant::now()) {
                 tokio::time::sleep_until(at).await;
                 continue;
@@ -170,10 +188,12 @@ impl<K: LockKind> Lock<K> {
                         until.saturating_duration_since(Instant::now())
                     }),
                 ),
-                None => match ttl {
-                    Some(ttl) if ttl >= 0 => Some(Duration::from_millis(ttl as u64)),
-                    Some(_) => None,
-                    None => Some(Duration::ZERO),
+                // A polling head tries again after its next back-off step.
+                None => match (backoff.as_mut(), ttl) {
+                    (Some(delays), Some(_)) => Some(delays.next_delay()),
+                    (_, Some(ttl)) if ttl >= 0 => Some(Duration::from_millis(ttl as u64)),
+                    (_, Some(_)) => None,
+                    (_, None) => Some(Duration::ZERO),
                 },
             };
             let sleep_for = match (holder_ends, remaining) {

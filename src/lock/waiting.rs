@@ -41,8 +41,8 @@ impl<K: LockKind> Lock<K> {
         gate.cleared_by(deadline).await
     }
 
-    /// The pub/sub wait: subscribe, then retry and sleep until a message or
-    /// min(holder's TTL, remaining budget).
+    /// The pub/sub wait: subscribe (unless the caller did: `channel`'s subscription),
+    /// then retry and sleep until a message or min(holder's TTL, remaining budget).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn wait_on_channel(
         &self,
@@ -51,14 +51,20 @@ impl<K: LockKind> Lock<K> {
         mode: AcquireMode,
         deadline: Option<Instant>,
         ttl: i64,
-        channel: &str,
+        (channel, subscription): (&str, Option<crate::pubsub::Subscription>),
         queued: &mut QueueExit<K>,
     ) -> Result<Option<Acquired>> {
-        tracing::trace!(ttl, channel, "held by another owner; subscribing");
         let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let pubsub = &self.context.pubsub;
-        let Some(subscription) = self.subscribe(owner, channel, deadline).await? else {
-            return Ok(None);
+        let subscription = match subscription {
+            Some(subscription) => subscription,
+            None => {
+                tracing::trace!(ttl, channel, "held by another owner; subscribing");
+                match self.subscribe(owner, channel, deadline).await? {
+                    Some(subscription) => subscription,
+                    None => return Ok(None),
+                }
+            }
         };
         loop {
             // Before listening: a reader that lets a writer go first must not take the
