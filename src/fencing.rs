@@ -222,7 +222,7 @@ impl FencedWriter {
     /// # Ok(()) }
     /// ```
     pub async fn set(&self, key: &str, value: impl Into<Value>, token: u64) -> Result<()> {
-        let args = vec![Value::from("set"), value.into()];
+        let args = vec![Value::from_static_str("set"), value.into()];
         self.run_ops(key, args, token).await.map(|_| ())
     }
 
@@ -259,7 +259,11 @@ impl FencedWriter {
         }
         // Bounded by MAX_LEASE (2^52 ms), so the cast cannot truncate.
         let millis = ttl.as_millis() as i64;
-        let args = vec![Value::from("set_px"), value.into(), Value::from(millis)];
+        let args = vec![
+            Value::from_static_str("set_px"),
+            value.into(),
+            Value::from(millis),
+        ];
         self.run_ops(key, args, token).await.map(|_| ())
     }
 
@@ -286,7 +290,7 @@ impl FencedWriter {
         value: impl Into<Value>,
         token: u64,
     ) -> Result<bool> {
-        let args = vec![Value::from("hset"), field.into(), value.into()];
+        let args = vec![Value::from_static_str("hset"), field.into(), value.into()];
         let reply = self.run_ops(key, args, token).await?;
         as_flag("fenced hset", reply)
     }
@@ -308,7 +312,9 @@ impl FencedWriter {
     /// # Ok(()) }
     /// ```
     pub async fn del(&self, key: &str, token: u64) -> Result<bool> {
-        let reply = self.run_ops(key, vec![Value::from("del")], token).await?;
+        let reply = self
+            .run_ops(key, vec![Value::from_static_str("del")], token)
+            .await?;
         as_flag("fenced del", reply)
     }
 

@@ -249,7 +249,7 @@ fn push_batch(call: &mut Vec<Value>, kind: Batch, batch: &[Snapshot], lease: &Va
                     }
                     None => {
                         call.push(r.field.clone());
-                        call.push(Value::from(""));
+                        call.push(Value::from_static_str(""));
                     }
                 }
             }

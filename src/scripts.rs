@@ -78,12 +78,15 @@ impl Script {
             .first()
             .map(|key| fred::util::redis_keyslot(key.as_ref().as_bytes()))
             .unwrap_or(0);
-        self.run_in_slot(client, slot, resend, timeout, |call| {
+        let push_call = |call: &mut Vec<Value>| {
             call.push(Value::from(keys.len() as i64));
             call.extend(keys.iter().map(|k| Value::from(k.as_ref())));
             call.extend(args.iter().cloned());
-        })
-        .await
+        };
+        let len = 2 + keys.len() + args.len();
+        self.run_core(client, slot, resend, timeout, (len, push_call), None)
+            .await
+            .map(|(reply, _)| reply)
     }
 
     /// Runs the script in hash slot `slot`. `push_call` appends what follows the SHA-1 (or
@@ -97,7 +100,7 @@ impl Script {
         timeout: Duration,
         push_call: impl Fn(&mut Vec<Value>),
     ) -> Result<Value, fred::error::Error> {
-        self.run_core(client, slot, resend, timeout, push_call, None)
+        self.run_core(client, slot, resend, timeout, (8, push_call), None)
             .await
             .map(|(reply, _)| reply)
     }
@@ -122,7 +125,8 @@ impl Script {
             call.extend(keys.iter().map(|k| Value::from(k.as_ref())));
             call.extend(args.iter().cloned());
         };
-        self.run_core(client, slot, resend, timeout, push_call, Some(sync))
+        let len = 2 + keys.len() + args.len();
+        self.run_core(client, slot, resend, timeout, (len, push_call), Some(sync))
             .await
     }
 
@@ -132,7 +136,7 @@ impl Script {
         slot: u16,
         resend: Resend,
         timeout: Duration,
-        push_call: impl Fn(&mut Vec<Value>),
+        (len, push_call): (usize, impl Fn(&mut Vec<Value>)),
         sync: Option<&Arc<ReplicaSync>>,
     ) -> Result<(Value, Synced), fred::error::Error> {
         let wait = match sync {
@@ -151,7 +155,8 @@ impl Script {
             ..Options::default()
         };
         let scripts = client.with_options(&options);
-        let waits = client.with_options(&wait_options);
+        // Only a call that waits for replicas needs a second handle.
+        let waits = wait.as_ref().map(|_| client.with_options(&wait_options));
         let started = tokio::time::Instant::now();
         let mut unsent = 0u32;
         // EVALSHA first; EVAL once after a NOSCRIPT. One await point for both, so that the
@@ -163,14 +168,15 @@ impl Script {
             } else {
                 ("EVALSHA", &self.sha_arg)
             };
-            let mut args = Vec::with_capacity(8);
+            // `len`: the whole call (script, key count, keys, arguments), in one allocation.
+            let mut args = Vec::with_capacity(len);
             args.push(script.clone());
             push_call(&mut args);
             let command = CustomCommand::new_static(command, ClusterHash::Custom(slot), false);
             // The script and its WAIT, handed to fred together, script first: fred writes
             // them in that order on the node's connection, in one pipeline. The WAIT
             // (Sentinel and Cluster only) is boxed: the common call carries no room for it.
-            let waited = wait.as_ref().map(|(sync, w)| {
+            let waited = wait.as_ref().zip(waits.as_ref()).map(|((sync, w), waits)| {
                 let (command, args) = sync.wait_command(slot, w);
                 Box::pin(waits.custom::<Value, Value>(command, args))
             });

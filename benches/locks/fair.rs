@@ -15,6 +15,12 @@ pub const SCENARIOS: &[&str] = &["fair_contended_16"];
 /// acquisition.
 const MAX_HANDOFF_PINGS: f64 = 3.0;
 const MAX_ACQUIRE_SCRIPTS: f64 = 3.0;
+/// Target (issue 21): at most 3 scripts per acquisition with the unlock (Redisson's wait
+/// loop needs 4: queue, retry after subscribing, take when woken, unlock).
+const MAX_LOCK_SCRIPTS: f64 = 3.0;
+/// Allocations per `fair_contended_16` acquisition before issue 21 (process-wide, this
+/// bench's counting allocator): 185. The target is at most half.
+const ALLOCS_BEFORE: f64 = 185.0;
 
 pub async fn run(bench: &mut Bench) {
     let client = bench.client.clone();
@@ -34,6 +40,13 @@ pub async fn run(bench: &mut Bench) {
     });
     row.bound(scripts, 2, AtMost(MAX_ACQUIRE_SCRIPTS), |scripts, target| {
         format!("fair_contended_16 scripts: {scripts} acquire scripts per acquisition (target {target}); with the unlock script {all_scripts:.2}")
+    });
+    row.bound(all_scripts, 2, AtMost(MAX_LOCK_SCRIPTS), |scripts, target| {
+        format!("fair_contended_16 scripts with the unlock: {scripts} per acquisition (target {target}; Redisson's loop: 4)")
+    });
+    let allocs = row.f64("allocs_per_acquisition");
+    row.bound(allocs, 1, AtMost(ALLOCS_BEFORE / 2.0), |allocs, target| {
+        format!("fair_contended_16 allocations: {allocs} per acquisition (target {target}, half of {ALLOCS_BEFORE:.0} before)")
     });
     counter_target(&mut row);
     bench.push(row);

@@ -71,8 +71,11 @@ const MAX_PAIR_VS_BARE: f64 = 1.1;
 const MIN_CONTENDED_VS_SERIAL: f64 = 2.0;
 /// Target: `contended_16` acquire scripts per acquisition ≤ this (unlock not counted).
 const MAX_ACQUIRE_SCRIPTS: f64 = 1.5;
-/// Target: `distinct_1024` pairs/s ≥ this share of pipelined EVALSHA / 2.
-const MIN_DISTINCT_1024_SHARE: f64 = 0.40;
+/// Target (issue 21): `distinct_64` and `distinct_1024` pairs/s ≥ this share of
+/// pipelined EVALSHA / 2 (35–36 % before).
+const MIN_DISTINCT_SHARE: f64 = 0.50;
+/// Target (issue 21): bench process CPU per distinct pair ≤ this many µs (≈ 20 before).
+const MAX_DISTINCT_CPU_US: f64 = 12.0;
 /// Target: in `contended_mixed`, each client's share of the acquisitions ≥ this.
 const MIN_CLIENT_SHARE: f64 = 1.0 / 3.0;
 
@@ -461,17 +464,21 @@ async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) {
         "{:.0}% of pipelined EVALSHA/2",
         100.0 * row.ratio.unwrap_or(f64::NAN)
     );
-    if scenario == "distinct_1024" {
+    if scenario != "distinct_16" {
         match row.ratio {
             Some(ratio) => {
                 let limit = parallel_limit.unwrap_or(f64::NAN);
-                let min = AtLeast(100.0 * MIN_DISTINCT_1024_SHARE);
+                let min = AtLeast(100.0 * MIN_DISTINCT_SHARE);
                 row.bound(100.0 * ratio, 0, min, |pct, target| {
-                    format!("distinct_1024: {rate:.0} pairs/s = {pct}% of pipelined EVALSHA / 2 ({limit:.0}) (target {target}%)")
+                    format!("{scenario}: {rate:.0} pairs/s = {pct}% of pipelined EVALSHA / 2 ({limit:.0}) (target {target}%)")
                 })
             }
-            None => row.target_note("n/a  distinct_1024: redis-benchmark not available".into()),
+            None => row.target_note(format!("n/a  {scenario}: redis-benchmark not available")),
         }
+        let cpu = row.f64("bench_cpu_us_per_op");
+        row.bound(cpu, 1, AtMost(MAX_DISTINCT_CPU_US), |cpu, target| {
+            format!("{scenario}: bench process CPU {cpu} µs per pair (target {target})")
+        });
     }
     bench.push(row);
 }

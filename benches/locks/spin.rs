@@ -10,9 +10,15 @@ use serde_json::json;
 
 use crate::measure::{contended, contended_scenario, counter_target};
 use crate::report::round3;
+use crate::report::Bound::AtLeast;
 use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["spin_contended_16"];
+
+/// Target (issue 21): `spin_contended_16` ≥ 1.6 × its rate before the spin lock had a
+/// local line, which was 0.595 × `contended_16` (7,772 vs 13,066 acquisitions/s, one
+/// run): 0.95 × `contended_16` in the same run.
+const MIN_VS_CONTENDED_16: f64 = 0.95;
 
 pub async fn run(bench: &mut Bench) {
     let scenario = "spin_contended_16";
@@ -62,14 +68,11 @@ pub async fn run(bench: &mut Bench) {
         "; beside contended_16: {:.0} vs {:.0} acquisitions/s, {:.2} vs {:.2} acquire scripts per acquisition",
         c.acquisitions_per_s, ref_rate, spin_scripts, ref_scripts
     ));
-    row.target_note(format!(
-        "info spin_contended_16 vs contended_16: {:.0} vs {:.0} acquisitions/s ({:.0}%), {:.2} vs {:.2} acquire scripts per acquisition (no target: the price of polling)",
-        c.acquisitions_per_s,
-        ref_rate,
-        100.0 * c.acquisitions_per_s / ref_rate,
-        spin_scripts,
-        ref_scripts
-    ));
+    let ratio = c.acquisitions_per_s / ref_rate;
+    let rate = c.acquisitions_per_s;
+    row.bound(ratio, 2, AtLeast(MIN_VS_CONTENDED_16), |ratio, target| {
+        format!("spin_contended_16: {rate:.0} acquisitions/s = {ratio} × contended_16 ({ref_rate:.0}) (target {target}); {spin_scripts:.2} vs {ref_scripts:.2} acquire scripts per acquisition")
+    });
     counter_target(&mut row);
     bench.push(row);
 }

@@ -52,7 +52,7 @@ pub(crate) fn release_call(target: &Target<'_>, lease_ms: u64, latch: &str) -> S
             latch.to_owned(),
         ],
         vec![
-            Value::from("0"),
+            Value::from_static_str("0"),
             Value::from(lease_ms as i64),
             Value::from(target.owner_field()),
             target.publish(),
@@ -95,6 +95,6 @@ pub(crate) fn force_release_call(target: &Target<'_>) -> ScriptCall {
     ScriptCall::new(
         &FORCE_RELEASE,
         vec![target.name.to_owned(), lock_channel(target.name)],
-        vec![Value::from("0"), target.publish()],
+        vec![Value::from_static_str("0"), target.publish()],
     )
 }

@@ -26,7 +26,7 @@ impl Target<'_> {
 
     /// `"PUBLISH"` or `"SPUBLISH"`.
     pub(crate) fn publish(&self) -> Value {
-        Value::from(self.context.publish_command)
+        Value::from_static_str(self.context.publish_command)
     }
 
     /// The unlock latch's time to live, in ms, as the release scripts take it.

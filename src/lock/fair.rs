@@ -100,7 +100,7 @@ fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: boo
         Value::from(target.owner_field()),
         Value::from(now_ms()),
     );
-    let reentrant = Value::from(if reentrant { "1" } else { "0" });
+    let reentrant = Value::from_static_str(if reentrant { "1" } else { "0" });
     match mode {
         AcquireMode::Once => {
             let wait = Value::from(target.context.config.fair_lock_wait_timeout.as_millis() as i64);
@@ -129,7 +129,7 @@ fn release(target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
             latch.to_owned(),
         ],
         vec![
-            Value::from("0"),
+            Value::from_static_str("0"),
             Value::from(lease_ms as i64),
             Value::from(target.owner_field()),
             Value::from(now_ms()),
@@ -148,7 +148,11 @@ fn force_release(target: &Target<'_>) -> ScriptCall {
             fair_timeouts(queue_base(target)),
             lock_channel(target.name),
         ],
-        vec![Value::from("0"), Value::from(now_ms()), target.publish()],
+        vec![
+            Value::from_static_str("0"),
+            Value::from(now_ms()),
+            target.publish(),
+        ],
     )
 }
 
@@ -164,7 +168,7 @@ fn acquire_failed(target: &Target<'_>, wait_ms: u64) -> ScriptCall {
         vec![
             Value::from(target.owner_field()),
             Value::from(wait_ms as i64),
-            Value::from("0"),
+            Value::from_static_str("0"),
             target.publish(),
         ],
     )

@@ -231,7 +231,7 @@ impl Kind for FasterMulti {
             ],
             vec![
                 Value::from(target.owner_field()),
-                Value::from("0"),
+                Value::from_static_str("0"),
                 Value::from(lease_ms as i64),
                 target.publish(),
                 target.latch_ttl(),
@@ -244,7 +244,7 @@ impl Kind for FasterMulti {
         self.owner_call(
             &FORCE_RELEASE,
             vec![target.name.to_owned(), lock_channel(target.name)],
-            vec![Value::from("0"), target.publish()],
+            vec![Value::from_static_str("0"), target.publish()],
         )
     }
 

@@ -218,7 +218,7 @@ impl Kind for Read {
                 latch.to_owned(),
             ],
             vec![
-                Value::from("0"),
+                Value::from_static_str("0"),
                 Value::from(field),
                 target.publish(),
                 target.latch_ttl(),
@@ -230,7 +230,7 @@ impl Kind for Read {
         ScriptCall::new(
             &READ_FORCE_RELEASE,
             vec![target.name.to_owned(), rwlock_channel(target.name)],
-            vec![Value::from("0"), target.publish()],
+            vec![Value::from_static_str("0"), target.publish()],
         )
     }
 
@@ -285,7 +285,7 @@ impl Kind for Write {
                 latch.to_owned(),
             ],
             vec![
-                Value::from("1"),
+                Value::from_static_str("1"),
                 Value::from(lease_ms as i64),
                 Value::from(self.field(target.context, target.owner)),
                 target.publish(),
@@ -298,7 +298,7 @@ impl Kind for Write {
         ScriptCall::new(
             &WRITE_FORCE_RELEASE,
             vec![target.name.to_owned(), rwlock_channel(target.name)],
-            vec![Value::from("1"), target.publish()],
+            vec![Value::from_static_str("1"), target.publish()],
         )
     }
 
