@@ -214,8 +214,13 @@ impl<K: LockKind> Lock<K> {
                     true
                 }
                 // A real release by a local holder that published: try once its message
-                // is here (it may have come already), a round trip later.
+                // is here (it may have come already), a round trip later. A polling head
+                // gets no message and tries at once: its attempt reaches Redis half a
+                // round trip after the release's reply left it, so the lock is free there
+                // for about a round trip, which other clients' pollers get (a timer for
+                // that would round up to the timer's millisecond).
                 _ = &mut nudged => match line.take_published() {
+                    Some(_) if subscription.is_none() => true,
                     Some(round_trip) => {
                         not_before = Some(Instant::now() + round_trip);
                         message_pending
