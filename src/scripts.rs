@@ -17,6 +17,42 @@ use fred::types::{ClusterHash, CustomCommand};
 
 use crate::replicas::{ReplicaSync, Synced};
 
+/// A key as a script call takes it: text (copied into the call) or a ready-made value
+/// (cloned by reference count; see `lock::key_cache`).
+pub(crate) trait ScriptKey {
+    /// The key's bytes, for its hash slot.
+    fn key_bytes(&self) -> &[u8];
+    /// The key as an argument of the call.
+    fn to_value(&self) -> Value;
+}
+
+impl ScriptKey for &str {
+    fn key_bytes(&self) -> &[u8] {
+        self.as_bytes()
+    }
+    fn to_value(&self) -> Value {
+        Value::from(*self)
+    }
+}
+
+impl ScriptKey for String {
+    fn key_bytes(&self) -> &[u8] {
+        self.as_bytes()
+    }
+    fn to_value(&self) -> Value {
+        Value::from(self.as_str())
+    }
+}
+
+impl ScriptKey for Value {
+    fn key_bytes(&self) -> &[u8] {
+        self.as_bytes().unwrap_or_default()
+    }
+    fn to_value(&self) -> Value {
+        self.clone()
+    }
+}
+
 /// Whether fred may write a script again after a reconnect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Resend {
@@ -66,7 +102,7 @@ impl Script {
     ///
     /// `keys` must be non-empty and, on a cluster, in one hash slot: the call is routed by
     /// the slot of the first key.
-    pub(crate) async fn run<S: AsRef<str>>(
+    pub(crate) async fn run<S: ScriptKey>(
         &self,
         client: &fred::prelude::Client,
         keys: &[S],
@@ -76,11 +112,11 @@ impl Script {
     ) -> Result<Value, fred::error::Error> {
         let slot = keys
             .first()
-            .map(|key| fred::util::redis_keyslot(key.as_ref().as_bytes()))
+            .map(|key| fred::util::redis_keyslot(key.key_bytes()))
             .unwrap_or(0);
         let push_call = |call: &mut Vec<Value>| {
             call.push(Value::from(keys.len() as i64));
-            call.extend(keys.iter().map(|k| Value::from(k.as_ref())));
+            call.extend(keys.iter().map(ScriptKey::to_value));
             call.extend(args.iter().cloned());
         };
         let len = 2 + keys.len() + args.len();
@@ -107,7 +143,7 @@ impl Script {
 
     /// [`Script::run`] followed by `WAIT` for the replicas (see [`ReplicaSync`]): the
     /// `WAIT` goes in the same pipeline, right behind the script, to the same node.
-    pub(crate) async fn run_synced<S: AsRef<str>>(
+    pub(crate) async fn run_synced<S: ScriptKey>(
         &self,
         client: &fred::prelude::Client,
         keys: &[S],
@@ -118,11 +154,11 @@ impl Script {
     ) -> Result<(Value, Synced), fred::error::Error> {
         let slot = keys
             .first()
-            .map(|key| fred::util::redis_keyslot(key.as_ref().as_bytes()))
+            .map(|key| fred::util::redis_keyslot(key.key_bytes()))
             .unwrap_or(0);
         let push_call = |call: &mut Vec<Value>| {
             call.push(Value::from(keys.len() as i64));
-            call.extend(keys.iter().map(|k| Value::from(k.as_ref())));
+            call.extend(keys.iter().map(ScriptKey::to_value));
             call.extend(args.iter().cloned());
         };
         let len = 2 + keys.len() + args.len();

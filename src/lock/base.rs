@@ -31,30 +31,27 @@ pub(crate) fn acquire_call(
     target: &Target<'_>,
     lease_ms: u64,
 ) -> ScriptCall {
-    ScriptCall::new(
+    ScriptCall::with_values(
         script,
-        vec![target.name.to_owned()],
-        vec![
-            Value::from(lease_ms as i64),
-            Value::from(target.owner_field()),
-        ],
+        vec![target.name_value()],
+        vec![Value::from(lease_ms as i64), target.owner_value()],
     )
 }
 
 /// RLock's release (§4.2): the default release of every kind that unlocks as RLock
 /// does.
 pub(crate) fn release_call(target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
-    ScriptCall::new(
+    ScriptCall::with_values(
         &RELEASE,
         vec![
-            target.name.to_owned(),
-            lock_channel(target.name),
-            latch.to_owned(),
+            target.name_value(),
+            target.channel_value(),
+            Value::from(latch),
         ],
         vec![
             Value::from_static_str("0"),
             Value::from(lease_ms as i64),
-            Value::from(target.owner_field()),
+            target.owner_value(),
             target.publish(),
             target.latch_ttl(),
         ],

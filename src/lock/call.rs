@@ -3,6 +3,7 @@
 
 use fred::prelude::Value;
 
+use super::key_cache::KeyCache;
 use crate::context::LockContext;
 use crate::owner::LockOwner;
 use crate::scripts::Script;
@@ -16,12 +17,29 @@ pub(crate) struct Target<'a> {
     /// The name as given, before the name mapper (equal to `name` without one).
     pub(crate) given: &'a str,
     pub(crate) owner: LockOwner,
+    /// The handle's ready-made keys and owner field.
+    pub(crate) keys: &'a KeyCache,
 }
 
 impl Target<'_> {
     /// `<client-id>:<owner>`.
     pub(crate) fn owner_field(&self) -> String {
         crate::names::owner_field(&self.context.id, self.owner)
+    }
+
+    /// `N` as a ready-made value.
+    pub(crate) fn name_value(&self) -> Value {
+        self.keys.name(|| self.name.to_owned())
+    }
+
+    /// `<client-id>:<owner>` as a ready-made value.
+    pub(crate) fn owner_value(&self) -> Value {
+        self.keys.field(self.owner, || self.owner_field())
+    }
+
+    /// `redisson_lock__channel:{N}` as a ready-made value.
+    pub(crate) fn channel_value(&self) -> Value {
+        self.keys.channel(|| crate::names::lock_channel(self.name))
     }
 
     /// `"PUBLISH"` or `"SPUBLISH"`.
@@ -38,12 +56,19 @@ impl Target<'_> {
 /// One script with its keys and arguments.
 pub(crate) struct ScriptCall {
     pub(crate) script: &'static Script,
-    pub(crate) keys: Vec<String>,
+    pub(crate) keys: Vec<Value>,
     pub(crate) args: Vec<Value>,
 }
 
 impl ScriptCall {
+    /// A call with keys built for it (moved into values, not copied).
     pub(crate) fn new(script: &'static Script, keys: Vec<String>, args: Vec<Value>) -> Self {
+        let keys = keys.into_iter().map(Value::from).collect();
+        ScriptCall { script, keys, args }
+    }
+
+    /// A call with ready-made key values (see [`KeyCache`]).
+    pub(crate) fn with_values(script: &'static Script, keys: Vec<Value>, args: Vec<Value>) -> Self {
         ScriptCall { script, keys, args }
     }
 }

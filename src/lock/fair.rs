@@ -89,27 +89,35 @@ fn queue_base<'a>(target: &Target<'a>) -> &'a str {
     }
 }
 
+/// The queue and the deadline set, as ready-made values (see `key_cache`).
+fn queue_keys<'a>(target: &Target<'a>) -> &'a [Value] {
+    target.keys.kind_keys(|| {
+        vec![
+            fair_queue(queue_base(target)),
+            fair_timeouts(queue_base(target)),
+        ]
+    })
+}
+
 fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: bool) -> ScriptCall {
-    let keys = vec![
-        target.name.to_owned(),
-        fair_queue(queue_base(target)),
-        fair_timeouts(queue_base(target)),
-    ];
+    let mut keys = Vec::with_capacity(3);
+    keys.push(target.name_value());
+    keys.extend_from_slice(queue_keys(target));
     let (lease, field, now) = (
         Value::from(lease_ms as i64),
-        Value::from(target.owner_field()),
+        target.owner_value(),
         Value::from(now_ms()),
     );
     let reentrant = Value::from_static_str(if reentrant { "1" } else { "0" });
     match mode {
         AcquireMode::Once => {
             let wait = Value::from(target.context.config.fair_lock_wait_timeout.as_millis() as i64);
-            ScriptCall::new(&TRY_ACQUIRE, keys, vec![lease, field, now, wait, reentrant])
+            ScriptCall::with_values(&TRY_ACQUIRE, keys, vec![lease, field, now, wait, reentrant])
         }
         AcquireMode::Queue { wait_ms } => {
             let wait = Value::from(wait_ms as i64);
             let poll = Value::from(FREE_LOCK_POLL_MS);
-            ScriptCall::new(
+            ScriptCall::with_values(
                 &ACQUIRE,
                 keys,
                 vec![lease, field, wait, now, reentrant, poll],
@@ -119,19 +127,17 @@ fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: boo
 }
 
 fn release(target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
-    ScriptCall::new(
+    let mut keys = Vec::with_capacity(5);
+    keys.push(target.name_value());
+    keys.extend_from_slice(queue_keys(target));
+    keys.extend([target.channel_value(), Value::from(latch)]);
+    ScriptCall::with_values(
         &RELEASE,
-        vec![
-            target.name.to_owned(),
-            fair_queue(queue_base(target)),
-            fair_timeouts(queue_base(target)),
-            lock_channel(target.name),
-            latch.to_owned(),
-        ],
+        keys,
         vec![
             Value::from_static_str("0"),
             Value::from(lease_ms as i64),
-            Value::from(target.owner_field()),
+            target.owner_value(),
             Value::from(now_ms()),
             target.publish(),
             target.latch_ttl(),

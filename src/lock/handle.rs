@@ -69,6 +69,9 @@ pub struct Lock<K: LockKind = Reentrant> {
     /// the last lease-mode acquisition through this handle (and its clones), reset to the
     /// watchdog timeout by a full unlock.
     pub(super) internal_lease_ms: Arc<AtomicU64>,
+    /// This handle's keys and owner field as ready-made script values (shared by its
+    /// clones).
+    pub(super) keys: Arc<super::key_cache::KeyCache>,
 }
 
 /// A lock's names: as stored in Redis, and as given when a name mapper changed it.
@@ -103,6 +106,7 @@ impl<K: LockKind> Clone for Lock<K> {
             kind: self.kind.clone(),
             owner: self.owner,
             internal_lease_ms: self.internal_lease_ms.clone(),
+            keys: self.keys.clone(),
         }
     }
 }
@@ -140,6 +144,7 @@ impl<K: LockKind> Lock<K> {
             kind,
             owner: None,
             internal_lease_ms: Arc::new(AtomicU64::new(watchdog_ms)),
+            keys: Arc::default(),
         }
     }
 

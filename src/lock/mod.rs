@@ -29,6 +29,9 @@
 //! | `releasing.rs` | every unlock: the release script and its latch, the ledger, dropped guards |
 //! | `running.rs` | sending a script call (with `WAIT` for replicas) and naming its errors |
 //!
+//! Beside them, `key_cache.rs` keeps each handle's keys and owner field as ready-made
+//! script values (built once, cloned by reference count into every call).
+//!
 //! What a kind changes in the engine beyond its scripts is one value,
 //! `Kind::CAPABILITIES` (`capabilities.rs`): a queue in Redis, tokens, the two sides of a
 //! read-write lock, the local line. Its docs list every branch of these files that reads
@@ -52,6 +55,7 @@ pub(crate) mod faster_multi;
 pub(crate) mod fenced;
 mod guard;
 mod handle;
+mod key_cache;
 mod kind;
 mod local_line;
 pub(crate) mod multi;

@@ -33,6 +33,7 @@ impl<K: LockKind> Lock<K> {
             name: &self.name,
             given: self.name(),
             owner,
+            keys: &self.keys,
         }
     }
 

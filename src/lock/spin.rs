@@ -86,12 +86,12 @@ impl Kind for Spin {
     }
 
     fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
-        ScriptCall::new(
+        ScriptCall::with_values(
             &RELEASE,
-            vec![target.name.to_owned(), latch.to_owned()],
+            vec![target.name_value(), Value::from(latch)],
             vec![
                 Value::from(lease_ms as i64),
-                Value::from(target.owner_field()),
+                target.owner_value(),
                 target.latch_ttl(),
             ],
         )
@@ -108,12 +108,12 @@ impl Kind for Spin {
         next: &HandoffTo,
     ) -> Option<ScriptCall> {
         (next.listeners < 0).then(|| {
-            ScriptCall::new(
+            ScriptCall::with_values(
                 &HANDOFF,
-                vec![target.name.to_owned(), latch.to_owned()],
+                vec![target.name_value(), Value::from(latch)],
                 vec![
                     Value::from(lease_ms as i64),
-                    Value::from(target.owner_field()),
+                    target.owner_value(),
                     target.latch_ttl(),
                     Value::from(next.field.as_str()),
                     Value::from(next.lease_ms as i64),
