@@ -14,9 +14,9 @@
 //!   `memory`.
 //! * `BENCH_ONLY`: comma-separated scenario names (plus `limits`) to run only those. A
 //!   scenario whose target compares with another scenario (`uncontended_1` with
-//!   `bare_fred_1`, `rw_read_16` with `distinct_16`, `spin_contended_16` with
-//!   `contended_16`) measures that one too, without a row of its own, when it is not
-//!   selected. Unknown names are reported on stderr.
+//!   `bare_fred_1`, `distinct_64` with `bare_fred_64`, `rw_read_16` with `distinct_16`,
+//!   `spin_contended_16` with `contended_16`) measures that one too, without a row of
+//!   its own, when it is not selected. Unknown names are reported on stderr.
 //! * `BENCH_PLOT`: where to draw the SVG plot (default
 //!   `target/bench/benchmarks-pairs.svg`, under `CARGO_TARGET_DIR` if set, so that a run
 //!   leaves the working tree clean; `BENCH_PLOT=docs/benchmarks-pairs.svg` updates the
@@ -37,7 +37,10 @@
 //!   of an RLock pair (acquire, then release with its channel and latch keys) through the
 //!   crate's fred client (`client.redis()`), in the same loop as `uncontended_1`; pairs/s,
 //!   p50/p99, CPU and allocations per pair.
-//! * `distinct_16/64/1024`: N tasks, one name each.
+//! * `distinct_16/64/1024`: N tasks, one name each. `distinct_64` also reports
+//!   `bare_fred_64_pairs_per_s`, `bare_fred_64_cpu_us_per_pair` and
+//!   `pairs_vs_bare_fred_64`: fred's own floor at the same concurrency.
+//! * `bare_fred_64`: 64 tasks, one name each, looping `bare_fred_1`'s two `EVALSHA`s.
 //! * `contended_4/16`: N tasks on one name, a plain counter under the lock: hand-offs
 //!   (from the moment the releasing task calls `unlock()` to the return of the next
 //!   holder's `lock()`: never negative, even when a local hand-off lets the next holder

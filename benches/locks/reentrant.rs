@@ -32,6 +32,7 @@ pub const SCENARIOS: &[&str] = &[
     "bare_fred_1",
     "distinct_16",
     "distinct_64",
+    "bare_fred_64",
     "distinct_1024",
     "contended_4",
     "contended_16",
@@ -86,7 +87,7 @@ pub async fn run(bench: &mut Bench) {
         None
     };
     if uncontended_1.is_some() || bench.wants("bare_fred_1") {
-        let bare = bare_fred(bench).await;
+        let bare = bare_fred(bench, 1).await;
         if let Some(mut row) = uncontended_1 {
             uncontended_1_targets(bench, &mut row, &bare);
             bench.push(row);
@@ -101,8 +102,22 @@ pub async fn run(bench: &mut Bench) {
     }
     for tasks in [16usize, 64, 1024] {
         let scenario = format!("distinct_{tasks}");
+        let mut row = None;
         if bench.wants(&scenario) {
-            distinct(bench, &scenario, tasks).await;
+            row = Some(distinct(bench, &scenario, tasks).await);
+        }
+        // fred's own floor at 64 tasks, measured right after `distinct_64` (or alone).
+        if tasks == 64 && (row.is_some() || bench.wants("bare_fred_64")) {
+            let bare = bare_fred(bench, 64).await;
+            if let Some(row) = row.as_mut() {
+                distinct_64_vs_bare(row, &bare);
+            }
+            if bench.wants("bare_fred_64") {
+                bench.push(bare);
+            }
+        }
+        if let Some(row) = row {
+            bench.push(row);
         }
     }
     for tasks in [4usize, 16] {
@@ -338,22 +353,28 @@ impl BarePair {
     }
 }
 
-/// `bare_fred_1`: one task looping [`BarePair::run`] as `pairs` loops lock/unlock; its
-/// row (pushed by the caller when `bare_fred_1` is selected).
-async fn bare_fred(bench: &Bench) -> Row {
-    let scenario = "bare_fred_1";
-    if bench.wants(scenario) {
+/// `bare_fred_1` / `bare_fred_64`: `tasks` tasks, one name each, looping
+/// [`BarePair::run`] as `pairs` loops lock/unlock; its row (pushed by the caller when the
+/// scenario is selected).
+async fn bare_fred(bench: &Bench, tasks: usize) -> Row {
+    let scenario = format!("bare_fred_{tasks}");
+    let reference = if tasks == 1 {
+        "uncontended_1"
+    } else {
+        "distinct_64"
+    };
+    if bench.wants(&scenario) {
         eprintln!("{scenario}");
     } else {
-        eprintln!("{scenario} (reference for uncontended_1)");
+        eprintln!("{scenario} (reference for {reference})");
     }
     let settings = bench.settings;
     let bare = Arc::new(BarePair::load(&bench.client).await);
     let phase = Phase::new();
-    let handles = spawn_laps(&phase, 1, |task, mut laps| {
+    let handles = spawn_laps(&phase, tasks, |task, mut laps| {
         let bare = bare.clone();
+        let name = format!("bench:{scenario}:{task}");
         async move {
-            let name = format!("bench:{scenario}:{task}");
             let mut i = 0u64;
             while let Some(lap) = laps.start() {
                 i += 1;
@@ -367,8 +388,8 @@ async fn bare_fred(bench: &Bench) -> Row {
     let lat = join_sorted(handles, "bare pair task").await;
     let rate = lat.len() as f64 / window.as_secs_f64();
 
-    let mut row = Row::new(scenario);
-    row.tasks = Some(1);
+    let mut row = Row::new(&scenario);
+    row.tasks = Some(tasks);
     row.ops_per_s = Some(rate);
     (row.p50_us, row.p99_us) = p50_p99(&lat);
     let cpu = cpu_us_per_op(rate, settings);
@@ -377,17 +398,43 @@ async fn bare_fred(bench: &Bench) -> Row {
     row.set("bench_cpu_us_per_op", json!(cpu));
     row.set("allocs_per_pair", json!(allocs));
     row.set("alloc_bytes_per_pair", json!(alloc_bytes.round()));
-    let serial_limit = bench.serial_limit();
-    row.ratio = serial_limit.map(|l| rate / l);
-    row.ratio_to = "redis-benchmark EVALSHA -c 1 / 2".into();
+    let (limit, limit_name) = if tasks == 1 {
+        (bench.serial_limit(), "1-client EVALSHA/2")
+    } else {
+        (bench.parallel_limit(), "pipelined EVALSHA/2")
+    };
+    row.ratio = limit.map(|l| rate / l);
+    row.ratio_to = if tasks == 1 {
+        "redis-benchmark EVALSHA -c 1 / 2".into()
+    } else {
+        "redis-benchmark EVALSHA -c 50 -P 16 / 2".into()
+    };
     row.notes = format!(
-        "the RLock pair's 2 EVALSHAs on client.redis(), no crate code; {} µs CPU, {:.1} allocations, {:.0} B per pair (process-wide: fred's connection task included); {}% of 1-client EVALSHA/2",
+        "the RLock pair's 2 EVALSHAs on client.redis(), no crate code; {} µs CPU, {:.1} allocations, {:.0} B per pair (process-wide: fred's connection task included); {}% of {limit_name}",
         fmt_opt(Some(cpu), 1),
         allocs,
         alloc_bytes,
-        fmt_opt(serial_limit.map(|l| 100.0 * rate / l), 0)
+        fmt_opt(limit.map(|l| 100.0 * rate / l), 0)
     );
     row
+}
+
+/// `distinct_64` beside fred's floor at the same concurrency (`bare_fred_64`, measured
+/// just after it): what the crate adds per pair, in rate and in CPU.
+fn distinct_64_vs_bare(row: &mut Row, bare: &Row) {
+    let (rate, bare_rate) = (row.ops_per_s, bare.ops_per_s);
+    let cpu = row.f64("bench_cpu_us_per_op");
+    let bare_cpu = bare.f64("bench_cpu_us_per_op");
+    if let (Some(rate), Some(bare_rate)) = (rate, bare_rate) {
+        row.set("bare_fred_64_pairs_per_s", json!(round1(bare_rate)));
+        row.set("bare_fred_64_cpu_us_per_pair", json!(bare_cpu));
+        row.set("pairs_vs_bare_fred_64", json!(round3(rate / bare_rate)));
+        row.notes.push_str(&format!(
+            "; bare fred, 64 tasks, same run: {bare_rate:.0} pairs/s, {bare_cpu:.1} µs CPU per pair (this: {:.2} × the rate, {:+.1} µs CPU)",
+            rate / bare_rate,
+            cpu - bare_cpu
+        ));
+    }
 }
 
 /// p50s (µs) of a library lock/unlock pair, a PING, and a bare pair (the acquire and
@@ -447,7 +494,8 @@ async fn interleaved_task(
 
 // ---- distinct_N -------------------------------------------------------------------------
 
-async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) {
+/// The row of `distinct_N` (not pushed: `distinct_64` gets `bare_fred_64` beside it).
+async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) -> Row {
     eprintln!("{scenario}");
     let settings = bench.settings;
     let (rate, lat) = pairs(settings, &bench.client, scenario, tasks, None).await;
@@ -480,7 +528,7 @@ async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) {
             format!("{scenario}: bench process CPU {cpu} µs per pair (target {target})")
         });
     }
-    bench.push(row);
+    row
 }
 
 // ---- contended_N, contended_mixed -------------------------------------------------------
