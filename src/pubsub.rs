@@ -64,9 +64,10 @@ pub(crate) struct Channel {
     refs: AtomicUsize,
     /// Whether Redis may have us subscribed. Changed only under the stripe lock.
     subscribed: AtomicBool,
-    /// How many times the last share was given back: a lingering release unsubscribes
-    /// only if no share was taken and given back again since it was scheduled.
-    idle_since: AtomicUsize,
+    /// How many times the channel's last share was given back: a lingering release
+    /// unsubscribes only if this count is still the one it was scheduled at (no waiter
+    /// took the channel and left it again meanwhile).
+    last_shares_returned: AtomicUsize,
 }
 
 /// One waiter's share of a channel subscription; dropping it gives the share back.
@@ -88,7 +89,11 @@ impl Subscription {
 impl Drop for Subscription {
     fn drop(&mut self) {
         if self.channel.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let idle = self.channel.idle_since.fetch_add(1, Ordering::AcqRel) + 1;
+            let idle = self
+                .channel
+                .last_shares_returned
+                .fetch_add(1, Ordering::AcqRel)
+                + 1;
             let registry = self.registry.clone();
             let name = std::mem::take(&mut self.name);
             let channel = self.channel.clone();
@@ -202,7 +207,7 @@ impl PubSub {
     async fn release_channel(&self, name: String, channel: Arc<Channel>, idle: usize) {
         let _serial = self.stripe(&name).lock().await;
         if channel.refs.load(Ordering::Acquire) != 0
-            || channel.idle_since.load(Ordering::Acquire) != idle
+            || channel.last_shares_returned.load(Ordering::Acquire) != idle
         {
             return; // somebody subscribed again meanwhile (and may have left again)
         }

@@ -889,19 +889,7 @@ async fn a_contended_acquisition_costs_three_scripts_and_keeps_its_channel() {
     let mut tasks = Vec::new();
     for _ in 0..TASKS {
         let lock = client.get_fair_lock(&name);
-        let (counter, stop) = (counter.clone(), stop.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut mine = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                lock.lock().await.unwrap();
-                let seen = counter.load(Ordering::SeqCst);
-                tokio::task::yield_now().await;
-                counter.store(seen + 1, Ordering::SeqCst);
-                lock.unlock().await.unwrap();
-                mine += 1;
-            }
-            mine
-        }));
+        tasks.push(spawn_counting(lock, counter.clone(), stop.clone()));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     reset_stats(&raw).await;

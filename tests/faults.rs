@@ -303,8 +303,6 @@ async fn raw_count(raw: &fred::prelude::Client, name: &str, field: &str) -> Opti
     }
 }
 
-/// A client of the witness with no command timeout: the witness is never faulted, and a
-/// holder process stopped with a reply in flight must not see a timeout on resuming.
 /// After an error: counts this owner's hold if it is still in Redis, apart when its key
 /// expires on its own.
 async fn count_left_hold(raw: &fred::prelude::Client, name: &str, field: &str, tally: &mut Tally) {
@@ -316,6 +314,8 @@ async fn count_left_hold(raw: &fred::prelude::Client, name: &str, field: &str, t
     }
 }
 
+/// A client of the witness with no command timeout: the witness is never faulted, and a
+/// holder process stopped with a reply in flight must not see a timeout on resuming.
 async fn witness_client(url: &str) -> fred::prelude::Client {
     let client = Builder::from_config(fred::prelude::Config::from_url(url).unwrap())
         .set_policy(ReconnectPolicy::new_constant(0, 100))

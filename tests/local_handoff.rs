@@ -286,27 +286,14 @@ async fn two_clients_share_a_contended_lock() {
     for (c, client) in clients.iter().enumerate() {
         for _ in 0..4 {
             let lock = client.get_lock(&name);
-            let (counter, stop) = (counter.clone(), stop.clone());
-            tasks.push(tokio::spawn(async move {
-                let mut mine = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    lock.lock().await.unwrap();
-                    // A non-atomic increment: lost updates show a broken lock.
-                    let v = counter.load(Ordering::SeqCst);
-                    tokio::task::yield_now().await;
-                    counter.store(v + 1, Ordering::SeqCst);
-                    mine += 1;
-                    lock.unlock().await.unwrap();
-                }
-                (c, mine)
-            }));
+            tasks.push((c, spawn_counting(lock, counter.clone(), stop.clone())));
         }
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
     stop.store(true, Ordering::Relaxed);
     let mut shares = [0u64; 2];
-    for task in tasks {
-        let (c, mine) = tokio::time::timeout(Duration::from_secs(10), task)
+    for (c, task) in tasks {
+        let mine = tokio::time::timeout(Duration::from_secs(10), task)
             .await
             .unwrap()
             .unwrap();

@@ -609,7 +609,9 @@ async fn a_spin_waiter_in_a_long_step_sees_shutdown_promptly() {
 /// an unlock hands the lock to the next local waiter in the same script (the field moves,
 /// nothing is published, nobody subscribes), so an acquisition costs about one script
 /// (the unlock) instead of a poll or more; a spin waiter of another client still gets
-/// the lock, after at most the hand-offs in a row the configuration allows.
+/// the lock (within 10 s here: the real release after each run of hand-offs frees it for
+/// about a round trip, and the foreign poller must land in one; its wait is printed, not
+/// bounded more tightly on a noisy machine).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_waiters_are_handed_the_lock_and_another_client_still_gets_it() {
     const TASKS: usize = 8;
@@ -623,20 +625,7 @@ async fn local_waiters_are_handed_the_lock_and_another_client_still_gets_it() {
     let mut tasks = Vec::new();
     for _ in 0..TASKS {
         let lock = client.get_spin_lock_with(&name, Backoff::constant(ms(20)).unwrap());
-        let (counter, stop) = (counter.clone(), stop.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut mine = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                lock.lock().await.unwrap();
-                // A non-atomic increment: lost updates show a broken lock.
-                let v = counter.load(Ordering::SeqCst);
-                tokio::task::yield_now().await;
-                counter.store(v + 1, Ordering::SeqCst);
-                mine += 1;
-                lock.unlock().await.unwrap();
-            }
-            mine
-        }));
+        tasks.push(spawn_counting(lock, counter.clone(), stop.clone()));
     }
     // Another client's spin waiter, once the local tasks are busy.
     tokio::time::sleep(ms(300)).await;

@@ -172,7 +172,7 @@ fn acquire_failed(target: &Target<'_>, wait_ms: u64) -> ScriptCall {
             lock_channel(target.name),
         ],
         vec![
-            Value::from(target.owner_field()),
+            target.owner_value(),
             Value::from(wait_ms as i64),
             Value::from_static_str("0"),
             target.publish(),

@@ -182,7 +182,7 @@ impl FasterMulti {
         self.owner_call(
             &HOLDS,
             vec![target.name.to_owned()],
-            vec![Value::from(now_ms()), Value::from(target.owner_field())],
+            vec![Value::from(now_ms()), target.owner_value()],
         )
     }
 }
@@ -216,7 +216,7 @@ impl Kind for FasterMulti {
             vec![
                 Value::from(lease_ms as i64),
                 Value::from(now_ms()),
-                Value::from(target.owner_field()),
+                target.owner_value(),
             ],
         )
     }
@@ -230,7 +230,7 @@ impl Kind for FasterMulti {
                 latch.to_owned(),
             ],
             vec![
-                Value::from(target.owner_field()),
+                target.owner_value(),
                 Value::from_static_str("0"),
                 Value::from(lease_ms as i64),
                 target.publish(),

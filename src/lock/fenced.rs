@@ -60,10 +60,7 @@ impl Kind for Fenced {
         ScriptCall::new(
             &ACQUIRE,
             vec![target.name.to_owned(), fencing_token(target.name)],
-            vec![
-                Value::from(lease_ms as i64),
-                Value::from(target.owner_field()),
-            ],
+            vec![Value::from(lease_ms as i64), target.owner_value()],
         )
     }
 

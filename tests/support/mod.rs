@@ -676,3 +676,26 @@ where
         other => panic!("not an array: {other:?}"),
     }
 }
+
+/// Spawns a task that, until `stop` is set, takes `lock`, bumps `counter` by a load, a
+/// yield and a store (not atomic: two holders at once lose an increment, so the counter
+/// ends below the acquisitions) and gives the lock back. It returns how many times it
+/// held the lock.
+pub fn spawn_counting<K: redisson_lock::LockKind>(
+    lock: redisson_lock::Lock<K>,
+    counter: Arc<std::sync::atomic::AtomicU64>,
+    stop: Arc<AtomicBool>,
+) -> tokio::task::JoinHandle<u64> {
+    tokio::spawn(async move {
+        let mut mine = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            lock.lock().await.unwrap();
+            let seen = counter.load(Ordering::SeqCst);
+            tokio::task::yield_now().await;
+            counter.store(seen + 1, Ordering::SeqCst);
+            mine += 1;
+            lock.unlock().await.unwrap();
+        }
+        mine
+    })
+}
