@@ -184,6 +184,7 @@ fn main() {
 
 async fn run(settings: &'static Settings, url: String, owned: bool) {
     let raw = server::raw_client(&url).await;
+    server::learn_server_pid(&raw).await;
     let client = Client::connect(Config::from_url(&url).expect("url"))
         .await
         .expect("connect");

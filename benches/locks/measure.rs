@@ -55,7 +55,24 @@ pub fn vm_rss() -> Option<u64> {
 
 /// CPU time (user + system) of this process so far.
 pub fn cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    process_cpu_time("self")
+}
+
+/// The redis-server's process id (from `INFO server`), when it runs on this machine: its
+/// CPU time in each window is read from `/proc` beside the bench's own. 0: unknown.
+pub static SERVER_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// CPU time (user + system) of the redis-server so far, if it is a local process.
+fn server_cpu_time() -> Option<Duration> {
+    match SERVER_PID.load(Ordering::Relaxed) {
+        0 => None,
+        pid => process_cpu_time(&pid.to_string()),
+    }
+}
+
+/// CPU time (user + system) of process `pid` (`self` or a number) so far.
+fn process_cpu_time(pid: &str) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name, which is in parentheses and may contain spaces.
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -244,6 +261,7 @@ where
     phase.set(MEASURE);
     let start = Instant::now();
     let cpu0 = cpu_time().unwrap_or_default();
+    let server0 = server_cpu_time();
     let allocs0 = Allocs::now();
     tokio::time::sleep(Duration::from_secs_f64(settings.secs)).await;
     phase.set(STOP);
@@ -251,6 +269,10 @@ where
     let window = start.elapsed();
     let cpu = cpu_time().unwrap_or_default().saturating_sub(cpu0);
     WINDOW_CPU_NS.store(ns(cpu), Ordering::Relaxed);
+    let server = server0
+        .zip(server_cpu_time())
+        .map_or(u64::MAX, |(before, after)| ns(after.saturating_sub(before)));
+    WINDOW_SERVER_CPU_NS.store(server, Ordering::Relaxed);
     WINDOW_NS.store(ns(window), Ordering::Relaxed);
     WINDOW_ALLOCS.store(allocs.count, Ordering::Relaxed);
     WINDOW_ALLOC_BYTES.store(allocs.bytes, Ordering::Relaxed);
@@ -281,6 +303,21 @@ static WINDOW_CPU_NS: AtomicU64 = AtomicU64::new(0);
 pub fn cpu_us_per_op(ops_per_s: f64, settings: &Settings) -> f64 {
     let cpu_us = WINDOW_CPU_NS.load(Ordering::Relaxed) as f64 / 1000.0;
     round1(cpu_us / (ops_per_s * settings.secs).max(1.0))
+}
+
+/// The redis-server's CPU time in the last window (`u64::MAX`: not a local process).
+static WINDOW_SERVER_CPU_NS: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// The redis-server's CPU time per operation in the last window, µs (its scripts, its
+/// network reads and writes); `None` when the server is not a local process. With the
+/// bench's own figure it says which side a scenario is bound by on a shared machine.
+pub fn server_cpu_us_per_op(ops_per_s: f64, settings: &Settings) -> Option<f64> {
+    match WINDOW_SERVER_CPU_NS.load(Ordering::Relaxed) {
+        u64::MAX => None,
+        cpu_ns => Some(round1(
+            cpu_ns as f64 / 1000.0 / (ops_per_s * settings.secs).max(1.0),
+        )),
+    }
 }
 
 /// The last measured window's length, and the heap allocations (count, bytes) of the
@@ -512,6 +549,10 @@ pub fn contended_row(bench: &Bench, scenario: &str, tasks: usize, c: &Contended)
     row.set(
         "bench_cpu_us_per_op",
         json!(cpu_us_per_op(c.acquisitions_per_s, bench.settings)),
+    );
+    row.set(
+        "server_cpu_us_per_op",
+        json!(server_cpu_us_per_op(c.acquisitions_per_s, bench.settings)),
     );
     row.set(
         "allocs_per_acquisition",

@@ -20,8 +20,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::measure::{
-    cpu_us_per_op, drive_counted, join_sorted, ns, p50_p99, percentile_us, spawn_laps, Phase,
-    MEASURE, STOP, WARMUP,
+    cpu_us_per_op, drive_counted, join_sorted, ns, p50_p99, percentile_us, server_cpu_us_per_op,
+    spawn_laps, Phase, MEASURE, STOP, WARMUP,
 };
 use crate::reentrant::pairs;
 use crate::report::Bound::{AtLeast, AtMost};
@@ -85,6 +85,10 @@ async fn read_16(bench: &mut Bench) {
     row.tasks = Some(tasks);
     row.ops_per_s = Some(rate);
     row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
+    row.set(
+        "server_cpu_us_per_op",
+        json!(server_cpu_us_per_op(rate, settings)),
+    );
     (row.p50_us, row.p99_us) = p50_p99(&lat);
     row.ratio = Some(share);
     row.ratio_to = "reads/s / distinct_16 pairs/s (same run)".into();

@@ -19,7 +19,7 @@ use serde_json::json;
 use crate::measure::{
     alloc_bytes_per_op, allocs_per_op, contended_groups, contended_row, contended_scenario,
     counter_target, cpu_us_per_op, drive, join_sorted, ns, p50_p99, p50_us, percentile_us, ping,
-    spawn_laps, timed, Phase, Rotation, MEASURE, STOP,
+    server_cpu_us_per_op, spawn_laps, timed, Phase, Rotation, MEASURE, STOP,
 };
 use crate::report::Bound::{AtLeast, AtMost};
 use crate::report::{fmt_opt, round1, round3, Row};
@@ -152,6 +152,10 @@ async fn uncontended(bench: &mut Bench, scenario: &str, lease: Option<Duration>)
     row.tasks = Some(1);
     row.ops_per_s = Some(rate);
     row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
+    row.set(
+        "server_cpu_us_per_op",
+        json!(server_cpu_us_per_op(rate, settings)),
+    );
     let allocs = allocs_per_op(rate);
     let alloc_bytes = alloc_bytes_per_op(rate);
     row.set("allocs_per_pair", json!(allocs));
@@ -503,6 +507,10 @@ async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) -> Row {
     row.tasks = Some(tasks);
     row.ops_per_s = Some(rate);
     row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
+    row.set(
+        "server_cpu_us_per_op",
+        json!(server_cpu_us_per_op(rate, settings)),
+    );
     row.p50_us = percentile_us(&lat, 50.0);
     row.p99_us = percentile_us(&lat, 99.0);
     let parallel_limit = bench.parallel_limit();
@@ -631,6 +639,10 @@ async fn trylock_wait_row(bench: &mut Bench) {
     row.tasks = Some(16);
     row.ops_per_s = Some(rate);
     row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
+    row.set(
+        "server_cpu_us_per_op",
+        json!(server_cpu_us_per_op(rate, settings)),
+    );
     row.p50_us = percentile_us(&waits, 50.0);
     row.p99_us = percentile_us(&waits, 99.0);
     row.ratio = bench.serial_limit().map(|l| rate / l);

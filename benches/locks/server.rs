@@ -48,6 +48,22 @@ pub async fn raw_client(url: &str) -> Raw {
     client
 }
 
+/// Records the server's process id (`INFO server`) when that process is on this machine,
+/// for its CPU time per window (see `measure::server_cpu_us_per_op`).
+pub async fn learn_server_pid(raw: &Raw) {
+    let Ok(info) = raw.info::<String>(Some(InfoKind::Server)).await else {
+        return;
+    };
+    let pid = info
+        .lines()
+        .find_map(|line| line.strip_prefix("process_id:"))
+        .and_then(|pid| pid.trim().parse::<u32>().ok());
+    if let Some(pid) = pid.filter(|pid| std::path::Path::new(&format!("/proc/{pid}/stat")).exists())
+    {
+        crate::measure::SERVER_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 pub async fn reset_stats(raw: &Raw) {
     let _: () = raw
         .custom(redisson_lock::fred::cmd!("CONFIG"), vec!["RESETSTAT"])
