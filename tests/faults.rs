@@ -522,6 +522,17 @@ fn child_log(config: &ChildConfig) {
 /// [`watch_runtime_stalls`]).
 const RUNTIME_STALL: Duration = Duration::from_millis(100);
 
+/// The whole list `key` on the witness.
+async fn witness_list(witness: &fred::prelude::Client, key: &str) -> Vec<String> {
+    witness
+        .custom(
+            fred::cmd!("LRANGE"),
+            vec![key.to_owned(), "0".into(), "-1".into()],
+        )
+        .await
+        .expect("witness LRANGE")
+}
+
 /// Records on the witness (`stalls:<scenario>`, `[proc, from_ms, to_ms]`) every stretch of
 /// more than [`RUNTIME_STALL`] in which this child's runtime did not fire a 10 ms timer:
 /// the process was not scheduled (a starved or stopped machine) or its workers were
@@ -1495,26 +1506,14 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, mode: Mode)
 
     // Every overlapping pair, and every signal, from the witness.
     let witness_raw = witness.raw().await;
-    let records: Vec<String> = witness_raw
-        .custom(
-            fred::cmd!("LRANGE"),
-            vec![format!("intervals:{scenario}"), "0".into(), "-1".into()],
-        )
-        .await
-        .unwrap();
+    let records = witness_list(&witness_raw, &format!("intervals:{scenario}")).await;
     if let Ok(dir) = std::env::var("FAULT_DUMP") {
         let _ = std::fs::write(format!("{dir}/{scenario}.jsonl"), records.join("\n"));
         let _ = std::fs::write(format!("{dir}/{scenario}.faults"), format!("{began:?}"));
     }
     let records: Vec<Interval> = records.iter().map(|r| Interval::from_json(r)).collect();
-    let stalls: Vec<String> = witness_raw
-        .custom(
-            fred::cmd!("LRANGE"),
-            vec![format!("stalls:{scenario}"), "0".into(), "-1".into()],
-        )
+    let stalls: Vec<(usize, u64, u64)> = witness_list(&witness_raw, &format!("stalls:{scenario}"))
         .await
-        .unwrap();
-    let stalls: Vec<(usize, u64, u64)> = stalls
         .iter()
         .filter_map(|s| serde_json::from_str(s).ok())
         .collect();
