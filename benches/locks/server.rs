@@ -131,6 +131,8 @@ const NOT_SENT_BY_CLIENT: &[&str] = &[
     "hlen",
     // fenced
     "incr",
+    // the local hand-off's check for other clients' listeners (`lua/lock_handoff.lua`)
+    "pubsub|numsub",
 ];
 
 pub fn client_commands(stats: &BTreeMap<String, u64>) -> u64 {
