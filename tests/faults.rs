@@ -41,8 +41,9 @@
 //! reading sees its stops.
 //!
 //! `FAULT_SECS` (default 5) sets how long faults last per scenario; `FAULT_DUMP=<dir>`
-//! writes each scenario's witness records (JSON lines) and fault times there, each
-//! child's debug log (`<scenario>-p<n>.log`, stamped with UNIX ms). The results are described in docs/reliability.md.
+//! writes each scenario's witness records (JSON lines) and fault times there, and each
+//! child's debug log (`<scenario>-p<n>.log`, stamped with UNIX ms). The results are
+//! described in docs/reliability.md.
 mod support;
 use support::faulty::{FaultyProxy, Flow, Restartable};
 use support::*;

@@ -15,8 +15,8 @@ use redisson_lock::Client;
 use serde_json::json;
 
 use crate::measure::{
-    cpu_us_per_op, drive, join_sorted, p50_p99, p50_us, ping, rlock_pair, spawn_laps, timed, Phase,
-    Rotation,
+    drive, join_sorted, p50_p99, p50_us, ping, rlock_pair, set_cpu_per_op, spawn_laps, timed,
+    Phase, Rotation,
 };
 use crate::report::Bound::AtMost;
 use crate::report::{round1, round3, Row};
@@ -39,7 +39,7 @@ pub async fn run(bench: &mut Bench) {
     let mut row = Row::new("fenced_uncontended_1");
     row.tasks = Some(1);
     row.ops_per_s = Some(rate);
-    row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
+    set_cpu_per_op(&mut row, rate, settings);
     (row.p50_us, row.p99_us) = p50_p99(&lat);
     let ratio = mix.fenced_p50_us / mix.rlock_p50_us;
     row.ratio = Some(ratio);

@@ -58,16 +58,9 @@ pub fn cpu_time() -> Option<Duration> {
     process_cpu_time("self")
 }
 
-/// The redis-server's process id (from `INFO server`), when it runs on this machine: its
-/// CPU time in each window is read from `/proc` beside the bench's own. 0: unknown.
-pub static SERVER_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
 /// CPU time (user + system) of the redis-server so far, if it is a local process.
 fn server_cpu_time() -> Option<Duration> {
-    match SERVER_PID.load(Ordering::Relaxed) {
-        0 => None,
-        pid => process_cpu_time(&pid.to_string()),
-    }
+    process_cpu_time(&crate::server::server_pid()?.to_string())
 }
 
 /// CPU time (user + system) of process `pid` (`self` or a number) so far.
@@ -300,9 +293,21 @@ static WINDOW_CPU_NS: AtomicU64 = AtomicU64::new(0);
 
 /// The bench process's CPU time per operation in the last window, µs (all threads: the
 /// tasks, fred's connection tasks, the library's background tasks).
-pub fn cpu_us_per_op(ops_per_s: f64, settings: &Settings) -> f64 {
+fn cpu_us_per_op(ops_per_s: f64, settings: &Settings) -> f64 {
     let cpu_us = WINDOW_CPU_NS.load(Ordering::Relaxed) as f64 / 1000.0;
     round1(cpu_us / (ops_per_s * settings.secs).max(1.0))
+}
+
+/// Sets a row's `bench_cpu_us_per_op` and `server_cpu_us_per_op` for the last window at
+/// `ops_per_s`; returns the bench's.
+pub fn set_cpu_per_op(row: &mut Row, ops_per_s: f64, settings: &Settings) -> f64 {
+    let cpu = cpu_us_per_op(ops_per_s, settings);
+    row.set("bench_cpu_us_per_op", json!(cpu));
+    row.set(
+        "server_cpu_us_per_op",
+        json!(server_cpu_us_per_op(ops_per_s, settings)),
+    );
+    cpu
 }
 
 /// The redis-server's CPU time in the last window (`u64::MAX`: not a local process).
@@ -311,7 +316,7 @@ static WINDOW_SERVER_CPU_NS: AtomicU64 = AtomicU64::new(u64::MAX);
 /// The redis-server's CPU time per operation in the last window, µs (its scripts, its
 /// network reads and writes); `None` when the server is not a local process. With the
 /// bench's own figure it says which side a scenario is bound by on a shared machine.
-pub fn server_cpu_us_per_op(ops_per_s: f64, settings: &Settings) -> Option<f64> {
+fn server_cpu_us_per_op(ops_per_s: f64, settings: &Settings) -> Option<f64> {
     match WINDOW_SERVER_CPU_NS.load(Ordering::Relaxed) {
         u64::MAX => None,
         cpu_ns => Some(round1(
@@ -546,14 +551,7 @@ pub fn contended_row(bench: &Bench, scenario: &str, tasks: usize, c: &Contended)
     let mut row = Row::new(scenario);
     row.tasks = Some(tasks);
     row.ops_per_s = Some(c.acquisitions_per_s);
-    row.set(
-        "bench_cpu_us_per_op",
-        json!(cpu_us_per_op(c.acquisitions_per_s, bench.settings)),
-    );
-    row.set(
-        "server_cpu_us_per_op",
-        json!(server_cpu_us_per_op(c.acquisitions_per_s, bench.settings)),
-    );
+    set_cpu_per_op(&mut row, c.acquisitions_per_s, bench.settings);
     row.set(
         "allocs_per_acquisition",
         json!(allocs_per_op(c.acquisitions_per_s)),

@@ -20,8 +20,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::measure::{
-    cpu_us_per_op, drive_counted, join_sorted, ns, p50_p99, percentile_us, server_cpu_us_per_op,
-    spawn_laps, Phase, MEASURE, STOP, WARMUP,
+    drive_counted, join_sorted, ns, p50_p99, percentile_us, set_cpu_per_op, spawn_laps, Phase,
+    MEASURE, STOP, WARMUP,
 };
 use crate::reentrant::pairs;
 use crate::report::Bound::{AtLeast, AtMost};
@@ -84,11 +84,7 @@ async fn read_16(bench: &mut Bench) {
     let mut row = Row::new(scenario);
     row.tasks = Some(tasks);
     row.ops_per_s = Some(rate);
-    row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
-    row.set(
-        "server_cpu_us_per_op",
-        json!(server_cpu_us_per_op(rate, settings)),
-    );
+    set_cpu_per_op(&mut row, rate, settings);
     (row.p50_us, row.p99_us) = p50_p99(&lat);
     row.ratio = Some(share);
     row.ratio_to = "reads/s / distinct_16 pairs/s (same run)".into();
@@ -205,10 +201,7 @@ async fn mixed_16(bench: &mut Bench) {
     let mut row = Row::new(scenario);
     row.tasks = Some(readers + 1);
     row.ops_per_s = Some(reads_per_s + writes_per_s);
-    row.set(
-        "bench_cpu_us_per_op",
-        json!(cpu_us_per_op(reads_per_s + writes_per_s, settings)),
-    );
+    set_cpu_per_op(&mut row, reads_per_s + writes_per_s, settings);
     row.p50_us = percentile_us(&waits, 50.0);
     row.p99_us = p99;
     row.ratio = Some(p99_pings);

@@ -18,8 +18,8 @@ use serde_json::json;
 
 use crate::measure::{
     alloc_bytes_per_op, allocs_per_op, contended_groups, contended_row, contended_scenario,
-    counter_target, cpu_us_per_op, drive, join_sorted, ns, p50_p99, p50_us, percentile_us, ping,
-    server_cpu_us_per_op, spawn_laps, timed, Phase, Rotation, MEASURE, STOP,
+    counter_target, drive, join_sorted, ns, p50_p99, p50_us, percentile_us, ping, set_cpu_per_op,
+    spawn_laps, timed, Phase, Rotation, MEASURE, STOP,
 };
 use crate::report::Bound::{AtLeast, AtMost};
 use crate::report::{fmt_opt, round1, round3, Row};
@@ -151,11 +151,7 @@ async fn uncontended(bench: &mut Bench, scenario: &str, lease: Option<Duration>)
     let mut row = Row::new(scenario);
     row.tasks = Some(1);
     row.ops_per_s = Some(rate);
-    row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
-    row.set(
-        "server_cpu_us_per_op",
-        json!(server_cpu_us_per_op(rate, settings)),
-    );
+    set_cpu_per_op(&mut row, rate, settings);
     let allocs = allocs_per_op(rate);
     let alloc_bytes = alloc_bytes_per_op(rate);
     row.set("allocs_per_pair", json!(allocs));
@@ -396,10 +392,9 @@ async fn bare_fred(bench: &Bench, tasks: usize) -> Row {
     row.tasks = Some(tasks);
     row.ops_per_s = Some(rate);
     (row.p50_us, row.p99_us) = p50_p99(&lat);
-    let cpu = cpu_us_per_op(rate, settings);
+    let cpu = set_cpu_per_op(&mut row, rate, settings);
     let allocs = allocs_per_op(rate);
     let alloc_bytes = alloc_bytes_per_op(rate);
-    row.set("bench_cpu_us_per_op", json!(cpu));
     row.set("allocs_per_pair", json!(allocs));
     row.set("alloc_bytes_per_pair", json!(alloc_bytes.round()));
     let (limit, limit_name) = if tasks == 1 {
@@ -506,11 +501,7 @@ async fn distinct(bench: &mut Bench, scenario: &str, tasks: usize) -> Row {
     let mut row = Row::new(scenario);
     row.tasks = Some(tasks);
     row.ops_per_s = Some(rate);
-    row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
-    row.set(
-        "server_cpu_us_per_op",
-        json!(server_cpu_us_per_op(rate, settings)),
-    );
+    set_cpu_per_op(&mut row, rate, settings);
     row.p50_us = percentile_us(&lat, 50.0);
     row.p99_us = percentile_us(&lat, 99.0);
     let parallel_limit = bench.parallel_limit();
@@ -638,11 +629,7 @@ async fn trylock_wait_row(bench: &mut Bench) {
     let mut row = Row::new("trylock_wait_16");
     row.tasks = Some(16);
     row.ops_per_s = Some(rate);
-    row.set("bench_cpu_us_per_op", json!(cpu_us_per_op(rate, settings)));
-    row.set(
-        "server_cpu_us_per_op",
-        json!(server_cpu_us_per_op(rate, settings)),
-    );
+    set_cpu_per_op(&mut row, rate, settings);
     row.p50_us = percentile_us(&waits, 50.0);
     row.p99_us = percentile_us(&waits, 99.0);
     row.ratio = bench.serial_limit().map(|l| rate / l);

@@ -5,6 +5,7 @@
 //! `main.rs` as `support`), so the bench and the tests start it the same way.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use redisson_lock::fred::interfaces::ClientLike;
 use redisson_lock::fred::types::InfoKind;
@@ -48,8 +49,11 @@ pub async fn raw_client(url: &str) -> Raw {
     client
 }
 
-/// Records the server's process id (`INFO server`) when that process is on this machine,
-/// for its CPU time per window (see `measure::server_cpu_us_per_op`).
+/// The redis-server's process id, when it runs on this machine (0: unknown).
+static SERVER_PID: AtomicU32 = AtomicU32::new(0);
+
+/// Records the server's process id (`INFO server`) when that process is a Redis or
+/// Valkey server on this machine (a remote server's pid may name a local process).
 pub async fn learn_server_pid(raw: &Raw) {
     let Ok(info) = raw.info::<String>(Some(InfoKind::Server)).await else {
         return;
@@ -58,10 +62,18 @@ pub async fn learn_server_pid(raw: &Raw) {
         .lines()
         .find_map(|line| line.strip_prefix("process_id:"))
         .and_then(|pid| pid.trim().parse::<u32>().ok());
-    if let Some(pid) = pid.filter(|pid| std::path::Path::new(&format!("/proc/{pid}/stat")).exists())
-    {
-        crate::measure::SERVER_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
+    let local = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.contains("redis") || comm.contains("valkey"))
+    };
+    if let Some(pid) = pid.filter(local) {
+        SERVER_PID.store(pid, Ordering::Relaxed);
     }
+}
+
+/// The server's process id, if it is a local process (see [`learn_server_pid`]).
+pub fn server_pid() -> Option<u32> {
+    Some(SERVER_PID.load(Ordering::Relaxed)).filter(|pid| *pid != 0)
 }
 
 pub async fn reset_stats(raw: &Raw) {
