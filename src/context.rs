@@ -25,6 +25,7 @@ use crate::hold_ledger::HoldLedger;
 use crate::hold_registry::HoldRegistry;
 use crate::local_queue::{HandoffLimits, LocalQueues};
 use crate::pubsub::PubSub;
+use crate::queued_waiters::QueuedWaiters;
 use crate::replicas::ReplicaSync;
 use crate::writer_gates::WriterGates;
 
@@ -49,6 +50,8 @@ pub(crate) struct LockContext {
     /// This client's local lines of waiters, and how far hand-offs in them go.
     pub(crate) lines: LocalQueues,
     pub(crate) handoff_limits: HandoffLimits,
+    /// This client's waiters in fair locks' queues, which a release may hand the lock to.
+    pub(crate) queued: QueuedWaiters,
     /// `"PUBLISH"` or `"SPUBLISH"`, passed into the scripts that notify waiters.
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
@@ -109,6 +112,7 @@ impl LockContext {
                 time: parts.config.local_handoff_time,
                 count_listeners: parts.config.is_single_server(),
             },
+            queued: QueuedWaiters::default(),
             publish_command: parts.publish_command,
             watchdog_ms: parts.watchdog_ms,
             config: parts.config,

@@ -87,6 +87,7 @@ mod name_mapper;
 mod names;
 mod owner;
 mod pubsub;
+mod queued_waiters;
 mod renewal;
 mod replicas;
 mod scripts;
@@ -147,6 +148,9 @@ pub mod lua {
     pub const FAIR_TRY_ACQUIRE: &str = crate::lock::fair::FAIR_TRY_ACQUIRE;
     /// `lua/fair_release.lua`.
     pub const FAIR_RELEASE: &str = crate::lock::fair::FAIR_RELEASE;
+    /// `lua/fair_handoff.lua` (redisson-lock's hand-off to the head of a fair lock's
+    /// queue when it is a waiter of the same client; not a Redisson script).
+    pub const FAIR_HANDOFF: &str = crate::lock::fair::FAIR_HANDOFF;
     /// `lua/fair_force_release.lua`.
     pub const FAIR_FORCE_RELEASE: &str = crate::lock::fair::FAIR_FORCE_RELEASE;
     /// `lua/fair_acquire_failed.lua`.
@@ -211,6 +215,7 @@ pub mod lua {
         FAIR_ACQUIRE,
         FAIR_TRY_ACQUIRE,
         FAIR_RELEASE,
+        FAIR_HANDOFF,
         FAIR_FORCE_RELEASE,
         FAIR_ACQUIRE_FAILED,
         RW_READ_ACQUIRE,

@@ -395,13 +395,33 @@ fn percentile(sorted: &[Duration], p: usize) -> Duration {
 
 /// Every step of a holder, two unbounded waiters and one with a budget, compared with
 /// §10: keys, fields, TTLs, queue order, deadlines (ttl + wait + now, shifted by -wait when
-/// the head acquires or a waiter leaves), and where each `0` is published.
+/// the head acquires or a waiter leaves), and where each `0` is published. With hand-offs
+/// turned off, every step is Redisson's, messages included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_state_follows_the_protocol() {
+    raw_state_steps(false).await;
+}
+
+/// The same steps with the hand-off within the queue (protocol §16): every key, field,
+/// TTL, queue and deadline is as Redisson's at every step, but an unlock whose queue head
+/// is a waiter of the same client hands it the lock and publishes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_state_with_hand_offs_is_the_protocols_without_the_messages() {
+    raw_state_steps(true).await;
+}
+
+async fn raw_state_steps(hand_offs: bool) {
     const WAIT: i64 = 10_000; // fair_lock_wait_timeout: the slot of an unbounded waiter
     const BUDGET: i64 = 1_500; // C's try_lock_for budget: the slot C reserves
-    let Bed(server, client, raw, name) =
-        bed_with_wait("fair-raw", Duration::from_millis(WAIT as u64)).await;
+    let Bed(server, client, raw, name) = Bed::with_config("fair-raw", |c| {
+        let c = c.fair_lock_wait_timeout(Duration::from_millis(WAIT as u64));
+        if hand_offs {
+            c
+        } else {
+            c.local_handoffs(0)
+        }
+    })
+    .await;
     let (a, b, c, d) = (
         fair(&client, &name, 1),
         fair(&client, &name, 2),
@@ -476,24 +496,36 @@ async fn raw_state_follows_the_protocol() {
         "leaving the queue behind the head publishes nothing"
     );
 
-    // A unlocks: `0` on B's channel only; B takes it and D moves up by B's slot.
+    // A unlocks: `0` on B's channel only (handed: nothing); B takes it and D moves up by
+    // B's slot.
     a.unlock().await.unwrap();
-    assert_eq!(
-        messages(&mut rx, Duration::from_secs(2)).await,
-        vec![(waiter_channels[0].clone(), b"0".to_vec())]
-    );
+    if hand_offs {
+        assert!(hgetall(&raw, &name).await == vec![(fb.clone(), "1".into())]);
+        assert!(drain(&mut rx, Duration::from_millis(200)).await.is_empty());
+    } else {
+        assert_eq!(
+            messages(&mut rx, Duration::from_secs(2)).await,
+            vec![(waiter_channels[0].clone(), b"0".to_vec())]
+        );
+    }
     wb.await.unwrap().unwrap();
     assert_eq!(hgetall(&raw, &name).await, vec![(fb.clone(), "1".into())]);
     assert_near("B's watchdog PTTL", pttl(&raw, &name).await, 30_000, 2_000);
     assert_eq!(queue(&raw, &name).await, vec![fd.clone()]);
     assert_eq!(deadlines(&raw, &name).await, vec![(fd.clone(), dl_b)]);
 
-    // B unlocks: `0` on D's channel only; D takes it; the queue and zset disappear.
+    // B unlocks: `0` on D's channel only (handed: nothing); D takes it; the queue and
+    // zset disappear.
     b.unlock().await.unwrap();
-    assert_eq!(
-        messages(&mut rx, Duration::from_secs(2)).await,
-        vec![(waiter_channels[2].clone(), b"0".to_vec())]
-    );
+    if hand_offs {
+        assert!(hgetall(&raw, &name).await == vec![(fd.clone(), "1".into())]);
+        assert!(drain(&mut rx, Duration::from_millis(200)).await.is_empty());
+    } else {
+        assert_eq!(
+            messages(&mut rx, Duration::from_secs(2)).await,
+            vec![(waiter_channels[2].clone(), b"0".to_vec())]
+        );
+    }
     wd.await.unwrap().unwrap();
     assert_eq!(hgetall(&raw, &name).await, vec![(fd.clone(), "1".into())]);
     assert!(!exists(&raw, &queue_key(&name)).await);
@@ -795,36 +827,134 @@ async fn fifo_across_two_clients_for_twenty_rounds() {
     }
 }
 
+/// Queues one waiter per entry of `java` behind a Rust holder, in that order (`true`: a
+/// Java thread waiting as Redisson does; `false`: a task of `client`), each holding the
+/// lock 20 ms when its turn comes; then the holder unlocks and every waiter finishes.
+/// Answers the order they took the lock in (their indices), and the PUBLISH calls the
+/// server ran from the holder's unlock on.
+async fn mixed_round(
+    server: &RedisServer,
+    client: &Client,
+    raw: &RawClient,
+    name: &str,
+    java_at: &[bool],
+) -> (Vec<usize>, u64) {
+    let holder = fair(client, name, 1);
+    holder.lock().await.unwrap();
+    let log = Log::default();
+    let hold = Duration::from_millis(20);
+    let mut tasks = Vec::new();
+    for (i, &is_java) in java_at.iter().enumerate() {
+        let thread = 10 + i as u64;
+        let member = if is_java {
+            let j = java(server, name, thread, 300_000).await;
+            let member = j.field();
+            tasks.push(spawn_java_waiter(server, j, i, hold, log.clone()).await);
+            member
+        } else {
+            let lock = fair(client, name, thread);
+            tasks.push(spawn_rust_waiter(lock, i, hold, log.clone()));
+            field(client, thread)
+        };
+        until_queued(raw, name, &member).await;
+    }
+    reset_stats(raw).await;
+    holder.unlock().await.unwrap();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    println!("hand-offs: {:?}", hand_offs(&log));
+    assert!(hand_offs(&log).iter().all(|h| *h < Duration::from_secs(1)));
+    assert_nothing_left(raw, name).await;
+    (order(&log), command_calls(raw, "publish").await)
+}
+
 /// Java and Rust waiters queued as java, rust, java, rust take the lock in that order;
 /// each side wakes the other through the per-waiter channels.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifo_across_languages() {
     let Bed(server, client, raw, name) = Bed::new("fair-mixed").await;
-    let holder = fair(&client, &name, 1);
+    let (order, _) = mixed_round(&server, &client, &raw, &name, &[true, false, true, false]).await;
+    assert_eq!(order, vec![0, 1, 2, 3], "java, rust, java, rust");
+    client.shutdown().await.unwrap();
+}
+
+/// Hand-offs within the queue keep its order across languages: queued as rust, rust,
+/// java, rust, java behind a Rust holder, they take the lock in that order. An unlock
+/// whose queue head is a Rust waiter of the same client hands it the lock and publishes
+/// nothing; one whose head is a Java waiter wakes it as Redisson does, although a Rust
+/// waiter of the same client queues behind it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hand_offs_keep_the_queue_order_across_languages() {
+    let Bed(server, client, raw, name) = Bed::new("fair-handoff-mixed").await;
+    let queued = [false, false, true, false, true];
+    let (order, published) = mixed_round(&server, &client, &raw, &name, &queued).await;
+    assert_eq!(order, vec![0, 1, 2, 3, 4], "rust, rust, java, rust, java");
+    // Published: rust 1 -> java 2, java 2 -> rust 3, rust 3 -> java 4. Handed without a
+    // message: holder -> rust 0, rust 0 -> rust 1.
+    assert_eq!(published, 3);
+    client.shutdown().await.unwrap();
+}
+
+/// A waiter dropped while an unlock that hands it the lock is in flight (the server is
+/// paused with `DEBUG SLEEP`, so the drop lands inside the round trip): the hold handed
+/// to it is given back at once, and the next waiter gets the lock without waiting for
+/// the dropped waiter's lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_handed_to_a_dropped_waiter_is_given_back() {
+    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let client = server.client_with(server.config()).await;
+    let raw = server.raw().await;
+    let name = key("fair-handoff-dropped");
+    // Loaded beforehand: a NOSCRIPT reply would re-send the unlock after the waiter left.
+    let _: String = raw
+        .script_load(redisson_lock::lua::FAIR_HANDOFF)
+        .await
+        .unwrap();
+    let (holder, dropped) = (fair(&client, &name, 1), fair(&client, &name, 2));
     holder.lock().await.unwrap();
-    let log = Log::default();
-    let hold = Duration::from_millis(20);
-    let mut tasks = Vec::new();
-    for i in 0..4 {
-        let member = if i % 2 == 0 {
-            let j = java(&server, &name, 10 + i as u64, 300_000).await;
-            let member = j.field();
-            tasks.push(spawn_java_waiter(&server, j, i, hold, log.clone()).await);
-            member
-        } else {
-            let lock = fair(&client, &name, 10 + i as u64);
-            tasks.push(spawn_rust_waiter(lock, i, hold, log.clone()));
-            field(&client, 10 + i as u64)
-        };
-        until_queued(&raw, &name, &member).await;
-    }
-    holder.unlock().await.unwrap();
-    for t in tasks {
-        t.await.unwrap();
-    }
-    assert_eq!(order(&log), vec![0, 1, 2, 3], "java, rust, java, rust");
-    println!("cross-language hand-offs: {:?}", hand_offs(&log));
-    assert!(hand_offs(&log).iter().all(|h| *h < Duration::from_secs(1)));
+    let waiting = tokio::spawn({
+        let dropped = dropped.clone();
+        async move { dropped.lock().await }
+    });
+    until_waiting(&raw, &name, &field(&client, 2)).await;
+    // A Java waiter behind it, which must get the lock next.
+    let j = java(&server, &name, 50, 300_000).await;
+    let (_subscriber, rx) = listen(&server, &waiter_channel(&name, &j.field())).await;
+    assert_eq!(j.try_acquire().await.map(|ttl| ttl > 0), Some(true));
+
+    let sleeper = server.raw().await;
+    let pause = tokio::spawn(async move {
+        let _: Value = sleeper
+            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "0.3"])
+            .await
+            .unwrap();
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let unlock = tokio::spawn({
+        let holder = holder.clone();
+        async move { holder.unlock().await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    waiting.abort();
+    let _ = waiting.await;
+    pause.await.unwrap();
+    unlock.await.unwrap().unwrap();
+    let started = Instant::now();
+    let waited = tokio::time::timeout(Duration::from_secs(5), j.lock(rx))
+        .await
+        .expect("the Java waiter got the lock within 5 s (the dropped waiter's lease is 30 s)");
+    println!(
+        "the Java waiter got the lock {:?} after the unlock returned",
+        started.elapsed()
+    );
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        vec![(j.field(), "1".into())],
+        "held by the Java waiter only"
+    );
+    assert_eq!(j.unlock().await.as_i64(), Some(1));
     assert_nothing_left(&raw, &name).await;
     client.shutdown().await.unwrap();
 }
@@ -876,11 +1006,13 @@ async fn mutual_exclusion_on_a_non_atomic_counter() {
 
 /// Under steady contention a waiter finds its channel still subscribed from its previous
 /// wait (channels linger half a second): it takes the channel before its first attempt,
-/// so an acquisition costs at most three scripts with its unlock (queue, the attempt
-/// after the head's message, the unlock; Redisson needs a fourth, the retry after
-/// subscribing), and channels are not subscribed and unsubscribed per acquisition.
+/// and channels are not subscribed and unsubscribed per acquisition. The head of the
+/// queue is always a waiter of this client, so each unlock hands it the lock (§16): an
+/// acquisition costs two scripts with its unlock (queue, the unlock that hands over;
+/// without the hand-off, three: the attempt after the head's message; Redisson needs a
+/// fourth, the retry after subscribing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_contended_acquisition_costs_three_scripts_and_keeps_its_channel() {
+async fn a_contended_acquisition_costs_two_scripts_and_keeps_its_channel() {
     const TASKS: usize = 8;
     let Bed(_server, client, raw, name) = Bed::new("fair-scripts").await;
     let counter = Arc::new(AtomicU64::new(0));
@@ -907,8 +1039,8 @@ async fn a_contended_acquisition_costs_three_scripts_and_keeps_its_channel() {
     println!("{acquired} acquisitions: {per:.2} scripts each, {subscribes} SUBSCRIBEs");
     assert_eq!(counter.load(Ordering::SeqCst), total, "no lost update");
     assert!(acquired > 50, "progress: {acquired}");
-    // 3 each, and a little for the acquisitions in flight at both ends of the window.
-    assert!(per <= 3.1, "{per:.2} scripts per acquisition (Redisson: 4)");
+    // 2 each, and a little for the acquisitions in flight at both ends of the window.
+    assert!(per <= 2.1, "{per:.2} scripts per acquisition (Redisson: 4)");
     assert!(
         subscribes * 10 < acquired,
         "{subscribes} SUBSCRIBEs for {acquired} acquisitions: channels are not kept"

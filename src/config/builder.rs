@@ -297,9 +297,12 @@ impl ConfigBuilder {
     /// [`local_handoff_time`](ConfigBuilder::local_handoff_time), an unlock hands off
     /// only if no other client listens for the lock (on a single server; on Sentinel or
     /// Cluster it never does then) and otherwise releases for real and publishes, so
-    /// that other processes and Java clients get their turn. 0 turns hand-off off: every
-    /// unlock is Redisson's. Waiting tasks of one client queue locally either way, in
-    /// arrival order, with only the first waiting in Redis. See `docs/design.md`.
+    /// that other processes and Java clients get their turn. A fair lock's unlock hands
+    /// the lock to the head of its queue in Redis when that head is a task of this client
+    /// (no bound needed: the queue keeps the order across clients). 0 turns hand-off off:
+    /// every unlock is Redisson's. Waiting tasks of one client queue locally either way
+    /// (fair locks: in the Redis queue), in arrival order, with only the first waiting in
+    /// Redis. See `docs/design.md`.
     pub fn local_handoffs(mut self, in_a_row: u32) -> Self {
         self.local_handoffs = in_a_row;
         self

@@ -22,7 +22,7 @@
 ///
 /// | field | kinds | where the engine reads it | what changes |
 /// |---|---|---|---|
-/// | `queues_in_redis` | fair, non-reentrant fair | `queue_exit.rs`: `QueueExit::new` | a waiter that gives up (or is dropped) runs the kind's `acquire_failed` |
+/// | `queues_in_redis` | fair, non-reentrant fair | `queue_exit.rs`: `QueueExit::new`; `queue_handoff.rs`: `QueuedPlace::join`; `releasing.rs`: `release_settled` | a waiter that gives up (or is dropped) runs the kind's `acquire_failed`; waiters are listed in [`crate::queued_waiters`], and a release may hand the lock to the head of the queue when it is one of them (`Kind::queue_handoff` builds the call) |
 /// | `hands_out_tokens` | fenced | `acquiring.rs`: `acquire_script` | an acquire whose reply was lost and that ran is released and sent again: its token went with the reply |
 /// | `write_lock` | write | `acquiring.rs`: `acquire_redisson_wait`; the hold ledger and renewal calls of every file | its waiters announce themselves to this client's readers; its holds are kept apart from the read holds of the same name |
 /// | `yields_to_writers` | read | `acquiring.rs`: `acquire_with_wait`; `waiting.rs`: `yield_to_writers`; `settling.rs`: `learn_outcome` | a single try takes the wait path too; a reader that holds nothing lets announced writers go first; a lost acquire is never assumed expired (other readers keep the hash alive) |
@@ -30,7 +30,8 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Capabilities {
     /// Waiters queue in Redis (the fair lock): a waiter that gives up must leave the
-    /// queue through the kind's `acquire_failed`.
+    /// queue through the kind's `acquire_failed`, and a release may hand the lock to the
+    /// head of the queue when it is a waiter of this client (`Kind::queue_handoff`).
     pub(crate) queues_in_redis: bool,
     /// An acquisition hands out a token (the fenced lock): an acquire whose reply was lost
     /// is then undone rather than reported, as its token is unknown.

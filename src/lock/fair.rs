@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 
 use fred::prelude::Value;
 
-use super::kind::{now_ms, AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting};
+use super::kind::{now_ms, AcquireMode, Capabilities, Kind, QueuedTo, ScriptCall, Target, Waiting};
 use crate::error::Error;
 use crate::name_mapper::FairQueueNames;
 use crate::names::{fair_queue, fair_timeouts, fair_waiter_channel, lock_channel};
@@ -31,6 +31,9 @@ pub(crate) const FAIR_ACQUIRE: &str = include_str!("../../lua/fair_acquire.lua")
 pub(crate) const FAIR_TRY_ACQUIRE: &str = include_str!("../../lua/fair_try_acquire.lua");
 /// `lua/fair_release.lua`: give back one hold and wake the head waiter.
 pub(crate) const FAIR_RELEASE: &str = include_str!("../../lua/fair_release.lua");
+/// `lua/fair_handoff.lua`: give back one hold; hand the lock to the head of the queue
+/// when it is one of this client's named waiters, else wake it.
+pub(crate) const FAIR_HANDOFF: &str = include_str!("../../lua/fair_handoff.lua");
 /// `lua/fair_force_release.lua`: delete the lock and wake the head waiter.
 pub(crate) const FAIR_FORCE_RELEASE: &str = include_str!("../../lua/fair_force_release.lua");
 /// `lua/fair_acquire_failed.lua`: leave the queue (`acquireFailed`).
@@ -44,6 +47,7 @@ const FREE_LOCK_POLL_MS: i64 = 100;
 static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_ACQUIRE));
 static TRY_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_TRY_ACQUIRE));
 static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_RELEASE));
+static HANDOFF: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_HANDOFF));
 static FORCE_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_FORCE_RELEASE));
 static ACQUIRE_FAILED: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_ACQUIRE_FAILED));
 
@@ -145,6 +149,26 @@ fn release(target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
     )
 }
 
+/// The release, then each named waiter's field, lease and wait.
+fn queue_handoff(
+    target: &Target<'_>,
+    lease_ms: u64,
+    latch: &str,
+    named: &[QueuedTo],
+) -> ScriptCall {
+    let mut call = release(target, lease_ms, latch);
+    call.script = &HANDOFF;
+    call.args.reserve(3 * named.len());
+    for waiter in named {
+        call.args.extend([
+            waiter.field.clone(),
+            Value::from(waiter.lease_ms as i64),
+            Value::from(waiter.wait_ms as i64),
+        ]);
+    }
+    call
+}
+
 fn force_release(target: &Target<'_>) -> ScriptCall {
     ScriptCall::new(
         &FORCE_RELEASE,
@@ -199,6 +223,16 @@ impl Kind for Fair {
         release(target, lease_ms, latch)
     }
 
+    fn queue_handoff(
+        &self,
+        target: &Target<'_>,
+        lease_ms: u64,
+        latch: &str,
+        named: &[QueuedTo],
+    ) -> Option<ScriptCall> {
+        Some(queue_handoff(target, lease_ms, latch, named))
+    }
+
     fn force_release(&self, target: &Target<'_>) -> ScriptCall {
         force_release(target)
     }
@@ -225,6 +259,16 @@ impl Kind for NonReentrantFair {
 
     fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
         release(target, lease_ms, latch)
+    }
+
+    fn queue_handoff(
+        &self,
+        target: &Target<'_>,
+        lease_ms: u64,
+        latch: &str,
+        named: &[QueuedTo],
+    ) -> Option<ScriptCall> {
+        Some(queue_handoff(target, lease_ms, latch, named))
     }
 
     fn force_release(&self, target: &Target<'_>) -> ScriptCall {

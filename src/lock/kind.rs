@@ -13,6 +13,7 @@ use crate::context::LockContext;
 use crate::error::Error;
 use crate::hold_registry::Renewable;
 use crate::owner::LockOwner;
+pub(crate) use crate::queued_waiters::QueuedTo;
 
 pub(crate) use super::call::{ScriptCall, Target};
 pub(crate) use super::capabilities::Capabilities;
@@ -101,6 +102,21 @@ mod sealed {
             Self::CAPABILITIES
                 .hands_off_locally
                 .then(|| super::super::base::handoff_call(target, lease_ms, latch, next))
+        }
+
+        /// The release of `target`'s owner that, when it gives back the last hold and
+        /// the head of the lock's queue in Redis is one of `named`, does that waiter's
+        /// acquire in the same step (replies as the release, plus `2 + i`: handed to
+        /// `named[i]`): the fair lock's hand-off (see [`crate::queued_waiters`]); none
+        /// for the kinds without a queue.
+        fn queue_handoff(
+            &self,
+            _target: &Target<'_>,
+            _lease_ms: u64,
+            _latch: &str,
+            _named: &[QueuedTo],
+        ) -> Option<ScriptCall> {
+            None
         }
 
         /// The force-release script: delete the lock whoever holds it; answers 1 or 0.

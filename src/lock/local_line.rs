@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::acquiring::{Acquired, Attempt, Wait};
 use super::base;
 use super::kind::{AcquireMode, Waiting};
-use super::releasing::UnlockReply;
+use super::releasing::{HandTo, UnlockReply};
 use super::{Lock, LockKind};
 use crate::error::{Error, Result};
 use crate::local_queue::{Left, Stage, Ticket};
@@ -269,11 +269,11 @@ impl<K: LockKind> Lock<K> {
             listeners: handoff.listeners,
         };
         let released = self
-            .release_script_with(owner, lease_ms, true, Some(&next))
+            .release_script_with(owner, lease_ms, true, HandTo::Line(&next))
             .await;
         let line = &handoff.line;
         match &released {
-            Ok(UnlockReply::Handed) => {
+            Ok(UnlockReply::Handed { .. }) => {
                 tracing::trace!(lock = %self.name, from = %owner, to = %handoff.to, "handed to the next local waiter");
                 if !line.handed(&handoff) {
                     tracing::debug!(lock = %self.name, owner = %handoff.to, "the waiter left during its hand-off: giving the lock back");

@@ -61,6 +61,7 @@ mod local_line;
 pub(crate) mod multi;
 pub(crate) mod non_reentrant;
 mod queue_exit;
+mod queue_handoff;
 pub(crate) mod read_write;
 pub(crate) mod reentrant;
 mod releasing;

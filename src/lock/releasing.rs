@@ -32,8 +32,23 @@ pub(crate) enum UnlockReply {
     NotOwner,
     StillHeld,
     Released,
-    /// Released by handing the lock to the next local waiter (see [`crate::local_queue`]).
-    Handed,
+    /// Released by handing the lock to a waiter of this client: the next of the local
+    /// line (see [`crate::local_queue`]), or the `to`-th named waiter of a fair lock's
+    /// queue (see [`crate::queued_waiters`]).
+    Handed {
+        to: usize,
+    },
+}
+
+/// Whom a release may hand the lock to.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum HandTo<'a> {
+    /// Nobody: the kind's release.
+    Nobody,
+    /// The head of the local line.
+    Line(&'a base::HandoffTo),
+    /// The head of the fair lock's queue, if it is one of these.
+    Queue(&'a [super::kind::QueuedTo]),
 }
 
 impl<K: LockKind> Lock<K> {
@@ -72,6 +87,8 @@ impl<K: LockKind> Lock<K> {
         let lease = self.internal_lease_ms.load(Ordering::Relaxed);
         let released = if K::CAPABILITIES.hands_off_locally {
             self.release_or_hand_off(owner, lease).await
+        } else if K::CAPABILITIES.queues_in_redis {
+            self.release_or_offer(owner, lease).await
         } else {
             self.release_script(owner, lease).await
         };
@@ -82,7 +99,7 @@ impl<K: LockKind> Lock<K> {
                     .holds
                     .released(&self.name, owner, K::CAPABILITIES.write_lock, false),
             ),
-            Ok(UnlockReply::Released | UnlockReply::Handed) => (
+            Ok(UnlockReply::Released | UnlockReply::Handed { .. }) => (
                 telemetry::UnlockOutcome::Released,
                 self.context
                     .holds
@@ -97,10 +114,12 @@ impl<K: LockKind> Lock<K> {
             Err(_) => (telemetry::UnlockOutcome::Error, None),
         };
         match released {
-            Ok(UnlockReply::Released | UnlockReply::Handed) => self.context.registry.released(
-                &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
-                false,
-            ),
+            Ok(UnlockReply::Released | UnlockReply::Handed { .. }) => {
+                self.context.registry.released(
+                    &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
+                    false,
+                )
+            }
             Ok(UnlockReply::NotOwner) => self.context.registry.released(
                 &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
                 true,
@@ -111,7 +130,7 @@ impl<K: LockKind> Lock<K> {
         telemetry::unlock_finished(K::NAME, outcome, held_for, self.metric_name());
         if matches!(
             released,
-            Ok(UnlockReply::Released | UnlockReply::Handed | UnlockReply::NotOwner)
+            Ok(UnlockReply::Released | UnlockReply::Handed { .. } | UnlockReply::NotOwner)
         ) {
             self.internal_lease_ms
                 .store(self.context.watchdog_ms, Ordering::Relaxed);
@@ -147,25 +166,33 @@ impl<K: LockKind> Lock<K> {
         owner: LockOwner,
         lease_ms: u64,
     ) -> Result<UnlockReply> {
-        self.release_script_with(owner, lease_ms, true, None).await
+        self.release_script_with(owner, lease_ms, true, HandTo::Nobody)
+            .await
     }
 
-    /// [`Lock::release_script`]; `sync`: whether to `WAIT` for the replicas; `next`: the
-    /// local owner to hand the lock to (see [`crate::local_queue`]).
+    /// [`Lock::release_script`]; `sync`: whether to `WAIT` for the replicas; `to`: whom
+    /// the release may hand the lock to.
     pub(super) async fn release_script_with(
         &self,
         owner: LockOwner,
         lease_ms: u64,
         sync: bool,
-        next: Option<&base::HandoffTo>,
+        to: HandTo<'_>,
     ) -> Result<UnlockReply> {
         let context = &self.context;
         let latch = unlock_latch(&self.name, context.next_request_id());
         let latch_ttl = context.config.unlock_latch_ttl;
         let target = self.target(owner);
-        let call = next
-            .and_then(|next| self.kind.handoff(&target, lease_ms, &latch, next))
-            .unwrap_or_else(|| self.kind.release(&target, lease_ms, &latch));
+        let (call, receivers) = match to {
+            HandTo::Nobody => (None, 0),
+            HandTo::Line(next) => (self.kind.handoff(&target, lease_ms, &latch, next), 1),
+            HandTo::Queue(named) => (
+                self.kind.queue_handoff(&target, lease_ms, &latch, named),
+                named.len(),
+            ),
+        };
+        let receivers = if call.is_some() { receivers as i64 } else { 0 };
+        let call = call.unwrap_or_else(|| self.kind.release(&target, lease_ms, &latch));
         let started = Instant::now();
         let mut retries = 0u32;
         loop {
@@ -184,7 +211,9 @@ impl<K: LockKind> Lock<K> {
                         Value::Null => Ok(UnlockReply::NotOwner),
                         Value::Integer(0) => Ok(UnlockReply::StillHeld),
                         Value::Integer(1) => Ok(UnlockReply::Released),
-                        Value::Integer(2) if next.is_some() => Ok(UnlockReply::Handed),
+                        Value::Integer(to @ 2..) if to - 2 < receivers => Ok(UnlockReply::Handed {
+                            to: (to - 2) as usize,
+                        }),
                         other => Err(unexpected("unlock", other)),
                     };
                 }

@@ -31,7 +31,10 @@ impl<K: LockKind> Lock<K> {
     /// fails, the acquisition is left in doubt and the next call settles it.
     pub(super) async fn undo_unsynced(&self, owner: LockOwner, before: u32, lease_ms: u64) {
         tracing::warn!(lock = %self.name, %owner, "no replica acknowledged the acquisition: undoing it");
-        if let Err(error) = self.release_script_with(owner, lease_ms, false, None).await {
+        if let Err(error) = self
+            .release_script_with(owner, lease_ms, false, super::releasing::HandTo::Nobody)
+            .await
+        {
             tracing::warn!(lock = %self.name, %owner, %error, "could not undo an unsynced acquisition; the next call settles it");
             self.leave_in_doubt(owner, before);
         }

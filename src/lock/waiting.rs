@@ -14,9 +14,11 @@ use tokio::time::Instant;
 use super::acquiring::{Acquired, Attempt, Wait};
 use super::kind::AcquireMode;
 use super::queue_exit::QueueExit;
+use super::queue_handoff::QueuedPlace;
 use super::{Backoff, Lock, LockKind};
 use crate::error::{Error, Result};
 use crate::owner::LockOwner;
+use crate::queued_waiters::Turn;
 
 impl<K: LockKind> Lock<K> {
     /// A reader that holds nothing on this lock lets this client's announced write
@@ -66,6 +68,12 @@ impl<K: LockKind> Lock<K> {
                 }
             }
         };
+        // A fair waiter: a release of this client may hand it the lock (see
+        // `queue_handoff.rs`); while named in one, it does not try.
+        let mut place = QueuedPlace::join(self, owner, lease_ms, mode);
+        let slot = place.slot();
+        let mut try_now = true;
+        let mut ttl = ttl;
         loop {
             // Before listening: a reader that lets a writer go first must not take the
             // writer's wake-up (a `0` wakes one listener).
@@ -75,35 +83,66 @@ impl<K: LockKind> Lock<K> {
             let woken = subscription.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
+            let answered = slot.as_ref().map(|slot| slot.answered());
+            tokio::pin!(answered);
+            if let Some(answered) = answered.as_mut().as_pin_mut() {
+                answered.enable();
+            }
             if pubsub.is_closed() {
                 return Err(Error::Shutdown);
             }
-            queued.in_flight = true;
-            let attempt = self.attempt(owner, lease_ms, mode, wait).await;
-            queued.in_flight = false;
-            let ttl = match attempt? {
-                Attempt::Acquired(acquired) => return Ok(Some(acquired)),
-                Attempt::Held(ttl) => ttl,
+            let turn = match &slot {
+                Some(slot) if try_now => slot.start_trying(),
+                Some(slot) => slot.granted().map_or(Turn::Offered, Turn::Granted),
+                None => Turn::Try,
             };
+            // Named in a release in flight: wait for its answer, then try.
+            let offered = try_now && turn == Turn::Offered;
+            match turn {
+                Turn::Granted(at) => return Ok(Some(place.take_grant(owner, lease_ms, at))),
+                Turn::Try if try_now => {
+                    queued.in_flight = true;
+                    let attempt = self.attempt(owner, lease_ms, mode, wait).await;
+                    queued.in_flight = false;
+                    if let Some(slot) = &slot {
+                        slot.stop_trying();
+                    }
+                    ttl = match attempt? {
+                        Attempt::Acquired(acquired) => return Ok(Some(acquired)),
+                        Attempt::Held(ttl) => ttl,
+                    };
+                }
+                _ => {}
+            }
             let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if remaining == Some(Duration::ZERO) {
                 return Ok(None);
             }
-            let holder = (ttl >= 0).then(|| Duration::from_millis(ttl as u64));
+            let holder = (ttl >= 0 && !offered).then(|| Duration::from_millis(ttl as u64));
             let sleep_for = match (holder, remaining) {
                 (Some(h), Some(r)) => Some(h.min(r)),
                 (h, r) => h.or(r),
             };
-            tracing::trace!(ttl, ?sleep_for, "waiting for an unlock message");
-            match sleep_for {
-                Some(limit) => {
-                    tokio::select! {
-                        _ = &mut woken => {}
-                        _ = tokio::time::sleep(limit) => {}
-                    }
+            tracing::trace!(ttl, ?sleep_for, offered, "waiting for an unlock message");
+            let answered = async {
+                match answered.as_pin_mut() {
+                    Some(answered) => answered.await,
+                    None => std::future::pending().await,
                 }
-                None => woken.await,
-            }
+            };
+            let sleep = async {
+                match sleep_for.and_then(|limit| Instant::now().checked_add(limit)) {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            try_now = tokio::select! {
+                _ = &mut woken => true,
+                // Handed the lock (taken at the top), or not: try if a try was due, or
+                // if the answer was lost (the try settles it).
+                _ = answered => offered || slot.as_ref().is_some_and(|s| s.take_try_again()),
+                _ = sleep => true,
+            };
         }
     }
 

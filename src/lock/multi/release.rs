@@ -38,7 +38,7 @@ impl<R: GroupRule> LockGroup<R> {
         let mut shut_down = false;
         for (member, reply) in replies {
             let error = match reply {
-                Ok(UnlockReply::StillHeld | UnlockReply::Released | UnlockReply::Handed) => {
+                Ok(UnlockReply::StillHeld | UnlockReply::Released | UnlockReply::Handed { .. }) => {
                     continue
                 }
                 Ok(UnlockReply::NotOwner) => Error::NotOwner {
