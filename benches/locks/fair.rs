@@ -54,7 +54,7 @@ pub async fn run(bench: &mut Bench) {
     row.bound(allocs, 1, AtMost(ALLOCS_BEFORE / 2.0), |allocs, target| {
         format!("fair_contended_16 allocations: {allocs} per acquisition (target {target}, half of {ALLOCS_BEFORE:.0} before)")
     });
-    let ratio = row.f64("ratio");
+    let ratio = row.ratio.unwrap_or(f64::NAN);
     row.bound(ratio, 3, AtLeast(MIN_RATIO), |ratio, target| {
         format!("fair_contended_16 rate: {ratio} × 1-client EVALSHA / 2 (target {target}: 5,500/s where 4 scripts gave 4,552)")
     });
