@@ -364,6 +364,11 @@ impl Line {
         wake_head(&state);
     }
 
+    /// Wakes the head (an unlock of a local holder failed: it may have released).
+    pub(crate) fn wake_head(&self) {
+        wake_head(&self.state());
+    }
+
     /// Joins the line as `owner`; the first waiter is the head at once.
     pub(crate) fn join(self: &Arc<Self>, owner: LockOwner, lease_ms: Option<u64>) -> Ticket {
         let mut state = self.state();
@@ -390,14 +395,21 @@ impl Line {
     }
 }
 
-/// Makes the first queued waiter the head (after the head left) and wakes it.
+/// Makes the first queued waiter the head (after the head left, or was handed the
+/// lock). It is woken only when there is something for it to do: while an owner of this
+/// client holds the lock, that holder's unlock hands the lock to it or wakes it (and it
+/// wakes by itself when the holder's lease would end: see `acquire_in_line`), so it
+/// sleeps on. Waking it at every hand-off would wake two tasks per hand-off, and the
+/// runtime would pull its second worker out of sleep for one of them.
 fn promote(state: &mut LineState) {
     if let Some(slot) = state.waiters.values().next() {
         let mut stage = slot.stage();
         if *stage == Stage::Queued {
             *stage = Stage::Head;
             drop(stage);
-            slot.notify.notify_one();
+            if state.holder.is_none() {
+                slot.notify.notify_one();
+            }
         }
     }
 }
@@ -437,14 +449,15 @@ impl Ticket {
         *self.slot.stage()
     }
 
-    /// Waits, while [`Stage::Queued`], for one nudge (a promotion, a hand-off, a
+    /// Waits, while [`Stage::Queued`] (or a head promoted while a local holder has the
+    /// lock, until `deadline` at the latest), for one nudge (a promotion, a hand-off, a
     /// shutdown) or until `deadline`; returns the stage then. The caller loops.
     pub(crate) async fn wait_turn(&self, deadline: Option<Instant>) -> Stage {
         let woken = self.slot.notify.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
         let stage = self.stage();
-        if stage != Stage::Queued {
+        if stage != Stage::Queued && !(stage == Stage::Head && self.quiet_head()) {
             return stage;
         }
         match deadline {
@@ -454,6 +467,12 @@ impl Ticket {
             None => woken.await,
         }
         self.stage()
+    }
+
+    /// A head that has nothing to do yet: another owner of this client holds the lock.
+    fn quiet_head(&self) -> bool {
+        let state = self.line.state();
+        state.holder.is_some_and(|holder| holder != self.slot.owner)
     }
 
     /// A future that completes when something changes for this waiter (a hand-off, a
@@ -589,7 +608,7 @@ mod tests {
         );
         assert!(line.handed(&handoff));
         assert!(matches!(b.stage(), Stage::Granted { .. }));
-        assert_eq!(c.stage(), Stage::Head);
+        assert_eq!(c.stage(), Stage::Head, "promoted, but not woken: B holds");
         assert_eq!(line.local_holder_other_than(C), Some(None));
         b.take_grant();
         assert_eq!(c.leave(None), Left::Nothing);

@@ -15,7 +15,8 @@
 //! * `BENCH_ONLY`: comma-separated scenario names (plus `limits`) to run only those. A
 //!   scenario whose target compares with another scenario (`uncontended_1` with
 //!   `bare_fred_1`, `distinct_64` with `bare_fred_64`, `rw_read_16` with `distinct_16`,
-//!   `spin_contended_16` with `contended_16`) measures that one too, without a row of
+//!   `spin_contended_16` with `contended_16`, `contended_16` with `bare_chain_16`)
+//!   measures that one too, without a row of
 //!   its own, when it is not selected. Unknown names are reported on stderr.
 //! * `BENCH_PLOT`: where to draw the SVG plot (default
 //!   `target/bench/benchmarks-pairs.svg`, under `CARGO_TARGET_DIR` if set, so that a run
@@ -46,6 +47,12 @@
 //!   holder's `lock()`: never negative, even when a local hand-off lets the next holder
 //!   return before the releasing `unlock()` does), scripts and commands per acquisition,
 //!   `allocs_per_acquisition`, `counter_ok`.
+//!   `contended_16` also reports `bare_chain_16_steps_per_s` and
+//!   `acquisitions_vs_bare_chain_16`.
+//! * `bare_chain_16`: the floor of a hand-off chain without the crate: 16 tasks pass a
+//!   turn round a ring; the task whose turn it is sends one `EVALSHA` (RLock's acquire)
+//!   through the crate's fred client, then wakes the next (one script and one task
+//!   wake-up per step, as a local hand-off).
 //! * `contended_mixed`: the same loop with two clients (two `Client::connect`s) × 8 tasks
 //!   on one name: besides the above, `client_N_share` of the acquisitions and
 //!   `client_N_wait_p50_us` / `client_N_wait_p99_us` (time in `lock()`) per client.

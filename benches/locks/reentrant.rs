@@ -36,6 +36,7 @@ pub const SCENARIOS: &[&str] = &[
     "distinct_1024",
     "contended_4",
     "contended_16",
+    "bare_chain_16",
     "contended_mixed",
     "trylock_wait_16",
 ];
@@ -125,7 +126,18 @@ pub async fn run(bench: &mut Bench) {
         let name = format!("bench:contended_{tasks}");
         let client = bench.client.clone();
         let run = contended_scenario(bench, &scenario, tasks, || client.get_lock(name.clone()));
-        if let Some((_, mut row)) = run.await {
+        let mut contended = run.await.map(|(_, row)| row);
+        // The chain's floor without the crate, measured right after `contended_16`.
+        if tasks == 16 && (contended.is_some() || bench.wants("bare_chain_16")) {
+            let chain = bare_chain(bench, tasks).await;
+            if let Some(row) = contended.as_mut() {
+                contended_16_vs_chain(row, &chain);
+            }
+            if bench.wants("bare_chain_16") {
+                bench.push(chain);
+            }
+        }
+        if let Some(mut row) = contended {
             if tasks == 16 {
                 contended_16_targets(bench, &mut row);
             }
@@ -351,6 +363,101 @@ impl BarePair {
             .await
             .expect("EVALSHA");
     }
+}
+
+impl BarePair {
+    /// One acquire of `name` (a re-entry after the first): one script, as a hand-off is.
+    async fn acquire_once(&self, name: &str) {
+        let args: Vec<Value> = vec![
+            self.acquire.as_str().into(),
+            1.into(),
+            name.into(),
+            30_000.into(),
+            self.field.as_str().into(),
+        ];
+        let _: Value = self
+            .redis
+            .custom(redisson_lock::fred::cmd!("EVALSHA"), args)
+            .await
+            .expect("EVALSHA");
+    }
+}
+
+/// `bare_chain_16`: the floor of `contended_16`'s hand-off chain without the crate.
+/// `tasks` tasks pass a turn round a ring (a `Notify` each); the task whose turn it is
+/// sends one `EVALSHA` (RLock's acquire, on one name) through the crate's fred client and
+/// then wakes the next. That is what a chain of local hand-offs costs per acquisition
+/// (one script round trip, then a wake-up of another task), with no lock code.
+async fn bare_chain(bench: &Bench, tasks: usize) -> Row {
+    let scenario = format!("bare_chain_{tasks}");
+    if bench.wants(&scenario) {
+        eprintln!("{scenario}");
+    } else {
+        eprintln!("{scenario} (reference for contended_{tasks})");
+    }
+    let settings = bench.settings;
+    let bare = Arc::new(BarePair::load(&bench.client).await);
+    let turns: Arc<Vec<tokio::sync::Notify>> =
+        Arc::new((0..tasks).map(|_| tokio::sync::Notify::new()).collect());
+    let phase = Phase::new();
+    let name: Arc<str> = Arc::from(format!("bench:{scenario}"));
+    let handles = spawn_laps(&phase, tasks, |task, mut laps| {
+        let (bare, turns, name) = (bare.clone(), turns.clone(), name.clone());
+        async move {
+            let next = (task + 1) % turns.len();
+            loop {
+                turns[task].notified().await;
+                let Some(lap) = laps.start() else {
+                    // The window closed: pass the turn on so that every task ends.
+                    turns[next].notify_one();
+                    break;
+                };
+                bare.acquire_once(&name).await;
+                laps.end(lap);
+                turns[next].notify_one();
+            }
+            laps.into_ns()
+        }
+    });
+    turns[0].notify_one();
+    let window = drive(settings, &phase, async {}, async {}).await;
+    let lat = join_sorted(handles, "bare chain task").await;
+    let rate = lat.len() as f64 / window.as_secs_f64();
+    let _: Value = bench
+        .client
+        .redis()
+        .custom(redisson_lock::fred::cmd!("DEL"), vec![Value::from(&*name)])
+        .await
+        .expect("DEL");
+
+    let mut row = Row::new(&scenario);
+    row.tasks = Some(tasks);
+    row.ops_per_s = Some(rate);
+    (row.p50_us, row.p99_us) = p50_p99(&lat);
+    let cpu = set_cpu_per_op(&mut row, rate, settings);
+    let limit = bench.serial_limit();
+    row.ratio = limit.map(|l| rate / l);
+    row.ratio_to = "redis-benchmark EVALSHA -c 1 / 2".into();
+    row.notes = format!(
+        "one EVALSHA per step on client.redis(), then a Notify to the next of {tasks} tasks; no crate code; {} µs CPU per step; {}% of 1-client EVALSHA",
+        fmt_opt(Some(cpu), 1),
+        fmt_opt(limit.map(|l| 50.0 * rate / l), 0)
+    );
+    row
+}
+
+/// `contended_16` against the chain's floor measured just after it.
+fn contended_16_vs_chain(row: &mut Row, chain: &Row) {
+    let (rate, floor) = (
+        row.ops_per_s.unwrap_or(f64::NAN),
+        chain.ops_per_s.unwrap_or(f64::NAN),
+    );
+    row.set("bare_chain_16_steps_per_s", json!(round1(floor)));
+    row.set("acquisitions_vs_bare_chain_16", json!(round3(rate / floor)));
+    row.target_note(format!(
+        "info contended_16: {rate:.0} acquisitions/s = {:.2} × bare_chain_16 ({floor:.0} steps/s: one EVALSHA and a task wake-up each, no crate code)",
+        rate / floor
+    ));
 }
 
 /// `bare_fred_1` / `bare_fred_64`: `tasks` tasks, one name each, looping

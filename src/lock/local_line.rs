@@ -64,11 +64,25 @@ impl<K: LockKind> Lock<K> {
             lock: self,
             ticket: Some(line.join(owner, lease_ms)),
         };
+        // Whether the head starts by trying: it slept in its slot past the local holder's
+        // lease (see below).
+        let mut overdue;
         loop {
             let Some(ticket) = place.ticket.as_ref() else {
                 return Ok(None);
             };
-            match ticket.wait_turn(deadline).await {
+            // A head promoted while a local holder has the lock sleeps here until that
+            // holder's unlock wakes it, or its lease (the watchdog timeout for a renewed
+            // hold, or for a waiter promoted later) would end: it may have lost the lock
+            // silently, or its unlock may have failed without waking anyone.
+            let holder_ends = match ticket.line().local_holder_other_than(owner) {
+                Some(Some(until)) => until,
+                _ => Instant::now() + Duration::from_millis(context.watchdog_ms),
+            };
+            let wake_by = deadline.map_or(holder_ends, |d| d.min(holder_ends));
+            let stage = ticket.wait_turn(Some(wake_by)).await;
+            overdue = Instant::now() >= holder_ends;
+            match stage {
                 Stage::Granted { at } => return Ok(Some(place.take_grant(owner, lease_ms, at))),
                 Stage::Queued => {
                     if context.is_closed() {
@@ -83,7 +97,8 @@ impl<K: LockKind> Lock<K> {
         }
         // The head waits in Redis. Boxed: one task per line runs it at a time, so the
         // others do not carry its size while they wait.
-        let head = Box::pin(self.wait_as_head(&place, lease_ms, mode, deadline, ttl)).await;
+        let head = Box::pin(self.wait_as_head(&place, lease_ms, mode, deadline, (ttl, overdue)));
+        let head = head.await;
         match head? {
             Head::Taken(acquired) => {
                 place.leave_taken(acquired.lease_deadline);
@@ -105,7 +120,7 @@ impl<K: LockKind> Lock<K> {
         lease_ms: Option<u64>,
         mode: AcquireMode,
         deadline: Option<Instant>,
-        mut ttl: Option<i64>,
+        (mut ttl, overdue): (Option<i64>, bool),
     ) -> Result<Head> {
         let Some(ticket) = place.ticket.as_ref() else {
             return Ok(Head::TimedOut);
@@ -128,12 +143,19 @@ impl<K: LockKind> Lock<K> {
         let pubsub = &self.context.pubsub;
         // Redisson subscribes, then tries again; a head behind a local holder waits for it.
         // (A polling head that has just tried waits a back-off step first.)
-        let mut try_now = line.local_holder_other_than(owner).is_none()
-            && (subscription.is_some() || ttl.is_none());
+        // (A head that slept in its slot past a local holder's lease tries at once.)
+        let mut try_now = overdue
+            || (line.local_holder_other_than(owner).is_none()
+                && (subscription.is_some() || ttl.is_none()));
         // A message came while a hand-off to us was in flight (we could not try then).
         let mut message_pending = false;
         // After a local holder's real release: not before other clients had a round trip.
-        let mut not_before: Option<Instant> = None;
+        // (A head promoted while that holder had the lock slept until its release woke
+        // it: that release's nudge is read here.)
+        let mut not_before: Option<Instant> = match line.take_published() {
+            Some(round_trip) if subscription.is_some() => Some(Instant::now() + round_trip),
+            _ => None,
+        };
         let mut tried_at_deadline = false;
         loop {
             let woken = subscription.as_ref().map(|s| s.notified());
@@ -253,13 +275,16 @@ impl<K: LockKind> Lock<K> {
         let Some(handoff) = handoff else {
             let started = Instant::now();
             let released = self.release_script(owner, lease_ms).await;
-            if let (Some(line), Ok(UnlockReply::Released | UnlockReply::NotOwner)) =
-                (&line, &released)
-            {
-                line.released_by(
-                    Some(owner),
-                    matches!(released, Ok(UnlockReply::Released)).then(|| started.elapsed()),
-                );
+            match (&line, &released) {
+                (Some(line), Ok(UnlockReply::Released | UnlockReply::NotOwner)) => line
+                    .released_by(
+                        Some(owner),
+                        matches!(released, Ok(UnlockReply::Released)).then(|| started.elapsed()),
+                    ),
+                // The release may have run: the head (which sleeps while a local holder
+                // has the lock) looks for itself.
+                (Some(line), Err(_)) => line.wake_head(),
+                _ => {}
             }
             return released;
         };
