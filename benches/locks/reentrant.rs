@@ -331,8 +331,8 @@ impl BarePair {
         }
     }
 
-    /// One acquire + release of `name`; `latch_id` names this release's unlock latch.
-    async fn run(&self, name: &str, latch_id: u64) {
+    /// One acquire of `name` (a re-entry after the first, in `bare_chain_16`).
+    async fn acquire_once(&self, name: &str) {
         let args: Vec<Value> = vec![
             self.acquire.as_str().into(),
             1.into(),
@@ -345,6 +345,11 @@ impl BarePair {
             .custom(redisson_lock::fred::cmd!("EVALSHA"), args)
             .await
             .expect("EVALSHA");
+    }
+
+    /// One acquire + release of `name`; `latch_id` names this release's unlock latch.
+    async fn run(&self, name: &str, latch_id: u64) {
+        self.acquire_once(name).await;
         let args: Vec<Value> = vec![
             self.release.as_str().into(),
             3.into(),
@@ -356,24 +361,6 @@ impl BarePair {
             self.field.as_str().into(),
             "PUBLISH".into(),
             1_000.into(),
-        ];
-        let _: Value = self
-            .redis
-            .custom(redisson_lock::fred::cmd!("EVALSHA"), args)
-            .await
-            .expect("EVALSHA");
-    }
-}
-
-impl BarePair {
-    /// One acquire of `name` (a re-entry after the first): one script, as a hand-off is.
-    async fn acquire_once(&self, name: &str) {
-        let args: Vec<Value> = vec![
-            self.acquire.as_str().into(),
-            1.into(),
-            name.into(),
-            30_000.into(),
-            self.field.as_str().into(),
         ];
         let _: Value = self
             .redis
