@@ -407,11 +407,17 @@ fn promote(state: &mut LineState) {
         if *stage == Stage::Queued {
             *stage = Stage::Head;
             drop(stage);
-            if state.holder.is_none() {
+            if !quiet(state, slot.owner) {
                 slot.notify.notify_one();
             }
         }
     }
+}
+
+/// Whether a head of `owner` has nothing to do: another owner of this client holds the
+/// lock, whose unlock hands it over or wakes the head.
+fn quiet(state: &LineState, owner: LockOwner) -> bool {
+    state.holder.is_some_and(|holder| holder != owner)
 }
 
 fn wake_head(state: &LineState) {
@@ -469,10 +475,9 @@ impl Ticket {
         self.stage()
     }
 
-    /// A head that has nothing to do yet: another owner of this client holds the lock.
+    /// A head that has nothing to do yet (see [`quiet`]).
     fn quiet_head(&self) -> bool {
-        let state = self.line.state();
-        state.holder.is_some_and(|holder| holder != self.slot.owner)
+        quiet(&self.line.state(), self.slot.owner)
     }
 
     /// A future that completes when something changes for this waiter (a hand-off, a

@@ -79,7 +79,7 @@ enum Stage {
     Left,
 }
 
-/// What [`Place::start_trying`] allows.
+/// What [`Slot::start_trying`] allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Turn {
     /// Try: nothing is in flight for this waiter.
@@ -229,21 +229,7 @@ impl Offer {
     /// release was sent), or to none. Every other named waiter may try again. Answers the
     /// owner of a handed lock whose waiter has left, which the caller gives back.
     pub(crate) fn answer(mut self, handed: Option<usize>, at: Instant) -> Option<LockOwner> {
-        let mut give_back = None;
-        for (i, slot) in std::mem::take(&mut self.named).iter().enumerate() {
-            let mut stage = slot.stage();
-            if handed == Some(i) {
-                match *stage {
-                    Stage::Offered => *stage = Stage::Granted { at },
-                    _ => give_back = Some(slot.owner),
-                }
-            } else if *stage == Stage::Offered {
-                *stage = Stage::Waiting;
-            }
-            drop(stage);
-            slot.changed.notify_waiters();
-        }
-        give_back
+        self.settle(handed.map(|i| (i, at)), false)
     }
 
     /// The release's answer was lost: it may have handed the lock to any of the named
@@ -251,29 +237,39 @@ impl Offer {
     /// its next attempt settles the doubt first, and one that was handed the lock is no
     /// longer in the queue, so no message would come for it.
     pub(crate) fn unknown(mut self) {
-        for slot in std::mem::take(&mut self.named) {
+        self.settle(None, true);
+    }
+
+    /// Ends the offer for every named waiter still offered: granted (the `handed` one),
+    /// or back to waiting (marked to try at once when `try_again`); each is woken.
+    fn settle(&mut self, handed: Option<(usize, Instant)>, try_again: bool) -> Option<LockOwner> {
+        let mut give_back = None;
+        for (i, slot) in std::mem::take(&mut self.named).iter().enumerate() {
             let mut stage = slot.stage();
-            if *stage == Stage::Offered {
-                *stage = Stage::Waiting;
-                slot.try_again.store(true, Ordering::Release);
+            match handed {
+                Some((to, at)) if to == i => match *stage {
+                    Stage::Offered => *stage = Stage::Granted { at },
+                    _ => give_back = Some(slot.owner),
+                },
+                _ if *stage == Stage::Offered => {
+                    *stage = Stage::Waiting;
+                    if try_again {
+                        slot.try_again.store(true, Ordering::Release);
+                    }
+                }
+                _ => {}
             }
             drop(stage);
             slot.changed.notify_waiters();
         }
+        give_back
     }
 }
 
 impl Drop for Offer {
     /// A release dropped before its answer (the client shut down): its waiters may try.
     fn drop(&mut self) {
-        for slot in &self.named {
-            let mut stage = slot.stage();
-            if *stage == Stage::Offered {
-                *stage = Stage::Waiting;
-            }
-            drop(stage);
-            slot.changed.notify_waiters();
-        }
+        self.settle(None, false);
     }
 }
 
@@ -325,5 +321,11 @@ mod tests {
             Some(LockOwner::from_raw(1))
         );
         assert_eq!(b.start_trying(), Turn::Try, "not handed: b may try again");
+        b.stop_trying();
+        assert!(!b.take_try_again(), "a known answer asks for no extra try");
+        // An answer lost: the named waiter is told to try at once (its try settles it).
+        waiters.offer("tickets").expect("b waits").unknown();
+        assert!(b.take_try_again());
+        assert_eq!(b.start_trying(), Turn::Try);
     }
 }

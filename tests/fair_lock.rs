@@ -500,7 +500,7 @@ async fn raw_state_steps(hand_offs: bool) {
     // B's slot.
     a.unlock().await.unwrap();
     if hand_offs {
-        assert!(hgetall(&raw, &name).await == vec![(fb.clone(), "1".into())]);
+        assert_eq!(hgetall(&raw, &name).await, vec![(fb.clone(), "1".into())]);
         assert!(drain(&mut rx, Duration::from_millis(200)).await.is_empty());
     } else {
         assert_eq!(
@@ -518,7 +518,7 @@ async fn raw_state_steps(hand_offs: bool) {
     // zset disappear.
     b.unlock().await.unwrap();
     if hand_offs {
-        assert!(hgetall(&raw, &name).await == vec![(fd.clone(), "1".into())]);
+        assert_eq!(hgetall(&raw, &name).await, vec![(fd.clone(), "1".into())]);
         assert!(drain(&mut rx, Duration::from_millis(200)).await.is_empty());
     } else {
         assert_eq!(

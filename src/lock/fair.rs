@@ -15,14 +15,15 @@
 // The sealed `Kind` trait takes crate-private types; nothing here reaches a user.
 #![allow(private_interfaces)]
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
 
-use super::kind::{now_ms, AcquireMode, Capabilities, Kind, QueuedTo, ScriptCall, Target, Waiting};
+use super::kind::{now_ms, AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting};
 use crate::error::Error;
 use crate::name_mapper::FairQueueNames;
 use crate::names::{fair_queue, fair_timeouts, fair_waiter_channel, lock_channel};
+use crate::queued_waiters::Slot;
 use crate::scripts::Script;
 
 /// `lua/fair_acquire.lua`: take, re-enter or queue (the blocking variant).
@@ -154,12 +155,12 @@ fn queue_handoff(
     target: &Target<'_>,
     lease_ms: u64,
     latch: &str,
-    named: &[QueuedTo],
+    named: &[Arc<Slot>],
 ) -> ScriptCall {
     let mut call = release(target, lease_ms, latch);
     call.script = &HANDOFF;
     call.args.reserve(3 * named.len());
-    for waiter in named {
+    for waiter in named.iter().map(|slot| &slot.to) {
         call.args.extend([
             waiter.field.clone(),
             Value::from(waiter.lease_ms as i64),
@@ -228,7 +229,7 @@ impl Kind for Fair {
         target: &Target<'_>,
         lease_ms: u64,
         latch: &str,
-        named: &[QueuedTo],
+        named: &[Arc<Slot>],
     ) -> Option<ScriptCall> {
         Some(queue_handoff(target, lease_ms, latch, named))
     }
@@ -266,7 +267,7 @@ impl Kind for NonReentrantFair {
         target: &Target<'_>,
         lease_ms: u64,
         latch: &str,
-        named: &[QueuedTo],
+        named: &[Arc<Slot>],
     ) -> Option<ScriptCall> {
         Some(queue_handoff(target, lease_ms, latch, named))
     }

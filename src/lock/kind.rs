@@ -13,7 +13,7 @@ use crate::context::LockContext;
 use crate::error::Error;
 use crate::hold_registry::Renewable;
 use crate::owner::LockOwner;
-pub(crate) use crate::queued_waiters::QueuedTo;
+use crate::queued_waiters::Slot;
 
 pub(crate) use super::call::{ScriptCall, Target};
 pub(crate) use super::capabilities::Capabilities;
@@ -114,7 +114,7 @@ mod sealed {
             _target: &Target<'_>,
             _lease_ms: u64,
             _latch: &str,
-            _named: &[QueuedTo],
+            _named: &[std::sync::Arc<Slot>],
         ) -> Option<ScriptCall> {
             None
         }

@@ -97,7 +97,7 @@ impl<K: LockKind> Lock<K> {
         }
         // The head waits in Redis. Boxed: one task per line runs it at a time, so the
         // others do not carry its size while they wait.
-        let head = Box::pin(self.wait_as_head(&place, lease_ms, mode, deadline, (ttl, overdue)));
+        let head = Box::pin(self.wait_as_head(&place, lease_ms, mode, deadline, ttl, overdue));
         let head = head.await;
         match head? {
             Head::Taken(acquired) => {
@@ -120,7 +120,8 @@ impl<K: LockKind> Lock<K> {
         lease_ms: Option<u64>,
         mode: AcquireMode,
         deadline: Option<Instant>,
-        (mut ttl, overdue): (Option<i64>, bool),
+        mut ttl: Option<i64>,
+        overdue: bool,
     ) -> Result<Head> {
         let Some(ticket) = place.ticket.as_ref() else {
             return Ok(Head::TimedOut);

@@ -41,10 +41,9 @@ impl<K: LockKind> Lock<K> {
         let Some(offer) = offer else {
             return self.release_script(owner, lease_ms).await;
         };
-        let named: Vec<QueuedTo> = offer.named().iter().map(|s| s.to.clone()).collect();
         let sent = Instant::now();
         let released = self
-            .release_script_with(owner, lease_ms, true, HandTo::Queue(&named))
+            .release_script_with(owner, lease_ms, true, HandTo::Queue(offer.named()))
             .await;
         match &released {
             Ok(UnlockReply::Handed { to }) => {

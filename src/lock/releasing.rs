@@ -47,8 +47,8 @@ pub(super) enum HandTo<'a> {
     Nobody,
     /// The head of the local line.
     Line(&'a base::HandoffTo),
-    /// The head of the fair lock's queue, if it is one of these.
-    Queue(&'a [super::kind::QueuedTo]),
+    /// The head of the fair lock's queue, if it is one of these waiters.
+    Queue(&'a [std::sync::Arc<crate::queued_waiters::Slot>]),
 }
 
 impl<K: LockKind> Lock<K> {
