@@ -14,11 +14,22 @@
 -- (epoch ms, only ever raised); "F:LN:lock_count" its hold count.
 --
 -- Returns nil when taken (every value's count of LN went up by one), or the ms until
--- the latest deadline among the values another owner holds (nothing written then).
+-- the latest deadline among the values another owner holds (nothing written then),
+-- never more than the ms until G itself expires.
 --
--- Differs from Redisson on purpose in one case only: a value whose own earlier hold by
--- LN has lapsed (its expire_time < now) starts again from count 1 instead of going on
--- from the stale count, so that one unlock gives it back.
+-- A hold is live while its owner field names its owner and its deadline is later than
+-- now (the rule of every faster_multi_* script): at deadline == now the value is free.
+--
+-- Differs from Redisson on purpose:
+-- * G in its last millisecond (it exists, PTTL 0): Redisson's "0 < PTTL < lease" test
+--   skips the PEXPIRE and G expires a millisecond later with the fields just written,
+--   after answering "taken" (issue 28). Here a PTTL of 0 gets the lease like any PTTL
+--   below it, so what the reply says is held stays in Redis.
+-- * The wait answered is cut to G's own PTTL + 1 when G dies sooner: the fields that
+--   conflict (a Java acquire that wrote into an expiring G has them) go with G.
+-- * A value whose earlier hold by LN is not live (lapsed, or taken over since) starts
+--   again from count 1 instead of going on from the stale count, so that one unlock
+--   gives it back.
 local group = KEYS[1]
 local lease = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
@@ -36,7 +47,12 @@ if existed then
         end
     end
     if latest ~= -1 then
-        return latest - now
+        local wait = latest - now
+        local ttl = redis.call('pttl', group)
+        if ttl >= 0 and ttl + 1 < wait then
+            wait = ttl + 1
+        end
+        return wait
     end
 end
 local until_ms = now + lease
@@ -44,10 +60,11 @@ for i = 4, #ARGV do
     local value = ARGV[i]
     local expire_field = value .. ':' .. me .. ':expire_time'
     local count_field = value .. ':' .. me .. ':lock_count'
+    local live = redis.call('hget', group, value) == me
     redis.call('hset', group, value, me)
     local deadline = tonumber(redis.call('hget', group, expire_field))
-    if deadline and deadline < now then
-        -- A lapsed hold of ours: its count is stale.
+    if deadline and (deadline <= now or not live) then
+        -- A hold of ours that lapsed or was taken over: its count is stale.
         redis.call('hset', group, count_field, 0)
         deadline = nil
     end
@@ -57,8 +74,9 @@ for i = 4, #ARGV do
     redis.call('hincrby', group, count_field, 1)
 end
 if existed then
+    -- PTTL 0: G's last millisecond, it expires after this script unless re-armed.
     local ttl = redis.call('pttl', group)
-    if ttl > 0 and lease > ttl then
+    if ttl >= 0 and lease > ttl then
         redis.call('pexpire', group, lease)
     end
 else

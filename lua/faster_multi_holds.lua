@@ -10,7 +10,7 @@
 -- ARGV[3..] field ids of the values
 --
 -- Returns {held, count, remaining}: held is 1 when every value's owner field names LN
--- and its "F:LN:expire_time" is at least now, else 0; count is then the smallest
+-- and its "F:LN:expire_time" is later than now, else 0; count is then the smallest
 -- "F:LN:lock_count" among the values (0 when not held); remaining is the largest
 -- (deadline - now) among the values held by anyone, or -2 when none is held.
 local group = KEYS[1]
@@ -26,7 +26,7 @@ for i = 3, #ARGV do
     if owner then
         deadline = tonumber(redis.call('hget', group, value .. ':' .. owner .. ':expire_time'))
     end
-    if deadline and deadline >= now then
+    if deadline and deadline > now then
         if deadline - now > remaining then
             remaining = deadline - now
         end

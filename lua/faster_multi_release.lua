@@ -14,15 +14,20 @@
 -- ARGV[6]  now: epoch ms of this client's clock
 -- ARGV[7..] field ids of the values
 --
--- A value is LN's while "F:LN:expire_time" is at least now. Each such value's count goes
--- down by one; at 0 its LN fields go, and its owner field too if it still names LN.
+-- A value is LN's while its owner field names LN and "F:LN:expire_time" is later than
+-- now (at deadline == now another owner's acquire may take it). Each such value's count
+-- goes down by one; at 0 its LN fields and its owner field go. LN's fields on a value
+-- that is not LN's any more stay, stale, as in Redisson (an acquire by LN starts them
+-- again from count 1).
 -- Returns 1 when every value was released, 0 when some are still held (re-entries), nil
 -- when some value was not LN's (the values that were are given back all the same, as in
 -- Redisson). ARGV[2] is published whenever a value was given back. A call repeated with
 -- the same latch returns the first call's answer and changes nothing.
 --
--- Differs from Redisson on purpose: the owner field is deleted only if it names LN (with
--- clock skew another owner may have taken the value meanwhile); a nil answer also
+-- Differs from Redisson on purpose: a value is LN's only if its owner field names LN and
+-- its deadline is later than now (Redisson reads neither the owner field nor the
+-- deadline's last millisecond: with clock skew, or at deadline == now, another owner may
+-- have taken the value, whose owner field Redisson then deletes); a nil answer also
 -- publishes and writes the latch when something was given back; nothing is published
 -- when nothing was.
 local earlier = redis.call('get', KEYS[3])
@@ -45,13 +50,10 @@ for i = 7, #ARGV do
     local expire_field = value .. ':' .. me .. ':expire_time'
     local count_field = value .. ':' .. me .. ':lock_count'
     local deadline = tonumber(redis.call('hget', group, expire_field))
-    if deadline and deadline >= now then
+    if deadline and deadline > now and redis.call('hget', group, value) == me then
         changed = true
         if redis.call('hincrby', group, count_field, -1) <= 0 then
-            redis.call('hdel', group, expire_field, count_field)
-            if redis.call('hget', group, value) == me then
-                redis.call('hdel', group, value)
-            end
+            redis.call('hdel', group, expire_field, count_field, value)
         else
             kept = true
             if deadline < extend_to then

@@ -9,7 +9,7 @@
 --             field ids
 --
 -- Returns one flag per key: 1 when every listed value's owner field names LN and its
--- "F:LN:expire_time" is at least now (each deadline is then raised to now + lease, and
+-- "F:LN:expire_time" is later than now (each deadline is then raised to now + lease, and
 -- the key's TTL to the lease if lower); 0, changing nothing for that key, when any is
 -- not (the hold is lost), or when the key is not a hash.
 --
@@ -36,7 +36,7 @@ for k = 1, #KEYS do
                 break
             end
             local deadline = tonumber(redis.call('hget', group, value .. ':' .. me .. ':expire_time'))
-            if deadline == nil or deadline < now then
+            if deadline == nil or deadline <= now then
                 ok = false
                 break
             end

@@ -671,3 +671,345 @@ async fn the_watchdog_renews_every_value_of_every_owner() {
     );
     other.shutdown().await.unwrap();
 }
+
+// ---- 7. a group's last millisecond ----------------------------------------------------------
+
+/// The group's absolute expiry in epoch ms (`PEXPIRETIME`, Redis 7.0+), the server clock,
+/// which on this machine is the clock the crate reads for `now`.
+async fn expiry_ms(raw: &Client, name: &str) -> i64 {
+    raw.custom(
+        redisson_lock::fred::types::CustomCommand::new_static(
+            "PEXPIRETIME",
+            redisson_lock::fred::types::ClusterHash::FirstKey,
+            false,
+        ),
+        vec![name.to_owned()],
+    )
+    .await
+    .expect("PEXPIRETIME")
+}
+
+/// What one round of [`try_at_expiry`] saw: the winner's attempt was sent in `before` and
+/// answered in `after` (epoch ms), and the group expired at `expiry` by then.
+struct Win {
+    before: i64,
+    after: i64,
+    expiry: i64,
+}
+
+impl Win {
+    /// The attempt ran in the group's last millisecond: it was sent and answered within
+    /// the millisecond the group's key expired after (Redis keeps a key while its expiry
+    /// is not past, answering `EXISTS` 1 and `PTTL` 0 in that millisecond).
+    fn in_last_ms(&self) -> bool {
+        self.before == self.expiry && self.after == self.expiry
+    }
+}
+
+/// Tries `taker` in a tight loop (single attempts, as many waiters retrying at once)
+/// until it answers `true`, starting a few ms before `deadline`; returns the winning
+/// attempt's timing.
+async fn try_at_expiry(taker: &FasterMultiLock, deadline: i64, expiry: i64) -> Win {
+    let start = Instant::now();
+    while now_ms() < deadline - 3 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    loop {
+        let before = now_ms();
+        if taker.try_lock().await.unwrap() {
+            return Win {
+                before,
+                after: now_ms(),
+                expiry,
+            };
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the group was never free"
+        );
+    }
+}
+
+/// Issue 28: an acquire that answers `true` in the group key's last millisecond must
+/// hold what it answered. Redisson's acquire (and the crate's, before the fix) wrote its
+/// fields into the expiring key and skipped the `PEXPIRE` (`PTTL` is 0 there), so the key
+/// expired a millisecond later with them: the caller believed it held a lock nobody held.
+///
+/// Each round a holder takes {J, M} with a short lease and a taker on another client
+/// retries {M, B} in a tight loop across the holder's expiry; every win is checked in
+/// Redis (the taker's fields, a TTL, its unlock accepted). The rounds go on until the
+/// window was hit `HITS` times (a win sent and answered within the key's last
+/// millisecond), so the test proves it made the window happen.
+#[tokio::test]
+async fn a_win_in_the_groups_last_millisecond_is_held() {
+    const HITS: u32 = 5;
+    const LEASE: Duration = Duration::from_millis(30);
+    let Bed(server, client, raw, name) = Bed::new("fml-last-ms").await;
+    let other = server.client().await;
+    let holder = client.get_multi_lock(&name, [J, M]).unwrap();
+    let taker = other.get_multi_lock(&name, [M, B]).unwrap();
+    let taker_ln = ln(&other, taker.owner());
+    let (mut rounds, mut hits, mut wrong) = (0u32, 0u32, Vec::new());
+    while hits < HITS && rounds < 400 {
+        rounds += 1;
+        let _: i64 = raw.del(&name).await.unwrap();
+        let sent = now_ms();
+        assert!(holder
+            .try_lock_with_lease(Duration::ZERO, LEASE)
+            .await
+            .unwrap());
+        let expiry = expiry_ms(&raw, &name).await;
+        let win = try_at_expiry(&taker, sent + LEASE.as_millis() as i64, expiry).await;
+        let hash = group(&raw, &name).await;
+        let ttl = pttl(&raw, &name).await;
+        let held = hash.get(&id(M)) == Some(&taker_ln) && ttl > 0;
+        if win.in_last_ms() {
+            hits += 1;
+        }
+        if !held {
+            wrong.push(format!(
+                "round {rounds}: sent {} answered {} expiry {}: PTTL {ttl}, {hash:?}",
+                win.before, win.after, win.expiry
+            ));
+            // The crate believes it holds: its unlock is refused, which ends that belief.
+            let _ = taker.unlock().await;
+        } else {
+            taker.unlock().await.unwrap();
+        }
+    }
+    println!("{rounds} rounds, the last millisecond hit {hits} times");
+    assert!(
+        wrong.is_empty(),
+        "{} of {rounds} wins held nothing (the window hit {hits} times):\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert_eq!(
+        hits, HITS,
+        "the window was hit {hits} times in {rounds} rounds"
+    );
+    other.shutdown().await.unwrap();
+}
+
+/// Issue 28, with Redisson beside the crate: Redisson's own acquire has the flaw (it
+/// answers nil in the group's last millisecond and its fields expire a millisecond
+/// later). A Java client and the crate retry at the holder's expiry on the same values;
+/// Java's phantom wins are counted, and the crate must answer `true` only for what it
+/// holds, whether it came first in that millisecond or after Java's phantom.
+#[tokio::test]
+async fn javas_phantom_wins_never_make_the_crate_answer_wrongly() {
+    const LEASE: Duration = Duration::from_millis(30);
+    let Bed(server, client, raw, name) = Bed::new("fml-java-last-ms").await;
+    let other = server.client().await;
+    let holder = client.get_multi_lock(&name, [J, M]).unwrap();
+    let taker = other.get_multi_lock(&name, [M, B]).unwrap();
+    let taker_ln = ln(&other, taker.owner());
+    let (mut rounds, mut phantoms, mut crate_wins, mut wrong) = (0u32, 0u32, 0u32, Vec::new());
+    while (phantoms < 2 || rounds < 20) && rounds < 300 {
+        rounds += 1;
+        let _: i64 = raw.del(&name).await.unwrap();
+        let sent = now_ms();
+        assert!(holder
+            .try_lock_with_lease(Duration::ZERO, LEASE)
+            .await
+            .unwrap());
+        let deadline = sent + LEASE.as_millis() as i64;
+        while now_ms() < deadline - 3 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let started = Instant::now();
+        // Java: retries until its acquire answers nil, then looks whether it holds.
+        let java = async {
+            while java_acquire(&raw, &name, 30_000, &[M, B]).await.is_some() {
+                assert!(started.elapsed() < Duration::from_secs(5));
+            }
+            let held = group(&raw, &name).await.get(&id(M)).map(String::as_str) == Some(JAVA_LN)
+                && pttl(&raw, &name).await > 0;
+            if held {
+                let unlocked = java_unlock(&raw, &name, &[M, B]).await;
+                assert_eq!(unlocked, Some(1), "{:?}", group(&raw, &name).await);
+            }
+            held
+        };
+        // The crate: the same, with single attempts.
+        let rust = async {
+            while !taker.try_lock().await.unwrap() {
+                assert!(started.elapsed() < Duration::from_secs(5));
+            }
+            let hash = group(&raw, &name).await;
+            let ttl = pttl(&raw, &name).await;
+            let held = hash.get(&id(M)) == Some(&taker_ln) && ttl > 0;
+            let _ = taker.unlock().await;
+            (held, ttl, hash.len())
+        };
+        let (java_held, (rust_held, ttl, fields)) = tokio::join!(java, rust);
+        crate_wins += 1;
+        if !java_held {
+            phantoms += 1;
+        }
+        if !rust_held {
+            wrong.push(format!("round {rounds}: PTTL {ttl}, {fields} fields"));
+        }
+    }
+    println!("{rounds} rounds: Java's phantom wins {phantoms}, the crate's wins {crate_wins}");
+    assert!(
+        wrong.is_empty(),
+        "{} of {crate_wins} crate wins held nothing (Java's phantoms: {phantoms}):\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert!(
+        phantoms >= 2,
+        "Java's flaw was hit {phantoms} times in {rounds} rounds"
+    );
+    other.shutdown().await.unwrap();
+}
+
+/// Issue 28: fields left in an expiring group (what a Java acquire in the group's last
+/// millisecond writes) name a deadline far beyond the group's own end. A waiter of the
+/// crate is not held back by them past the group's expiry: it takes the values within
+/// milliseconds of it, not at the phantom deadline.
+#[tokio::test]
+async fn a_waiter_is_not_held_past_the_groups_expiry_by_fields_that_die_with_it() {
+    let Bed(_server, client, raw, name) = Bed::new("fml-phantom-wait").await;
+    // Java's fields with a 30 s deadline, in a group that expires in 200 ms.
+    assert_eq!(java_acquire(&raw, &name, 30_000, &[M]).await, None);
+    let _: bool = raw.pexpire(&name, 200, None).await.unwrap();
+    let taker = client.get_multi_lock(&name, [M, B]).unwrap();
+    assert!(!taker.try_lock().await.unwrap(), "Java's fields are live");
+    let started = Instant::now();
+    assert!(taker.try_lock_for(Duration::from_secs(3)).await.unwrap());
+    let waited = started.elapsed();
+    assert!(
+        waited < Duration::from_millis(1_000),
+        "waited {waited:?} for a group that expired after 200 ms"
+    );
+    let hash = group(&raw, &name).await;
+    assert_eq!(hash.get(&id(M)), Some(&ln(&client, taker.owner())));
+    assert!(pttl(&raw, &name).await > 1_000);
+    taker.unlock().await.unwrap();
+}
+
+/// Issue 28's audit: at `deadline == now` a value is free, and every script of the kind
+/// says so (Redisson's acquire takes it there, while its unlock and `isLocked` still count
+/// it held). One millisecond earlier every script counts it held. The scripts run with raw
+/// `EVAL` and a chosen `now`, so the millisecond is exact.
+#[tokio::test]
+async fn every_script_agrees_a_deadline_equal_to_now_is_free() {
+    use redisson_lock::lua;
+    let Bed(_server, _client, raw, name) = Bed::new("fml-deadline-now").await;
+    let (a, b, f) = ("a-client:1", "b-client:1", id(M));
+    let deadline = now_ms() + 60_000;
+    let seed = || async {
+        let _: i64 = raw.del(&name).await.unwrap();
+        let _: i64 = raw
+            .hset(
+                &name,
+                [
+                    (f.clone(), a.to_owned()),
+                    (format!("{f}:{a}:expire_time"), deadline.to_string()),
+                    (format!("{f}:{a}:lock_count"), "1".to_owned()),
+                ],
+            )
+            .await
+            .unwrap();
+        let _: bool = raw.pexpire(&name, 120_000, None).await.unwrap();
+    };
+    let eval = |script: &'static str, keys: Vec<String>, args: Vec<Value>| {
+        let raw = raw.clone();
+        async move {
+            raw.eval::<Value, _, _, _>(script, keys, args)
+                .await
+                .unwrap()
+        }
+    };
+    let g = || vec![name.clone()];
+    for (now, held) in [(deadline - 1, true), (deadline, false)] {
+        seed().await;
+        let locked = eval(
+            lua::FASTER_MULTI_IS_LOCKED,
+            g(),
+            vec![now.into(), f.clone().into()],
+        );
+        assert_eq!(
+            locked.await.as_i64(),
+            Some(held as i64),
+            "is_locked at {now}"
+        );
+        let holds = eval(
+            lua::FASTER_MULTI_HOLDS,
+            g(),
+            vec![now.into(), a.into(), f.clone().into()],
+        )
+        .await;
+        let flags: Vec<i64> = holds
+            .into_array()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        assert_eq!(flags[0], held as i64, "holds at {now}: {flags:?}");
+        let renew = eval(
+            lua::FASTER_MULTI_RENEW,
+            g(),
+            vec![
+                30_000.into(),
+                now.into(),
+                a.into(),
+                1.into(),
+                f.clone().into(),
+            ],
+        )
+        .await;
+        assert_eq!(
+            renew.into_array()[0].as_i64(),
+            Some(held as i64),
+            "renew at {now}"
+        );
+        seed().await;
+        let latch = format!("redisson_unlock_latch:{{{name}}}:{now}");
+        let release = eval(
+            lua::FASTER_MULTI_RELEASE,
+            vec![name.clone(), channel(&name), latch],
+            vec![
+                a.into(),
+                "0".into(),
+                30_000.into(),
+                "PUBLISH".into(),
+                1_000.into(),
+                now.into(),
+                f.clone().into(),
+            ],
+        )
+        .await;
+        assert_eq!(
+            release.as_i64(),
+            if held { Some(1) } else { None },
+            "release at {now}"
+        );
+        seed().await;
+        let acquire = eval(
+            lua::FASTER_MULTI_ACQUIRE,
+            g(),
+            vec![30_000.into(), now.into(), b.into(), f.clone().into()],
+        )
+        .await;
+        assert_eq!(
+            acquire.as_i64(),
+            if held { Some(1) } else { None },
+            "another owner's acquire at {now}"
+        );
+        // Redisson's own acquire draws the line at the same millisecond.
+        seed().await;
+        let java = eval(
+            JAVA_ACQUIRE,
+            g(),
+            vec![30_000.into(), now.into(), JAVA_LN.into(), f.clone().into()],
+        )
+        .await;
+        assert_eq!(
+            java.as_i64(),
+            if held { Some(1) } else { None },
+            "Java at {now}"
+        );
+    }
+}

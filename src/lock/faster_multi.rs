@@ -6,8 +6,10 @@
 //! braces added): for each value, field `F` (its 22-character field id, see
 //! [`FasterMulti::field_id`]) names the value's last owner `LN` (`<client-id>:<owner>`);
 //! `F:LN:expire_time` is that owner's deadline in epoch ms of the acquiring client's
-//! clock, and `F:LN:lock_count` its hold count. A value is held while its owner's deadline
-//! is not past; the key's TTL only collects garbage. Unlocks publish `0` on
+//! clock, and `F:LN:lock_count` its hold count. A value is held while its owner field names
+//! its owner and that owner's deadline is later than now (at `deadline == now` it is free,
+//! for every script; docs/protocol.md §18); the key's TTL only collects garbage, and is
+//! re-armed to the lease even in the key's last millisecond. Unlocks publish `0` on
 //! `redisson_lock__channel:{G}`, the channel of an `RLock` named `G`.
 //!
 //! What differs from Redisson 4.7.0 on purpose (its client-side bugs, §14.3.11): the
