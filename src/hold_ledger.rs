@@ -19,29 +19,41 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::time::Instant;
 
-use crate::hold_state::HoldSignal;
+use crate::hold_state::{instant, millis, HoldSignal};
 use crate::owner::LockOwner;
 
 /// A lock name, the owner, and whether the holds are a write lock's (field
 /// `<id>:<owner>:write`, beside the same owner's read holds on the same name).
 type HoldKey = (Arc<str>, LockOwner, bool);
 
+/// An entry lives as long as its holds, and a client may hold many: its start is kept as
+/// ms since the signals' epoch ([`millis`]) and what only a doubt needs is boxed.
 #[derive(Debug, Default)]
 struct Entry {
     count: u32,
     /// When the owner took its first hold (for the hold-time metric).
-    since: Option<Instant>,
+    since_ms: u64,
     /// When the last lease-mode acquisition's lease ends; `None` for watchdog holds.
     lease_end: Option<Instant>,
     /// The hold's signal, for watchdog holds.
     lost: Option<Arc<HoldSignal>>,
-    /// The count before an acquire whose outcome could not be learned.
-    in_doubt: Option<u32>,
+    /// An acquire whose outcome could not be learned.
+    doubt: Option<Box<Doubt>>,
+}
+
+#[derive(Debug, Default)]
+struct Doubt {
+    /// The count before that acquire; `None` once settled.
+    before: Option<u32>,
     /// Serialises settling the doubt (the caller's next call and the background settler).
-    settling: Option<Arc<tokio::sync::Mutex<()>>>,
+    settling: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Entry {
+    fn in_doubt(&self) -> Option<u32> {
+        self.doubt.as_ref().and_then(|d| d.before)
+    }
+
     fn live_count(&self) -> u32 {
         let expired = self.lease_end.is_some_and(|end| Instant::now() >= end);
         let lost = self.lost.as_ref().is_some_and(|l| l.is_lost());
@@ -86,7 +98,7 @@ impl HoldLedger {
         let entry = holds.entry((name.clone(), owner, write)).or_default();
         let live = entry.live_count();
         if live == 0 {
-            entry.since = Some(Instant::now());
+            entry.since_ms = millis(Instant::now());
         }
         entry.count = live + 1;
         entry.lease_end = lease_end;
@@ -105,10 +117,7 @@ impl HoldLedger {
         let mut holds = self.holds();
         let key = (name.clone(), owner, write);
         if released {
-            holds
-                .remove(&key)
-                .and_then(|e| e.since)
-                .map(|since| since.elapsed())
+            holds.remove(&key).map(|e| instant(e.since_ms).elapsed())
         } else {
             if let Some(entry) = holds.get_mut(&key) {
                 entry.count = entry.count.saturating_sub(1);
@@ -133,15 +142,14 @@ impl HoldLedger {
         let mut holds = self.holds();
         let entry = holds.entry((name.clone(), owner, write)).or_default();
         entry.count = before;
-        entry.in_doubt = Some(before);
-        entry.settling.get_or_insert_with(Default::default);
+        entry.doubt.get_or_insert_with(Default::default).before = Some(before);
     }
 
     /// The count before an acquire in doubt, if one is.
     pub(crate) fn in_doubt(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> Option<u32> {
         self.holds()
             .get(&(name.clone(), owner, write))
-            .and_then(|e| e.in_doubt)
+            .and_then(Entry::in_doubt)
     }
 
     /// The lock that serialises settling the doubt on this entry, if it is in doubt.
@@ -153,8 +161,8 @@ impl HoldLedger {
     ) -> Option<Arc<tokio::sync::Mutex<()>>> {
         self.holds()
             .get(&(name.clone(), owner, write))
-            .filter(|e| e.in_doubt.is_some())
-            .and_then(|e| e.settling.clone())
+            .filter(|e| e.in_doubt().is_some())
+            .and_then(|e| e.doubt.as_ref().map(|d| d.settling.clone()))
     }
 
     /// The doubt is settled; the owner has `count` holds known to the caller.
@@ -164,7 +172,9 @@ impl HoldLedger {
         if count == 0 {
             holds.remove(&key);
         } else if let Some(entry) = holds.get_mut(&key) {
-            entry.in_doubt = None;
+            if let Some(doubt) = entry.doubt.as_mut() {
+                doubt.before = None;
+            }
             entry.count = count;
         }
     }

@@ -21,40 +21,21 @@ use fred::prelude::Value;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::held::{Forced, Held};
 use crate::hold_state::{millis, Cause, HoldSignal, Transition};
 use crate::owner::LockOwner;
-
-/// What the watchdog renews (and the sentry verifies) for one (lock, owner).
-#[derive(Debug, Clone)]
-pub(crate) enum Renewable {
-    /// The lock's hash while `field` is in it (RLock, fair, fenced, spin, write locks).
-    Field { field: String },
-    /// A read lock's holds of `field`: each hold's timeout key under `key_prefix`, and
-    /// the hash unless its TTL is longer already (Redisson 4.4+'s read renewal, which
-    /// renews only its own holds).
-    ReadHolds { field: String, key_prefix: String },
-    /// A faster multi-lock's values (field ids) held by owner `field` in the group hash:
-    /// every hold of one (group, owner) adds its values, and a round renews them all
-    /// (`lua/faster_multi_renew.lua`).
-    Values {
-        field: String,
-        values: Arc<[String]>,
-    },
-}
 
 /// A lock name, the owner that holds it, and whether the hold is a write lock's (whose
 /// field is `<id>:<owner>:write`, beside the same owner's read holds on the same name).
 pub(crate) type HoldKey = (Arc<str>, LockOwner, bool);
 
+/// An entry lives as long as its hold, and a client may hold many: it is kept small
+/// (what is held is shared with the handle that took it; script arguments are built per
+/// round).
 #[derive(Debug)]
 struct Entry {
-    /// The owner field (and a read lock's key prefix), as compact as they come: an entry
-    /// lives as long as its hold, and a client may hold many locks, so script arguments
-    /// are built per round instead.
-    field: Box<str>,
-    key_prefix: Option<Box<str>>,
-    /// A faster multi-lock's value sets, one per hold (empty for the other kinds).
-    sets: Vec<Arc<[String]>>,
+    /// What is held, as the watchdog and the sentry send it.
+    held: Arc<dyn Held>,
     watchdog_holds: u32,
     leased: bool,
     signal: Arc<HoldSignal>,
@@ -65,10 +46,7 @@ struct Entry {
 pub(crate) struct Snapshot {
     pub(crate) hold: HoldKey,
     pub(crate) key: Value,
-    pub(crate) field: Value,
-    pub(crate) key_prefix: Option<Value>,
-    /// A faster multi-lock's values: the union of its sets.
-    pub(crate) values: Option<Vec<Value>>,
+    pub(crate) held: Arc<dyn Held>,
     pub(crate) slot: u16,
     /// Renewed by the watchdog (else a lease hold: checked, never re-armed).
     pub(crate) renewed: bool,
@@ -178,22 +156,21 @@ impl HoldRegistry {
     }
 
     /// Registers one acquisition whose command was sent at `sent`: a watchdog hold
-    /// (`lease_ms` `None`: renewed from now on) or a lease hold. Returns the hold's
-    /// signal (shared with the owner's other holds of the lock).
+    /// (`lease_ms` `None`: renewed from now on) or a lease hold of what `held` describes
+    /// (called only when the entry is new or its holds are not all alike). Returns the
+    /// hold's signal (shared with the owner's other holds of the lock).
     pub(crate) fn add_hold(
         &self,
         hold: HoldKey,
         lease_ms: Option<u64>,
         sent: Instant,
-        renewable: impl FnOnce() -> Renewable,
+        held_now: impl FnOnce() -> Arc<dyn Held>,
     ) -> Arc<HoldSignal> {
         let lease = lease_ms.unwrap_or(self.watchdog_ms);
         let margin = self.margin_ms(lease);
         let mut held = self.held();
         let had_watchdog_holds = held.renewed > 0;
         let mut recovered = None;
-        let mut renewable = Some(renewable);
-        let mut set = None;
         let entry = match held.map.entry(hold) {
             std::collections::hash_map::Entry::Occupied(entry) => {
                 let entry = entry.into_mut();
@@ -202,38 +179,21 @@ impl HoldRegistry {
                     entry
                         .signal
                         .confirm(sent, lease, margin, true, !self.failover_pending());
-                if !entry.sets.is_empty() {
-                    // A faster multi-lock entry: this hold's values join it.
-                    if let Some(Renewable::Values { values, .. }) =
-                        renewable.take().map(|make| make())
-                    {
-                        set = Some(values);
+                if entry.held.joins() {
+                    // Holds that differ (a faster multi-lock's value sets): this one joins.
+                    if let Some(joined) = entry.held.join(&*held_now()) {
+                        entry.held = joined;
                     }
                 }
                 entry
             }
-            std::collections::hash_map::Entry::Vacant(vacant) => {
-                let made = renewable.take().map(|make| make());
-                let (field, key_prefix) = match made {
-                    Some(Renewable::Field { field }) => (field, None),
-                    Some(Renewable::ReadHolds { field, key_prefix }) => (field, Some(key_prefix)),
-                    Some(Renewable::Values { field, values }) => {
-                        set = Some(values);
-                        (field, None)
-                    }
-                    None => (String::new(), None),
-                };
-                vacant.insert(Entry {
-                    field: field.into_boxed_str(),
-                    key_prefix: key_prefix.map(String::into_boxed_str),
-                    sets: Vec::new(),
-                    watchdog_holds: 0,
-                    leased: false,
-                    signal: Arc::new(HoldSignal::new(sent, lease, margin)),
-                })
-            }
+            std::collections::hash_map::Entry::Vacant(vacant) => vacant.insert(Entry {
+                held: held_now(),
+                watchdog_holds: 0,
+                leased: false,
+                signal: Arc::new(HoldSignal::new(sent, lease, margin)),
+            }),
         };
-        entry.sets.extend(set);
         let first_of_entry = match lease_ms {
             None => {
                 entry.watchdog_holds += 1;
@@ -290,23 +250,25 @@ impl HoldRegistry {
         }
     }
 
-    /// Removes one hold of a faster multi-lock: its `values` stop being renewed unless
-    /// another hold of the same (group, owner) has them too.
-    pub(crate) fn remove_values_hold(&self, hold: &HoldKey, values: &[String]) {
+    /// Removes one hold whose part differs from the others' (a faster multi-lock's
+    /// value set, see [`Held::leave`]): `part` stops being renewed unless another hold of
+    /// the same (name, owner) has it too.
+    pub(crate) fn remove_part(&self, hold: &HoldKey, part: &dyn Held) {
         let mut held = self.held();
         let Some(entry) = held.map.get_mut(hold) else {
             return;
         };
-        if let Some(at) = entry.sets.iter().position(|s| **s == *values) {
-            entry.sets.swap_remove(at);
-        }
+        let empty = match entry.held.leave(part) {
+            Some(Some(rest)) => {
+                entry.held = rest;
+                false
+            }
+            Some(None) => true,
+            None => false,
+        };
         let was_renewed = entry.watchdog_holds > 0;
         entry.watchdog_holds = entry.watchdog_holds.saturating_sub(1);
-        let (renewed_now, leased, empty) = (
-            entry.watchdog_holds > 0,
-            entry.leased,
-            entry.sets.is_empty(),
-        );
+        let (renewed_now, leased) = (entry.watchdog_holds > 0, entry.leased);
         if was_renewed && !renewed_now {
             held.renewed -= 1;
         }
@@ -336,40 +298,42 @@ impl HoldRegistry {
         }
     }
 
-    /// Forgets `name` for every owner (force unlock), but only holds renewed the way
-    /// `like` is: a read lock's force unlock ends its read holds, any other kind's (the
-    /// write half's too) its owner fields. The two halves of a read-write lock share the
-    /// name, and one half's force unlock must not stop the other half's renewal.
-    ///
-    /// A faster multi-lock's force unlock releases only its values: the holds (of any
-    /// owner of this client) that share one of them stop, the group's others go on.
-    pub(crate) fn remove_lock(&self, name: &str, like: &Renewable) {
-        if let Renewable::Values { values, .. } = like {
-            let mut held = self.held();
-            let mut stopped = 0;
-            held.map.retain(|(n, _, _), e| {
-                if &**n != name || e.sets.is_empty() {
-                    return true;
+    /// Forgets `name` for every owner (force unlock), as far as a force release of what
+    /// `forced` describes ends each hold ([`Held::forced`]): a read lock's force unlock
+    /// ends its read holds, any other kind's (the write half's too) its owner fields (the
+    /// two halves of a read-write lock share the name, and one half's force unlock must
+    /// not stop the other half's renewal); a faster multi-lock's ends the holds (of any
+    /// owner of this client) that share one of its values, the group's others go on.
+    pub(crate) fn remove_lock(&self, name: &str, forced: &dyn Held) {
+        let mut held = self.held();
+        let mut stopped = 0;
+        held.map.retain(|(n, _, _), e| {
+            if &**n != name {
+                return true;
+            }
+            match e.held.forced(forced) {
+                Forced::Kept => true,
+                Forced::Ended => {
+                    if e.watchdog_holds > 0 {
+                        stopped += 1;
+                    }
+                    false
                 }
-                let before = e.sets.len();
-                e.sets
-                    .retain(|set| !set.iter().any(|v| values.binary_search(v).is_ok()));
-                let was_renewed = e.watchdog_holds > 0;
-                e.watchdog_holds = e
-                    .watchdog_holds
-                    .saturating_sub((before - e.sets.len()) as u32);
-                let keep = !e.sets.is_empty() && e.watchdog_holds > 0;
-                if was_renewed && (!keep || e.watchdog_holds == 0) {
-                    stopped += 1;
+                Forced::Shrunk { rest, ended } => {
+                    let was_renewed = e.watchdog_holds > 0;
+                    e.watchdog_holds = e.watchdog_holds.saturating_sub(ended);
+                    let keep = rest.is_some() && e.watchdog_holds > 0;
+                    if let Some(rest) = rest {
+                        e.held = rest;
+                    }
+                    if was_renewed && (!keep || e.watchdog_holds == 0) {
+                        stopped += 1;
+                    }
+                    keep
                 }
-                keep
-            });
-            held.renewed -= stopped;
-            return;
-        }
-        let read_holds = matches!(like, Renewable::ReadHolds { .. });
-        self.held()
-            .retain(|(n, _, _), e| &**n != name || e.key_prefix.is_some() != read_holds);
+            }
+        });
+        held.renewed -= stopped;
     }
 
     /// Forgets every hold and says each is lost (client shutdown).
@@ -436,16 +400,7 @@ impl HoldRegistry {
             .map(|(k, e)| Snapshot {
                 hold: k.clone(),
                 key: Value::from(&*k.0),
-                field: Value::from(&*e.field),
-                key_prefix: e.key_prefix.as_deref().map(Value::from),
-                values: (!e.sets.is_empty()).then(|| {
-                    let union: std::collections::BTreeSet<&str> = e
-                        .sets
-                        .iter()
-                        .flat_map(|s| s.iter().map(String::as_str))
-                        .collect();
-                    union.into_iter().map(Value::from).collect()
-                }),
+                held: e.held.clone(),
                 slot: fred::util::redis_keyslot(k.0.as_bytes()),
                 renewed: e.watchdog_holds > 0,
                 signal: e.signal.clone(),

@@ -77,6 +77,7 @@ mod detach;
 mod error;
 mod failover_watch;
 pub mod fencing;
+mod held;
 mod hold_ledger;
 mod hold_registry;
 mod hold_state;
@@ -136,12 +137,12 @@ pub mod lua {
     /// `lua/lock_handoff.lua` (redisson-lock's local hand-off; not a Redisson script).
     pub const LOCK_HANDOFF: &str = crate::lock::base::LOCK_HANDOFF;
     /// `lua/lock_renew.lua`.
-    pub const LOCK_RENEW: &str = crate::renewal::LOCK_RENEW;
+    pub const LOCK_RENEW: &str = crate::lock::holds::LOCK_RENEW;
     /// `lua/rw_read_renew.lua`.
-    pub const RW_READ_RENEW: &str = crate::renewal::RW_READ_RENEW;
+    pub const RW_READ_RENEW: &str = crate::lock::holds::RW_READ_RENEW;
     /// `lua/hold_check.lua` (redisson-lock's check of lease holds after a fault; not a
     /// Redisson script).
-    pub const HOLD_CHECK: &str = crate::renewal::HOLD_CHECK;
+    pub const HOLD_CHECK: &str = crate::lock::holds::HOLD_CHECK;
     /// `lua/fair_acquire.lua`.
     pub const FAIR_ACQUIRE: &str = crate::lock::fair::FAIR_ACQUIRE;
     /// `lua/fair_try_acquire.lua`.
@@ -181,7 +182,7 @@ pub mod lua {
     /// `lua/faster_multi_holds.lua`.
     pub const FASTER_MULTI_HOLDS: &str = crate::lock::faster_multi::FASTER_MULTI_HOLDS;
     /// `lua/faster_multi_renew.lua` (the watchdog's).
-    pub const FASTER_MULTI_RENEW: &str = crate::renewal::FASTER_MULTI_RENEW;
+    pub const FASTER_MULTI_RENEW: &str = crate::lock::holds::FASTER_MULTI_RENEW;
     /// `lua/fenced_acquire.lua`.
     pub const FENCED_ACQUIRE: &str = crate::lock::fenced::FENCED_ACQUIRE;
     /// `lua/fenced_token_floor.lua` (`FencedLock::ensure_token_floor`; not a Redisson

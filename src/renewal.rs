@@ -16,7 +16,7 @@
 //!   (which re-arms it too), a lease hold by `lua/hold_check.lua` (read-only).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fred::prelude::Value;
@@ -24,23 +24,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::held::{BatchScript, Purpose};
 use crate::hold_registry::{HoldRegistry, Snapshot};
-use crate::scripts::{Resend, Script};
-
-/// `lua/lock_renew.lua`: the watchdog's batched renewal of owner fields.
-pub(crate) const LOCK_RENEW: &str = include_str!("../lua/lock_renew.lua");
-/// `lua/rw_read_renew.lua`: the watchdog's batched renewal of read holds.
-pub(crate) const RW_READ_RENEW: &str = include_str!("../lua/rw_read_renew.lua");
-/// `lua/faster_multi_renew.lua`: the watchdog's batched renewal of faster multi-lock
-/// values.
-pub(crate) const FASTER_MULTI_RENEW: &str = include_str!("../lua/faster_multi_renew.lua");
-/// `lua/hold_check.lua`: whether lease holds are still in Redis, after a fault.
-pub(crate) const HOLD_CHECK: &str = include_str!("../lua/hold_check.lua");
-
-static RENEW_FIELDS: LazyLock<Script> = LazyLock::new(|| Script::new(LOCK_RENEW));
-static RENEW_READ_HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(RW_READ_RENEW));
-static RENEW_VALUES: LazyLock<Script> = LazyLock::new(|| Script::new(FASTER_MULTI_RENEW));
-static CHECK_HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(HOLD_CHECK));
+use crate::scripts::Resend;
 
 /// What the renewal task needs besides the registry.
 #[derive(Debug, Clone)]
@@ -50,15 +36,6 @@ pub(crate) struct RenewalSettings {
     pub(crate) batch_size: usize,
     pub(crate) clustered: bool,
     pub(crate) response_timeout: Duration,
-}
-
-/// Which script a batch goes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Batch {
-    Fields,
-    ReadHolds,
-    Values,
-    Check,
 }
 
 /// How one batched send went, in holds.
@@ -110,20 +87,22 @@ pub(crate) async fn send(
     settings: &RenewalSettings,
     holds: Vec<Snapshot>,
 ) -> Outcome {
-    let mut groups: BTreeMap<(u16, Batch), Vec<Snapshot>> = BTreeMap::new();
+    // Per slot and script: a watchdog hold goes to its renewal, a lease hold to its
+    // check.
+    type Group = (&'static BatchScript, Purpose, Vec<Snapshot>);
+    let mut groups: BTreeMap<(u16, &'static str), Group> = BTreeMap::new();
     for item in holds {
         let slot = if settings.clustered { item.slot } else { 0 };
-        let batch = match (
-            item.renewed,
-            item.key_prefix.is_some(),
-            item.values.is_some(),
-        ) {
-            (false, _, _) => Batch::Check,
-            (true, _, true) => Batch::Values,
-            (true, false, false) => Batch::Fields,
-            (true, true, false) => Batch::ReadHolds,
+        let (script, purpose) = if item.renewed {
+            (item.held.renewal(), Purpose::Renew)
+        } else {
+            (item.held.check(), Purpose::Check)
         };
-        groups.entry((slot, batch)).or_default().push(item);
+        groups
+            .entry((slot, script.name))
+            .or_insert_with(|| (script, purpose, Vec::new()))
+            .2
+            .push(item);
     }
     let lease = Value::from(settings.lease_ms as i64);
     let sent_at = Instant::now();
@@ -132,43 +111,40 @@ pub(crate) async fn send(
     let may_recover = !registry.failover_pending();
     let batches = groups
         .iter()
-        .flat_map(|(slot, group)| {
+        .flat_map(|((slot, _), (script, purpose, group))| {
             group
                 .chunks(settings.batch_size.max(1))
-                .map(move |batch| (*slot, batch))
+                .map(move |batch| (*slot, *script, *purpose, batch))
         })
-        .map(|((slot, kind), batch)| {
-            let lease = lease.clone();
+        .map(|(slot, script, purpose, batch)| {
+            let (keys, args) = batch_call(script, purpose, batch, &lease);
             async move {
-                let script: &Script = match kind {
-                    Batch::Fields => &RENEW_FIELDS,
-                    Batch::ReadHolds => &RENEW_READ_HOLDS,
-                    Batch::Values => &RENEW_VALUES,
-                    Batch::Check => &CHECK_HOLDS,
-                };
                 let reply = script
+                    .script
                     .run_in_slot(
                         redis,
                         slot,
                         Resend::Allowed,
                         settings.response_timeout,
-                        |call| push_batch(call, kind, batch, &lease),
+                        |call| {
+                            call.reserve(1 + keys.len() + args.len());
+                            call.push(Value::from(keys.len() as i64));
+                            call.extend(keys.iter().cloned());
+                            call.extend(args.iter().cloned());
+                        },
                     )
                     .await;
-                (kind, batch, reply)
+                (script, batch, reply)
             }
         });
     let mut outcome = Outcome::default();
-    for (kind, batch, reply) in futures::future::join_all(batches).await {
+    for (script, batch, reply) in futures::future::join_all(batches).await {
         match reply {
             Ok(Value::Array(flags)) if flags.len() == batch.len() => {
                 for (hold, flag) in batch.iter().zip(flags) {
-                    let confirmed = match (kind, flag.as_i64()) {
-                        (Batch::Check, Some(-2))
-                        | (Batch::Fields | Batch::ReadHolds | Batch::Values, Some(0)) => None,
-                        (Batch::Check, Some(-1)) => Some(u64::MAX / 4),
-                        (Batch::Check, Some(ttl)) => Some(ttl.max(0) as u64),
-                        _ => Some(settings.lease_ms),
+                    let confirmed = match flag.as_i64() {
+                        Some(flag) => (script.confirms)(flag, settings.lease_ms),
+                        None => Some(settings.lease_ms),
                     };
                     match confirmed {
                         None => {
@@ -179,7 +155,7 @@ pub(crate) async fn send(
                         Some(lease_ms) => {
                             outcome.confirmed += 1;
                             let margin = registry.margin_ms(lease_ms);
-                            let reset = kind == Batch::Check;
+                            let reset = !hold.renewed;
                             if let Some(t) =
                                 hold.signal
                                     .confirm(sent_at, lease_ms, margin, reset, may_recover)
@@ -204,64 +180,19 @@ pub(crate) async fn send(
     outcome
 }
 
-/// One batch's keys and arguments.
-fn push_batch(call: &mut Vec<Value>, kind: Batch, batch: &[Snapshot], lease: &Value) {
-    call.reserve(2 + 3 * batch.len());
-    match kind {
-        Batch::ReadHolds => {
-            call.push(Value::from(2 * batch.len() as i64));
-            for r in batch {
-                call.push(r.key.clone());
-                call.push(r.key_prefix.clone().unwrap_or(Value::Null));
-            }
-            call.push(lease.clone());
-        }
-        Batch::Fields => {
-            call.push(Value::from(batch.len() as i64));
-            call.extend(batch.iter().map(|r| r.key.clone()));
-            call.push(lease.clone());
-        }
-        Batch::Values => {
-            // The groups, then the lease, now, and per group its owner, the number of its
-            // values and the values.
-            call.push(Value::from(batch.len() as i64));
-            call.extend(batch.iter().map(|r| r.key.clone()));
-            call.push(lease.clone());
-            call.push(Value::from(epoch_ms()));
-            for r in batch {
-                let values = r.values.as_deref().unwrap_or_default();
-                call.push(r.field.clone());
-                call.push(Value::from(values.len() as i64));
-                call.extend(values.iter().cloned());
-            }
-            return;
-        }
-        Batch::Check => {
-            // Per hold: the field that must exist, and the owner it must name (empty: any).
-            // A faster multi-lock hold is checked by its first value naming the owner.
-            call.push(Value::from(batch.len() as i64));
-            call.extend(batch.iter().map(|r| r.key.clone()));
-            for r in batch {
-                match r.values.as_deref().and_then(<[Value]>::first) {
-                    Some(first) => {
-                        call.push(first.clone());
-                        call.push(r.field.clone());
-                    }
-                    None => {
-                        call.push(r.field.clone());
-                        call.push(Value::from_static_str(""));
-                    }
-                }
-            }
-            return;
-        }
+/// One batch's keys and arguments: every hold's keys, then the script's prelude and
+/// every hold's arguments (see [`BatchScript`]).
+fn batch_call(
+    script: &BatchScript,
+    purpose: Purpose,
+    batch: &[Snapshot],
+    lease: &Value,
+) -> (Vec<Value>, Vec<Value>) {
+    let mut keys = Vec::with_capacity(2 * batch.len());
+    let mut args = Vec::with_capacity(2 + 2 * batch.len());
+    (script.prelude)(lease, &mut args);
+    for hold in batch {
+        hold.held.push(purpose, &hold.key, &mut keys, &mut args);
     }
-    call.extend(batch.iter().map(|r| r.field.clone()));
-}
-
-/// This client's clock in epoch milliseconds (the faster multi-lock's deadlines).
-fn epoch_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    (keys, args)
 }

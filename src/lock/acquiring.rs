@@ -293,13 +293,15 @@ impl<K: LockKind> Lock<K> {
     ) -> Acquired {
         let target = self.target(owner);
         if let Some(lease) = lease_ms {
-            self.internal_lease_ms.store(lease, Ordering::Relaxed);
+            self.shared
+                .internal_lease_ms
+                .store(lease, Ordering::Relaxed);
         }
         let signal = self.context.registry.add_hold(
             (self.name.clone(), owner, K::CAPABILITIES.write_lock),
             lease_ms,
             started,
-            || self.kind.renewable(&target),
+            || self.kind.held(&target),
         );
         let acquired = Acquired {
             signal,

@@ -14,6 +14,8 @@ pub(crate) struct Target<'a> {
     pub(crate) context: &'a LockContext,
     /// The name as stored in Redis (protocol `N`): keys and channels derive from it.
     pub(crate) name: &'a str,
+    /// The same, as the handle keeps it.
+    pub(crate) name_arc: &'a std::sync::Arc<str>,
     /// The name as given, before the name mapper (equal to `name` without one).
     pub(crate) given: &'a str,
     pub(crate) owner: LockOwner,
@@ -29,12 +31,17 @@ impl Target<'_> {
 
     /// `N` as a ready-made value.
     pub(crate) fn name_value(&self) -> Value {
-        self.keys.name(|| self.name.to_owned())
+        self.keys.name(self.name_arc)
     }
 
     /// `<client-id>:<owner>` as a ready-made value.
     pub(crate) fn owner_value(&self) -> Value {
         self.keys.field(self.owner, || self.owner_field())
+    }
+
+    /// `<client-id>:<owner>` as a ready-made string.
+    pub(crate) fn owner_str(&self) -> fred::bytes_utils::Str {
+        self.keys.field_str(self.owner, || self.owner_field())
     }
 
     /// `redisson_lock__channel:{N}` as a ready-made value.

@@ -94,8 +94,8 @@ fn queue_base<'a>(target: &Target<'a>) -> &'a str {
     }
 }
 
-/// The queue and the deadline set, as ready-made values (see `key_cache`).
-fn queue_keys<'a>(target: &Target<'a>) -> &'a [Value] {
+/// The queue and the deadline set, as ready-made strings (see `key_cache`).
+fn queue_keys<'a>(target: &Target<'a>) -> &'a [fred::bytes_utils::Str] {
     target.keys.kind_keys(|| {
         vec![
             fair_queue(queue_base(target)),
@@ -107,7 +107,7 @@ fn queue_keys<'a>(target: &Target<'a>) -> &'a [Value] {
 fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: bool) -> ScriptCall {
     let mut keys = Vec::with_capacity(3);
     keys.push(target.name_value());
-    keys.extend_from_slice(queue_keys(target));
+    keys.extend(queue_keys(target).iter().cloned().map(Value::String));
     let (lease, field, now) = (
         Value::from(lease_ms as i64),
         target.owner_value(),
@@ -134,7 +134,7 @@ fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: boo
 fn release(target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
     let mut keys = Vec::with_capacity(5);
     keys.push(target.name_value());
-    keys.extend_from_slice(queue_keys(target));
+    keys.extend(queue_keys(target).iter().cloned().map(Value::String));
     keys.extend([target.channel_value(), Value::from(latch)]);
     ScriptCall::with_values(
         &RELEASE,

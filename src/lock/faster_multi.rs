@@ -30,7 +30,6 @@ use highway::{HighwayHash, HighwayHasher, Key};
 
 use super::kind::{now_ms, AcquireMode, Kind, LockedProbe, ScriptCall, Target};
 use crate::error::{Error, Result};
-use crate::hold_registry::Renewable;
 use crate::names::lock_channel;
 use crate::scripts::Script;
 
@@ -250,11 +249,11 @@ impl Kind for FasterMulti {
         )
     }
 
-    fn renewable(&self, target: &Target<'_>) -> Renewable {
-        Renewable::Values {
-            field: target.owner_field(),
-            values: self.fields.clone(),
-        }
+    fn held(&self, target: &Target<'_>) -> Arc<dyn crate::held::Held> {
+        Arc::new(super::holds::Values::new(
+            target.owner_str(),
+            self.fields.clone(),
+        ))
     }
 
     fn renewal_values(&self) -> Option<&Arc<[String]>> {

@@ -7,7 +7,7 @@
 //! Invariants: a handle is a cheap `Clone` and does no I/O until used; its clones share
 //! `internal_lease_ms`, the lease a partial unlock re-arms.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,13 +65,11 @@ pub struct Lock<K: LockKind = Reentrant> {
     pub(super) given: Option<Arc<str>>,
     pub(super) kind: K,
     pub(super) owner: Option<LockOwner>,
-    /// Redisson's `internalLockLeaseTime`: the lease a partial unlock re-arms. The lease of
-    /// the last lease-mode acquisition through this handle (and its clones), reset to the
-    /// watchdog timeout by a full unlock.
-    pub(super) internal_lease_ms: Arc<AtomicU64>,
-    /// This handle's keys and owner field as ready-made script values (shared by its
-    /// clones).
-    pub(super) keys: Arc<super::key_cache::KeyCache>,
+    /// Shared by the handle's clones: Redisson's `internalLockLeaseTime` (the lease a
+    /// partial unlock re-arms: the lease of the last lease-mode acquisition through this
+    /// handle, reset to the watchdog timeout by a full unlock), and the handle's keys and
+    /// owner field as ready-made script values.
+    pub(super) shared: Arc<super::key_cache::HandleShared>,
 }
 
 /// A lock's names: as stored in Redis, and as given when a name mapper changed it.
@@ -105,8 +103,7 @@ impl<K: LockKind> Clone for Lock<K> {
             given: self.given.clone(),
             kind: self.kind.clone(),
             owner: self.owner,
-            internal_lease_ms: self.internal_lease_ms.clone(),
-            keys: self.keys.clone(),
+            shared: self.shared.clone(),
         }
     }
 }
@@ -143,8 +140,7 @@ impl<K: LockKind> Lock<K> {
             given: names.given,
             kind,
             owner: None,
-            internal_lease_ms: Arc::new(AtomicU64::new(watchdog_ms)),
-            keys: Arc::default(),
+            shared: Arc::new(super::key_cache::HandleShared::new(watchdog_ms)),
         }
     }
 
@@ -557,7 +553,7 @@ impl<K: LockKind> Lock<K> {
         let target = self.target(self.owner());
         context
             .registry
-            .remove_lock(&self.name, &self.kind.renewable(&target));
+            .remove_lock(&self.name, &*self.kind.held(&target));
         let call = self.kind.force_release(&target);
         let (reply, synced) = self
             .run_synced(&call, Resend::Allowed)
@@ -565,7 +561,8 @@ impl<K: LockKind> Lock<K> {
             .await
             .map_err(|e| self.redis_error(e))?;
         self.log_unsynced("force unlock", &synced);
-        self.internal_lease_ms
+        self.shared
+            .internal_lease_ms
             .store(context.watchdog_ms, Ordering::Relaxed);
         match reply {
             Value::Integer(n) => {

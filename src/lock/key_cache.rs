@@ -11,50 +11,92 @@
 //! same name, the same owner); the owner field is cached for the last owner asked, and
 //! rebuilt when another owner uses the handle.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, OnceLock};
 
+use fred::bytes::Bytes;
+use fred::bytes_utils::Str;
 use fred::prelude::Value;
 
 use crate::owner::LockOwner;
 
-/// See the module docs.
-#[derive(Debug, Default)]
-pub(crate) struct KeyCache {
-    name: OnceLock<Value>,
-    channel: OnceLock<Value>,
-    /// A kind's own keys (the fair lock's queue and deadline set).
-    kind_keys: OnceLock<Box<[Value]>>,
-    field: Mutex<Option<(LockOwner, Value)>>,
+/// What a handle's clones share: Redisson's `internalLockLeaseTime` and the ready-made
+/// keys, in one allocation per handle.
+#[derive(Debug)]
+pub(crate) struct HandleShared {
+    /// The lease a partial unlock re-arms (see `handle.rs`).
+    pub(crate) internal_lease_ms: AtomicU64,
+    pub(crate) keys: KeyCache,
 }
 
-/// A value made from `text` whose clones share its buffer: the first clone of a value
+impl HandleShared {
+    pub(crate) fn new(watchdog_ms: u64) -> HandleShared {
+        HandleShared {
+            internal_lease_ms: AtomicU64::new(watchdog_ms),
+            keys: KeyCache::default(),
+        }
+    }
+}
+
+/// See the module docs. The strings are kept as [`Str`] (half a [`Value`]'s size: a
+/// handle lives as long as its user keeps it, and a client may keep many) and wrapped into
+/// a `Value` per call, which copies no bytes.
+#[derive(Debug, Default)]
+pub(crate) struct KeyCache {
+    name: OnceLock<Str>,
+    channel: OnceLock<Str>,
+    /// A kind's own keys (the fair lock's queue and deadline set).
+    kind_keys: OnceLock<Box<[Str]>>,
+    field: Mutex<Option<(LockOwner, Str)>>,
+}
+
+/// An `Arc<str>` as the owner of a [`Bytes`] buffer.
+struct ArcBytes(Arc<str>);
+
+impl AsRef<[u8]> for ArcBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+/// A string made from `text` whose clones share its buffer: the first clone of a string
 /// made from a `String` turns its buffer into a shared one (one allocation, once); later
-/// clones only count a reference.
-pub(crate) fn shared(text: String) -> Value {
-    let value = Value::from(text);
+/// clones only count a reference. The buffer is cut to the text first.
+pub(crate) fn shared(mut text: String) -> Str {
+    text.shrink_to_fit();
+    let value = Str::from(text);
     drop(value.clone());
     value
 }
 
 impl KeyCache {
-    /// The lock's name `N` (built by `name` the first time).
-    pub(crate) fn name(&self, name: impl FnOnce() -> String) -> Value {
-        self.name.get_or_init(|| shared(name())).clone()
+    /// The lock's name `N`: the handle's own `Arc<str>`, shared without a copy.
+    pub(crate) fn name(&self, name: &Arc<str>) -> Value {
+        let name = self.name.get_or_init(|| {
+            Str::from_inner(Bytes::from_owner(ArcBytes(name.clone())))
+                .unwrap_or_else(|_| shared(name.to_string()))
+        });
+        Value::String(name.clone())
     }
 
     /// The lock's channel (built by `channel` the first time).
     pub(crate) fn channel(&self, channel: impl FnOnce() -> String) -> Value {
-        self.channel.get_or_init(|| shared(channel())).clone()
+        Value::String(self.channel.get_or_init(|| shared(channel())).clone())
     }
 
     /// The kind's own keys (built by `keys` the first time), in the kind's order.
-    pub(crate) fn kind_keys(&self, keys: impl FnOnce() -> Vec<String>) -> &[Value] {
+    pub(crate) fn kind_keys(&self, keys: impl FnOnce() -> Vec<String>) -> &[Str] {
         self.kind_keys
             .get_or_init(|| keys().into_iter().map(shared).collect())
     }
 
     /// `owner`'s field `<client-id>:<owner>` (built by `field` when the owner changed).
     pub(crate) fn field(&self, owner: LockOwner, field: impl FnOnce() -> String) -> Value {
+        Value::String(self.field_str(owner, field))
+    }
+
+    /// [`KeyCache::field`] as a shared string.
+    pub(crate) fn field_str(&self, owner: LockOwner, field: impl FnOnce() -> String) -> Str {
         // Each critical section is one read or one write: a poisoned lock is consistent.
         let mut cached = self.field.lock().unwrap_or_else(|p| p.into_inner());
         match cached.as_ref() {
@@ -75,15 +117,13 @@ mod tests {
     #[test]
     fn values_are_built_once_and_per_owner() {
         let cache = KeyCache::default();
-        let mut built = 0;
+        let given: Arc<str> = Arc::from("orders");
         for _ in 0..3 {
-            let name = cache.name(|| {
-                built += 1;
-                "orders".to_owned()
-            });
+            let name = cache.name(&given);
             assert_eq!(name.as_str().as_deref(), Some("orders"));
         }
-        assert_eq!(built, 1);
+        // Built once, from the handle's own name, not a copy of it.
+        assert_eq!(Arc::strong_count(&given), 2);
         let (a, b) = (LockOwner::from_raw(1), LockOwner::from_raw(2));
         assert_eq!(
             cache.field(a, || "c:1".to_owned()).as_str().as_deref(),
@@ -100,5 +140,6 @@ mod tests {
         );
         let keys = cache.kind_keys(|| vec!["q".to_owned(), "t".to_owned()]);
         assert_eq!(keys.len(), 2);
+        assert_eq!(&*keys[1], "t");
     }
 }

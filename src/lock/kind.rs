@@ -9,9 +9,10 @@
 
 use fred::prelude::Value;
 
+use super::holds::OwnerField;
 use crate::context::LockContext;
 use crate::error::Error;
-use crate::hold_registry::Renewable;
+use crate::held::Held;
 use crate::owner::LockOwner;
 use crate::queued_waiters::Slot;
 
@@ -137,11 +138,11 @@ mod sealed {
             Waiting::Channel(crate::names::lock_channel(target.name))
         }
 
-        /// What the watchdog renews for a watchdog-mode hold.
-        fn renewable(&self, target: &Target<'_>) -> Renewable {
-            Renewable::Field {
-                field: self.field(target.context, target.owner),
-            }
+        /// What a hold of `target`'s owner is, for the watchdog and the sentry: by
+        /// default the owner field `<client-id>:<owner>` (shared with the handle's
+        /// ready-made values). Kinds whose [`Kind::field`] differs override this too.
+        fn held(&self, target: &Target<'_>) -> std::sync::Arc<dyn Held> {
+            std::sync::Arc::new(OwnerField(target.owner_str()))
         }
 
         /// The values the watchdog renews for one hold of this handle, for the kinds that

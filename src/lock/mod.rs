@@ -55,6 +55,7 @@ pub(crate) mod faster_multi;
 pub(crate) mod fenced;
 mod guard;
 mod handle;
+pub(crate) mod holds;
 mod key_cache;
 mod kind;
 mod local_line;

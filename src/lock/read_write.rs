@@ -20,10 +20,12 @@ use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
 
+use super::holds::{OwnerField, ReadHolds};
+use super::key_cache::shared;
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
 use super::{Lock, LockName};
 use crate::context::LockContext;
-use crate::hold_registry::Renewable;
+use crate::held::Held;
 use crate::names::{hash_tag, owner_field, read_timeout_prefix, rwlock_channel};
 use crate::owner::LockOwner;
 use crate::scripts::Script;
@@ -238,11 +240,11 @@ impl Kind for Read {
         Waiting::Channel(rwlock_channel(target.name))
     }
 
-    fn renewable(&self, target: &Target<'_>) -> Renewable {
-        Renewable::ReadHolds {
-            field: target.owner_field(),
-            key_prefix: hash_tag(target.name),
-        }
+    fn held(&self, target: &Target<'_>) -> Arc<dyn Held> {
+        Arc::new(ReadHolds {
+            field: target.owner_str(),
+            key_prefix: shared(hash_tag(target.name)),
+        })
     }
 
     fn locked_probe(&self, name: &str) -> LockedProbe {
@@ -263,6 +265,10 @@ impl Kind for Write {
 
     fn field(&self, context: &LockContext, owner: LockOwner) -> String {
         format!("{}:write", owner_field(&context.id, owner))
+    }
+
+    fn held(&self, target: &Target<'_>) -> Arc<dyn Held> {
+        Arc::new(OwnerField(shared(self.field(target.context, target.owner))))
     }
 
     fn acquire(&self, target: &Target<'_>, lease_ms: u64, _mode: AcquireMode) -> ScriptCall {

@@ -74,9 +74,11 @@ impl<K: LockKind> Lock<K> {
     pub(crate) fn stop_renewal(&self, owner: LockOwner) {
         let registry = &self.context.registry;
         let hold = (self.name.clone(), owner, K::CAPABILITIES.write_lock);
-        match self.kind.renewal_values() {
-            Some(values) => registry.remove_values_hold(&hold, values),
-            None => registry.remove_hold(&hold),
+        if self.kind.renewal_values().is_some() {
+            // Its holds differ by their values: this one's leave.
+            registry.remove_part(&hold, &*self.kind.held(&self.target(owner)));
+        } else {
+            registry.remove_hold(&hold);
         }
     }
 
@@ -84,7 +86,7 @@ impl<K: LockKind> Lock<K> {
     /// reset after a full release (Redisson 3.27.2+: not after a partial one).
     pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
         self.settle_doubt(owner).await?;
-        let lease = self.internal_lease_ms.load(Ordering::Relaxed);
+        let lease = self.shared.internal_lease_ms.load(Ordering::Relaxed);
         let released = if K::CAPABILITIES.hands_off_locally {
             self.release_or_hand_off(owner, lease).await
         } else if K::CAPABILITIES.queues_in_redis {
@@ -132,7 +134,8 @@ impl<K: LockKind> Lock<K> {
             released,
             Ok(UnlockReply::Released | UnlockReply::Handed { .. } | UnlockReply::NotOwner)
         ) {
-            self.internal_lease_ms
+            self.shared
+                .internal_lease_ms
                 .store(self.context.watchdog_ms, Ordering::Relaxed);
         }
         released

@@ -31,9 +31,10 @@ impl<K: LockKind> Lock<K> {
         Target {
             context: &self.context,
             name: &self.name,
+            name_arc: &self.name,
             given: self.name(),
             owner,
-            keys: &self.keys,
+            keys: &self.shared.keys,
         }
     }
 

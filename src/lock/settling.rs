@@ -63,7 +63,7 @@ impl<K: LockKind> Lock<K> {
                 Ok(count) if count > u64::from(before) + 1 && owner.is_automatic() => {
                     let extra = count - u64::from(before) - 1;
                     tracing::warn!(lock = %self.name, %owner, extra, "an acquire ran more than once; giving back the extra holds");
-                    let lease = self.internal_lease_ms.load(Ordering::Relaxed);
+                    let lease = self.shared.internal_lease_ms.load(Ordering::Relaxed);
                     for _ in 0..extra {
                         self.release_script(owner, lease).await?;
                     }
@@ -141,7 +141,7 @@ impl<K: LockKind> Lock<K> {
         let mut known = count.min(u64::from(before)) as u32;
         if count == u64::from(before) + 1 {
             tracing::warn!(lock = %self.name, %owner, "undoing an acquisition whose reply was lost");
-            let lease = self.internal_lease_ms.load(Ordering::Relaxed);
+            let lease = self.shared.internal_lease_ms.load(Ordering::Relaxed);
             self.release_script(owner, lease).await?;
             known = before;
         }
