@@ -602,3 +602,36 @@ async fn reconnect_loop(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(port: i64, id: &str) -> Value {
+        Value::Array(vec!["127.0.0.1".into(), port.into(), id.into()])
+    }
+
+    fn range(start: i64, end: i64, owner: Value) -> Value {
+        Value::Array(vec![start.into(), end.into(), owner])
+    }
+
+    #[test]
+    fn owner_id_finds_the_range_of_a_slot_and_none_in_a_gap() {
+        // Three ranges, slots 6000-6099 unassigned (a migration between two steps).
+        let slots = Value::Array(vec![
+            range(0, 5_999, node(7000, "a")),
+            range(6_100, 10_922, node(7001, "b")),
+            range(10_923, 16_383, node(7002, "c")),
+        ]);
+        let routing = ClusterRouting::from_cluster_slots(slots, "").unwrap();
+        let owner = |slot| owner_id(&routing, slot);
+        assert_eq!(owner(0).as_deref(), Some("a"));
+        assert_eq!(owner(5_999).as_deref(), Some("a"));
+        assert_eq!(owner(6_000), None);
+        assert_eq!(owner(6_099), None);
+        assert_eq!(owner(6_100).as_deref(), Some("b"));
+        assert_eq!(owner(10_923).as_deref(), Some("c"));
+        assert_eq!(owner(16_383).as_deref(), Some("c"));
+        assert_eq!(owner_id(&ClusterRouting::new(), 1), None);
+    }
+}
