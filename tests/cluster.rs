@@ -316,9 +316,11 @@ async fn classic_subscribers(port: u16, channel: &str) -> i64 {
 }
 
 /// Classic pub/sub on a cluster (`PublishMode::Publish`): the waiter's subscription lives
-/// on one node whatever the slot. A failover of that node makes the client drop its
-/// connection there once it refreshes its slot map: the subscription must come back on
-/// a primary, and the unlock must still wake the waiter at once.
+/// on one node whatever the slot, and survives a move there (`PUBLISH` reaches every
+/// node). A failover of that node makes the client drop its connection there once it
+/// refreshes its slot map (which following sharded channels does): the subscription
+/// must still exist somewhere (here: on the new primary), and the unlock must still
+/// wake the waiter at once. A guard for the fix of issue 35, not a test of its defect.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_classic_waiter_follows_its_node_through_a_failover() {
     let cluster = Cluster::start_with_replicas();

@@ -103,7 +103,7 @@ impl Cluster {
         format!("redis-cluster://127.0.0.1:{first}?{}", rest.join("&"))
     }
 
-    /// Sum of one command's calls over all primaries.
+    /// Sum of one command's calls over all nodes.
     pub async fn calls(&self, command: &str) -> u64 {
         let mut total = 0;
         for node in &self.nodes {
