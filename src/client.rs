@@ -113,7 +113,12 @@ impl Client {
             }
         };
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let pubsub = PubSub::start(subscriber.clone(), sharded, shutdown_rx.clone());
+        let pubsub = PubSub::start(
+            subscriber.clone(),
+            redis.clone(),
+            sharded,
+            shutdown_rx.clone(),
+        );
         let watchdog_ms = lease_millis(config.watchdog_timeout)?;
         let registry = Arc::new(HoldRegistry::new(watchdog_ms, config.validity_margin));
         let settings = RenewalSettings {

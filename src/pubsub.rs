@@ -26,13 +26,24 @@
 //!   subscriber reconnected, every waiter of every channel is woken to retry, and after a
 //!   reconnect the registry subscribes its live channels again itself, never sending an
 //!   empty `SUBSCRIBE`.
+//! * On a cluster a subscription follows its slot. Redis ends the sharded subscriptions
+//!   of a slot on a node the slot leaves (a failover, a migration) by pushing an
+//!   `sunsubscribe`, which fred drops without telling anyone; a node that leaves closes
+//!   the connection instead. So the registry remembers, per channel, the node it
+//!   subscribed on, and whenever its view of the cluster may be stale (the subscriber's
+//!   own cluster changes, a `MOVED` the command client followed, and every
+//!   [`TOPOLOGY_SCAN`] while any channel is subscribed, one `CLUSTER SLOTS`) it
+//!   refreshes fred's slot map and subscribes every channel whose slot has another owner
+//!   again there, then wakes that channel's waiters once: an unlock published between
+//!   the end of the old subscription and the new one is not lost.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use dashmap::DashMap;
-use fred::prelude::{ClientLike, EventInterface, PubsubInterface, Value};
+use fred::prelude::{ClientLike, ClusterInterface, EventInterface, PubsubInterface, Value};
+use fred::types::cluster::ClusterRouting;
 use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::futures::Notified;
 use tokio::sync::{broadcast::error::RecvError, watch, Mutex, Notify};
@@ -45,11 +56,20 @@ const STRIPES: usize = 64;
 /// Short enough that a client does not keep many idle channels.
 pub(crate) const LINGER: Duration = Duration::from_millis(500);
 
+/// How often a client with subscribed lock channels on a cluster asks the cluster (one
+/// `CLUSTER SLOTS` on its command connection) whether a channel's slot has moved: the
+/// longest a subscription the server ended stays unsubscribed when no other event told
+/// the client (see the module docs). Never on a single server, nor with no channel.
+pub(crate) const TOPOLOGY_SCAN: Duration = Duration::from_secs(1);
+
 /// The per-client registry of lock channels.
 #[derive(Debug)]
 pub(crate) struct PubSub {
     subscriber: fred::prelude::Client,
+    /// The client's command connection: the topology scan asks the cluster through it.
+    commands: fred::prelude::Client,
     sharded: bool,
+    clustered: bool,
     channels: DashMap<String, Arc<Channel>>,
     stripes: Box<[Mutex<()>]>,
     runtime: tokio::runtime::Handle,
@@ -68,6 +88,17 @@ pub(crate) struct Channel {
     /// unsubscribes only if this count is still the one it was scheduled at (no waiter
     /// took the channel and left it again meanwhile).
     last_shares_returned: AtomicUsize,
+    /// On a cluster, the id of the node the subscription was placed on (as fred's slot
+    /// map had it then); `None` before, or when not clustered. Written under the stripe
+    /// lock.
+    home: std::sync::Mutex<Option<String>>,
+}
+
+impl Channel {
+    fn home(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        // One assignment or read per critical section: a poisoned lock is consistent.
+        self.home.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// One waiter's share of a channel subscription; dropping it gives the share back.
@@ -109,34 +140,37 @@ impl Drop for Subscription {
 
 impl PubSub {
     /// Starts the registry on a connected subscriber client, with its receive loop and
-    /// its reconnect loop; both end when `shutdown` changes or its sender is dropped.
+    /// its reconnect loop (which also follows slots on a cluster, asking through the
+    /// `commands` client); both end when `shutdown` changes or its sender is dropped.
     pub(crate) fn start(
         subscriber: fred::prelude::Client,
+        commands: fred::prelude::Client,
         sharded: bool,
         shutdown: watch::Receiver<bool>,
     ) -> Arc<PubSub> {
+        let clustered = subscriber.is_clustered();
         let registry = Arc::new(PubSub {
             subscriber,
+            commands,
             sharded,
+            clustered,
             channels: DashMap::new(),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             runtime: tokio::runtime::Handle::current(),
             closed: AtomicBool::new(false),
         });
         let messages = registry.subscriber.message_rx();
-        let reconnects = registry.subscriber.reconnect_rx();
-        let changes = registry.subscriber.cluster_change_rx();
+        let events = TopologyEvents {
+            reconnects: registry.subscriber.reconnect_rx(),
+            changes: registry.subscriber.cluster_change_rx(),
+            redirects: registry.commands.cluster_change_rx(),
+        };
         tokio::spawn(receive_loop(
             Arc::downgrade(&registry),
             messages,
             shutdown.clone(),
         ));
-        tokio::spawn(reconnect_loop(
-            Arc::downgrade(&registry),
-            reconnects,
-            changes,
-            shutdown,
-        ));
+        tokio::spawn(reconnect_loop(Arc::downgrade(&registry), events, shutdown));
         registry
     }
 
@@ -184,6 +218,10 @@ impl PubSub {
                 // On failure `subscribed` stays set: the SUBSCRIBE may have taken effect,
                 // so the release of `share` still sends UNSUBSCRIBE.
                 self.confirm_subscribed().await?;
+            }
+            if self.clustered {
+                let routing = self.subscriber.cached_cluster_state();
+                *channel.home() = routing.and_then(|r| owner_id(&r, self.home_slot(name)));
             }
             tracing::debug!(channel = name, "subscribed");
             crate::telemetry::subscription(true);
@@ -266,37 +304,184 @@ impl PubSub {
 
     /// Subscribes again, after a reconnect, every channel that has local waiters.
     async fn resubscribe(&self) {
-        let live: Vec<String> = self
-            .channels
-            .iter()
-            .filter(|e| e.value().subscribed.load(Ordering::Acquire))
-            .map(|e| e.key().clone())
-            .collect();
+        let live = self.subscribed_channels(|_, _| true);
         if live.is_empty() {
             return;
         }
         tracing::info!(channels = live.len(), "resubscribing lock channels");
+        self.subscribe_again(live).await;
+    }
+
+    /// The slot whose owner serves `name`'s subscription: the channel's own for sharded
+    /// pub/sub; for classic pub/sub on a cluster, the one fred sends every (UN)SUBSCRIBE
+    /// of this subscriber to (the slot of its id).
+    fn home_slot(&self, name: &str) -> u16 {
         if self.sharded {
-            // One SSUBSCRIBE per hash slot: a sharded subscription cannot span slots.
-            let mut by_slot: std::collections::BTreeMap<u16, Vec<String>> = Default::default();
-            for name in live {
-                by_slot
-                    .entry(fred::util::redis_keyslot(name.as_bytes()))
-                    .or_default()
-                    .push(name);
-            }
-            for (_, names) in by_slot {
-                if let Err(error) = self.subscriber.ssubscribe(names).await {
-                    tracing::warn!(%error, "resubscribe failed");
-                }
-            }
+            fred::util::redis_keyslot(name.as_bytes())
         } else {
-            let sent = match self.subscriber.subscribe(live).await {
-                Ok(()) => self.confirm_subscribed().await,
-                Err(error) => Err(error),
+            fred::util::redis_keyslot(self.subscriber.id().as_bytes())
+        }
+    }
+
+    /// Whether the subscription of `name`, placed on node `home`, is gone or misplaced
+    /// per `routing`: a sharded channel whose slot has another owner (the server ended
+    /// it on the old one), or a classic channel whose node is no longer a primary (fred
+    /// closed that connection; a classic subscription otherwise survives a move, since
+    /// `PUBLISH` reaches every node). A slot nobody owns right now is not moved yet.
+    fn moved(&self, routing: &ClusterRouting, name: &str, home: Option<&str>) -> bool {
+        let Some(owner) = owner_id(routing, self.home_slot(name)) else {
+            return false;
+        };
+        match home {
+            None => true,
+            Some(home) if self.sharded => home != owner,
+            Some(home) => !routing.slots().iter().any(|range| &*range.id == home),
+        }
+    }
+
+    /// The channels Redis may have us subscribed to that `keep` selects, with their
+    /// recorded home node.
+    fn subscribed_channels(
+        &self,
+        keep: impl Fn(&str, Option<&str>) -> bool,
+    ) -> Vec<(String, Arc<Channel>)> {
+        self.channels
+            .iter()
+            .filter(|entry| entry.value().subscribed.load(Ordering::Acquire))
+            .filter(|entry| keep(entry.key(), entry.value().home().as_deref()))
+            .map(|entry| (entry.key().clone(), entry.value().clone()))
+            .collect()
+    }
+
+    /// Whether any channel is subscribed (the topology scan runs only then).
+    fn any_subscribed(&self) -> bool {
+        self.channels
+            .iter()
+            .any(|entry| entry.value().subscribed.load(Ordering::Acquire))
+    }
+
+    /// Asks the cluster (one `CLUSTER SLOTS` on the command connection) whether a
+    /// subscribed channel's slot moved; if one did, follows it ([`PubSub::follow_slots`]).
+    async fn scan_topology(&self) {
+        if !self.any_subscribed() {
+            return;
+        }
+        let slots = match self.commands.cluster_slots::<Value>().await {
+            Ok(slots) => slots,
+            Err(error) => {
+                tracing::debug!(%error, "topology scan: CLUSTER SLOTS failed");
+                return;
+            }
+        };
+        let routing = match ClusterRouting::from_cluster_slots(slots, "") {
+            Ok(routing) => routing,
+            Err(error) => {
+                tracing::debug!(%error, "topology scan: cannot read CLUSTER SLOTS");
+                return;
+            }
+        };
+        let moved = self.subscribed_channels(|name, home| self.moved(&routing, name, home));
+        if !moved.is_empty() {
+            tracing::info!(
+                channels = moved.len(),
+                "lock channels' slots moved: refreshing the subscriber's slot map"
+            );
+            self.refresh().await;
+        }
+    }
+
+    /// Refreshes fred's slot map of the subscriber (so that `SSUBSCRIBE` is routed to the
+    /// slots' new owners), then follows the moved channels.
+    async fn refresh(&self) {
+        if !self.any_subscribed() {
+            return;
+        }
+        if let Err(error) = self.subscriber.sync_cluster().await {
+            tracing::warn!(%error, "cannot refresh the subscriber's cluster state");
+        }
+        self.follow_slots().await;
+    }
+
+    /// Subscribes again, on the current owner per fred's slot map, every channel whose
+    /// subscription is gone or misplaced ([`PubSub::moved`]), and wakes its waiters once.
+    async fn follow_slots(&self) {
+        if !self.clustered {
+            return;
+        }
+        let Some(routing) = self.subscriber.cached_cluster_state() else {
+            return;
+        };
+        let moved = self.subscribed_channels(|name, home| self.moved(&routing, name, home));
+        if moved.is_empty() {
+            return;
+        }
+        tracing::info!(
+            channels = moved.len(),
+            "lock channels moved with their slots: subscribing on the new owners"
+        );
+        self.subscribe_again(moved).await;
+    }
+
+    /// Sends `SUBSCRIBE`/`SSUBSCRIBE` again for `channels` (one per hash slot for sharded
+    /// pub/sub), skipping any released meanwhile, records where each landed, and wakes
+    /// each channel's waiters once to retry: a message published before the subscription
+    /// was back is lost.
+    async fn subscribe_again(&self, channels: Vec<(String, Arc<Channel>)>) {
+        let mut groups: std::collections::BTreeMap<u16, Vec<(String, Arc<Channel>)>> =
+            Default::default();
+        for (name, channel) in channels {
+            // A sharded subscription cannot span slots; classic ones go to one node.
+            let slot = self.home_slot(&name);
+            groups.entry(slot).or_default().push((name, channel));
+        }
+        for (slot, group) in groups {
+            // Serialised with `subscribe` and `release_channel` of these channels: their
+            // stripes taken in ascending order (each of those takes one stripe only).
+            let mut stripes: Vec<usize> = group.iter().map(|(n, _)| self.stripe_of(n)).collect();
+            stripes.sort_unstable();
+            stripes.dedup();
+            let mut serial = Vec::with_capacity(stripes.len());
+            for stripe in stripes {
+                serial.push(self.stripes[stripe].lock().await);
+            }
+            let live: Vec<&(String, Arc<Channel>)> = group
+                .iter()
+                .filter(|(name, channel)| {
+                    channel.subscribed.load(Ordering::Acquire)
+                        && self
+                            .channels
+                            .get(name)
+                            .is_some_and(|current| Arc::ptr_eq(current.value(), channel))
+                })
+                .collect();
+            if live.is_empty() {
+                continue;
+            }
+            let names: Vec<String> = live.iter().map(|(name, _)| name.clone()).collect();
+            let sent = if self.sharded {
+                self.subscriber.ssubscribe(names).await
+            } else {
+                match self.subscriber.subscribe(names).await {
+                    Ok(()) => self.confirm_subscribed().await,
+                    Err(error) => Err(error),
+                }
             };
-            if let Err(error) = sent {
-                tracing::warn!(%error, "resubscribe failed");
+            match sent {
+                Ok(()) if self.clustered => {
+                    let routing = self.subscriber.cached_cluster_state();
+                    let home = routing.and_then(|r| owner_id(&r, slot));
+                    tracing::debug!(slot, node = ?home, channels = live.len(), "subscribed again");
+                    for (_, channel) in &live {
+                        channel.home().clone_from(&home);
+                    }
+                }
+                Ok(()) => {}
+                // Left as it was: the next reconnect, cluster change or scan tries again.
+                Err(error) => tracing::warn!(%error, slot, "resubscribe failed"),
+            }
+            drop(serial);
+            for (_, channel) in &live {
+                channel.notify.notify_waiters();
             }
         }
     }
@@ -318,10 +503,25 @@ impl PubSub {
     }
 
     fn stripe(&self, name: &str) -> &Mutex<()> {
+        &self.stripes[self.stripe_of(name)]
+    }
+
+    fn stripe_of(&self, name: &str) -> usize {
         use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
         let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(name);
-        &self.stripes[(hash % STRIPES as u64) as usize]
+        (hash % STRIPES as u64) as usize
     }
+}
+
+/// The id of the primary that owns `slot` per `routing`.
+fn owner_id(routing: &ClusterRouting, slot: u16) -> Option<String> {
+    let ranges = routing.slots();
+    let after = ranges.partition_point(|range| range.start <= slot);
+    after
+        .checked_sub(1)
+        .map(|at| &ranges[at])
+        .filter(|range| slot <= range.end)
+        .map(|range| range.id.to_string())
 }
 
 async fn receive_loop(
@@ -348,26 +548,90 @@ async fn receive_loop(
     }
 }
 
+/// What the reconnect loop listens to.
+struct TopologyEvents {
+    /// The subscriber reconnected to a node: its subscriptions there are gone.
+    reconnects: tokio::sync::broadcast::Receiver<fred::types::config::Server>,
+    /// The subscriber's slot map changed (or was refreshed).
+    changes: tokio::sync::broadcast::Receiver<Vec<fred::types::ClusterStateChange>>,
+    /// The command client's slot map changed: it followed a `MOVED`, so the
+    /// subscriber's may be stale too.
+    redirects: tokio::sync::broadcast::Receiver<Vec<fred::types::ClusterStateChange>>,
+}
+
 async fn reconnect_loop(
     registry: std::sync::Weak<PubSub>,
-    mut reconnects: tokio::sync::broadcast::Receiver<fred::types::config::Server>,
-    mut changes: tokio::sync::broadcast::Receiver<Vec<fred::types::ClusterStateChange>>,
+    mut events: TopologyEvents,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let clustered = registry.upgrade().is_some_and(|r| r.clustered);
+    let mut scan = tokio::time::interval(TOPOLOGY_SCAN);
+    scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    enum Event {
+        Reconnected,
+        Changed,
+        Redirected,
+        Scan,
+    }
     loop {
         let event = tokio::select! {
-            r = reconnects.recv() => r.map(|_| ()),
-            c = changes.recv() => c.map(|_| ()),
+            r = events.reconnects.recv() => r.map(|_| Event::Reconnected),
+            c = events.changes.recv() => c.map(|_| Event::Changed),
+            c = events.redirects.recv() => c.map(|_| Event::Redirected),
+            _ = scan.tick(), if clustered => Ok(Event::Scan),
             _ = shutdown.changed() => return,
         };
-        if let Err(RecvError::Closed) = event {
-            return;
-        }
+        let event = match event {
+            Ok(event) => event,
+            Err(RecvError::Closed) => return,
+            // Some events were dropped: act as after a reconnect.
+            Err(RecvError::Lagged(_)) => Event::Reconnected,
+        };
         let Some(registry) = registry.upgrade() else {
             return;
         };
-        registry.resubscribe().await;
-        // Unlocks published while we were away are lost: everybody retries.
-        registry.wake_all();
+        match event {
+            Event::Reconnected => {
+                registry.resubscribe().await;
+                // Unlocks published while we were away are lost: everybody retries.
+                registry.wake_all();
+            }
+            Event::Changed => registry.follow_slots().await,
+            Event::Redirected => registry.refresh().await,
+            Event::Scan => registry.scan_topology().await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(port: i64, id: &str) -> Value {
+        Value::Array(vec!["127.0.0.1".into(), port.into(), id.into()])
+    }
+
+    fn range(start: i64, end: i64, owner: Value) -> Value {
+        Value::Array(vec![start.into(), end.into(), owner])
+    }
+
+    #[test]
+    fn owner_id_finds_the_range_of_a_slot_and_none_in_a_gap() {
+        // Three ranges, slots 6000-6099 unassigned (a migration between two steps).
+        let slots = Value::Array(vec![
+            range(0, 5_999, node(7000, "a")),
+            range(6_100, 10_922, node(7001, "b")),
+            range(10_923, 16_383, node(7002, "c")),
+        ]);
+        let routing = ClusterRouting::from_cluster_slots(slots, "").unwrap();
+        let owner = |slot| owner_id(&routing, slot);
+        assert_eq!(owner(0).as_deref(), Some("a"));
+        assert_eq!(owner(5_999).as_deref(), Some("a"));
+        assert_eq!(owner(6_000), None);
+        assert_eq!(owner(6_099), None);
+        assert_eq!(owner(6_100).as_deref(), Some("b"));
+        assert_eq!(owner(10_923).as_deref(), Some("c"));
+        assert_eq!(owner(16_383).as_deref(), Some("c"));
+        assert_eq!(owner_id(&ClusterRouting::new(), 1), None);
     }
 }
