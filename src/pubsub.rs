@@ -10,8 +10,11 @@
 //!   waiter finds the channel still subscribed ([`PubSub::is_ready`]), takes it before its
 //!   first attempt (no `SUBSCRIBE`, `PING`, `UNSUBSCRIBE`) and needs no retry after
 //!   subscribing.
-//! * A `0` message wakes one local waiter, a `1` wakes them all; any other payload is
-//!   ignored, as Redisson's decoder does.
+//! * What a message wakes is the channel's own: each channel is subscribed with a
+//!   [`Messages`] decoder. On a lock's channel ([`lock_messages`]) a `0` wakes one local
+//!   waiter, a `1` wakes them all, and any other payload is ignored, as Redisson's
+//!   decoder does; a decoder may also say "wake up to n" ([`Wake::Count`], the budget a
+//!   Redisson semaphore channel's number carries).
 //! * A wake-up is never lost between "the acquire failed" and "the waiter sleeps". The
 //!   waiter follows this order, the same as tokio's `Notify::enable` pattern:
 //!   1. subscribe (the subscription is confirmed by Redis before this returns);
@@ -76,10 +79,40 @@ pub(crate) struct PubSub {
     closed: AtomicBool,
 }
 
+/// What one message wakes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Wake {
+    /// One local waiter (or the next one to wait, if none waits now).
+    One,
+    /// Every local waiter, and the next one to wait.
+    All,
+    /// Up to this many local waiters (at least one is remembered if none waits now).
+    Count(u32),
+}
+
+/// Reads one message of a channel: what it wakes, or `None` to ignore it.
+// `Count` and `subscribe_with` are for channels whose messages carry a count (Redisson's
+// semaphores); until one lands they serve the unit tests.
+pub(crate) type Messages = fn(&[u8]) -> Option<Wake>;
+
+/// A lock channel's messages: `0` (Redisson's `UNLOCK_MESSAGE`) wakes one waiter, `1`
+/// (`READ_UNLOCK_MESSAGE`) wakes them all; anything else is ignored, as Redisson's
+/// `LockPubSub` does.
+pub(crate) fn lock_messages(payload: &[u8]) -> Option<Wake> {
+    match payload {
+        b"0" => Some(Wake::One),
+        b"1" => Some(Wake::All),
+        _ => None,
+    }
+}
+
 /// Local state of one subscribed channel.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Channel {
     notify: Notify,
+    /// How this channel's messages wake its waiters (set by its first subscriber).
+    messages: Messages,
     /// Live [`Subscription`]s. Incremented under the channel's stripe lock.
     refs: AtomicUsize,
     /// Whether Redis may have us subscribed. Changed only under the stripe lock.
@@ -95,6 +128,38 @@ pub(crate) struct Channel {
 }
 
 impl Channel {
+    fn new(messages: Messages) -> Channel {
+        Channel {
+            notify: Notify::new(),
+            messages,
+            refs: AtomicUsize::new(0),
+            subscribed: AtomicBool::new(false),
+            last_shares_returned: AtomicUsize::new(0),
+            home: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Wakes what `payload` says (see [`Messages`]); returns what that was.
+    fn wake(&self, payload: &[u8]) -> Option<Wake> {
+        let wake = (self.messages)(payload)?;
+        match wake {
+            Wake::One => self.notify.notify_one(),
+            Wake::All => {
+                self.notify.notify_waiters();
+                // Also leave a permit for a waiter that is between two attempts.
+                self.notify.notify_one();
+            }
+            Wake::Count(n) => {
+                // Each call wakes a distinct waiter while some wait; past them, one
+                // permit is kept for the next.
+                for _ in 0..n.max(1) {
+                    self.notify.notify_one();
+                }
+            }
+        }
+        Some(wake)
+    }
+
     fn home(&self) -> std::sync::MutexGuard<'_, Option<String>> {
         // One assignment or read per critical section: a poisoned lock is consistent.
         self.home.lock().unwrap_or_else(|p| p.into_inner())
@@ -188,11 +253,22 @@ impl PubSub {
         self: &Arc<Self>,
         name: &str,
     ) -> Result<Subscription, fred::error::Error> {
+        self.subscribe_with(name, lock_messages).await
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    /// [`PubSub::subscribe`] to a channel whose messages `messages` reads (the first
+    /// subscriber of a channel chooses; a channel's name says what it carries).
+    pub(crate) async fn subscribe_with(
+        self: &Arc<Self>,
+        name: &str,
+        messages: Messages,
+    ) -> Result<Subscription, fred::error::Error> {
         let _serial = self.stripe(name).lock().await;
         let channel = self
             .channels
             .entry(name.to_owned())
-            .or_default()
+            .or_insert_with(|| Arc::new(Channel::new(messages)))
             .value()
             .clone();
         channel.refs.fetch_add(1, Ordering::AcqRel);
@@ -291,14 +367,8 @@ impl PubSub {
         let Some(entry) = self.channels.get(channel) else {
             return;
         };
-        match payload {
-            Some(b"0") => entry.notify.notify_one(),
-            Some(b"1") => {
-                entry.notify.notify_waiters();
-                // Also leave a permit for a waiter that is between two attempts.
-                entry.notify.notify_one();
-            }
-            _ => tracing::debug!(channel, "ignoring a message that is neither 0 nor 1"),
+        if payload.and_then(|p| entry.wake(p)).is_none() {
+            tracing::debug!(channel, "ignoring a message that wakes nobody");
         }
     }
 
@@ -613,6 +683,57 @@ mod tests {
 
     fn range(start: i64, end: i64, owner: Value) -> Value {
         Value::Array(vec![start.into(), end.into(), owner])
+    }
+
+    /// A channel whose messages carry a count (as a Redisson semaphore's do): a private
+    /// decoder, as a synchronizer would give `subscribe_with`.
+    fn counts(payload: &[u8]) -> Option<Wake> {
+        let n: u32 = std::str::from_utf8(payload).ok()?.parse().ok()?;
+        (n > 0).then_some(Wake::Count(n))
+    }
+
+    /// How many of `waiters` a wake-up has completed (they leave the list).
+    fn woken(waiters: &mut Vec<std::pin::Pin<Box<Notified<'_>>>>) -> usize {
+        use futures::FutureExt;
+        let before = waiters.len();
+        waiters.retain_mut(|w| w.as_mut().now_or_never().is_none());
+        before - waiters.len()
+    }
+
+    #[test]
+    fn a_count_message_wakes_that_many_waiters_and_lock_messages_are_unchanged() {
+        let channel = Channel::new(counts);
+        let mut waiters: Vec<_> = (0..5)
+            .map(|_| Box::pin(channel.notify.notified()))
+            .collect();
+        for waiter in &mut waiters {
+            waiter.as_mut().enable();
+        }
+        assert_eq!(channel.wake(b"3"), Some(Wake::Count(3)));
+        assert_eq!(woken(&mut waiters), 3);
+        assert_eq!(
+            channel.wake(b"0"),
+            None,
+            "0 wakes nobody on a count channel"
+        );
+        assert_eq!(channel.wake(b"-2"), None);
+        assert_eq!(woken(&mut waiters), 0);
+
+        let lock = Channel::new(lock_messages);
+        let mut waiters: Vec<_> = (0..5).map(|_| Box::pin(lock.notify.notified())).collect();
+        for waiter in &mut waiters {
+            waiter.as_mut().enable();
+        }
+        assert_eq!(lock.wake(b"0"), Some(Wake::One));
+        assert_eq!(woken(&mut waiters), 1);
+        assert_eq!(
+            lock.wake(b"3"),
+            None,
+            "a lock channel ignores other payloads"
+        );
+        assert_eq!(woken(&mut waiters), 0);
+        assert_eq!(lock.wake(b"1"), Some(Wake::All));
+        assert_eq!(woken(&mut waiters), 4);
     }
 
     #[test]

@@ -87,23 +87,7 @@ pub(crate) async fn send(
     settings: &RenewalSettings,
     holds: Vec<Snapshot>,
 ) -> Outcome {
-    // Per slot and script: a watchdog hold goes to its renewal, a lease hold to its
-    // check.
-    type Group = (&'static BatchScript, Purpose, Vec<Snapshot>);
-    let mut groups: BTreeMap<(u16, &'static str), Group> = BTreeMap::new();
-    for item in holds {
-        let slot = if settings.clustered { item.slot } else { 0 };
-        let (script, purpose) = if item.renewed {
-            (item.held.renewal(), Purpose::Renew)
-        } else {
-            (item.held.check(), Purpose::Check)
-        };
-        groups
-            .entry((slot, script.name))
-            .or_insert_with(|| (script, purpose, Vec::new()))
-            .2
-            .push(item);
-    }
+    let groups = group(holds, settings.clustered);
     let lease = Value::from(settings.lease_ms as i64);
     let sent_at = Instant::now();
     // Sent while a failover is announced, they may reach the old primary: they renew
@@ -111,7 +95,7 @@ pub(crate) async fn send(
     let may_recover = !registry.failover_pending();
     let batches = groups
         .iter()
-        .flat_map(|((slot, _), (script, purpose, group))| {
+        .flat_map(|((slot, _, _), (script, purpose, group))| {
             group
                 .chunks(settings.batch_size.max(1))
                 .map(move |batch| (*slot, *script, *purpose, batch))
@@ -180,6 +164,29 @@ pub(crate) async fn send(
     outcome
 }
 
+/// One group of holds: sent with one script for one purpose, in batches.
+type Group = (&'static BatchScript, Purpose, Vec<Snapshot>);
+
+/// `holds` grouped per slot (on a cluster), script and purpose: a watchdog hold goes to
+/// its renewal, a lease hold to its check.
+fn group(holds: Vec<Snapshot>, clustered: bool) -> BTreeMap<(u16, &'static str, bool), Group> {
+    let mut groups: BTreeMap<(u16, &'static str, bool), Group> = BTreeMap::new();
+    for item in holds {
+        let slot = if clustered { item.slot } else { 0 };
+        let (script, purpose) = if item.renewed {
+            (item.held.renewal(), Purpose::Renew)
+        } else {
+            (item.held.check(), Purpose::Check)
+        };
+        groups
+            .entry((slot, script.name, item.renewed))
+            .or_insert_with(|| (script, purpose, Vec::new()))
+            .2
+            .push(item);
+    }
+    groups
+}
+
 /// One batch's keys and arguments: every hold's keys, then the script's prelude and
 /// every hold's arguments (see [`BatchScript`]).
 fn batch_call(
@@ -195,4 +202,133 @@ fn batch_call(
         hold.held.push(purpose, &hold.key, &mut keys, &mut args);
     }
     (keys, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::any::Any;
+    use std::sync::LazyLock;
+
+    use fred::bytes_utils::Str;
+
+    use super::*;
+    use crate::held::Held;
+    use crate::lock::holds::OwnerField;
+    use crate::owner::LockOwner;
+    use crate::scripts::Script;
+
+    /// A hold that is not a lock's: a permit, a member of a sorted set whose score is the
+    /// end of its lease (what Redisson's permit-expirable semaphore keeps). Private to
+    /// this test; it shows what a second kind of hold implements.
+    #[derive(Debug)]
+    struct Permit {
+        id: &'static str,
+    }
+
+    /// Never sent here: the test builds the calls only.
+    static RENEW_PERMITS: BatchScript = BatchScript {
+        name: "test permits",
+        script: LazyLock::new(|| Script::new("return {}")),
+        prelude: |lease, args| {
+            args.push(lease.clone());
+            args.push(Value::from(1_000));
+        },
+        confirms: |flag, lease_ms| (flag == 1).then_some(lease_ms),
+    };
+
+    static CHECK_PERMITS: BatchScript = BatchScript {
+        name: "test permit check",
+        script: LazyLock::new(|| Script::new("return {}")),
+        prelude: |_, _| {},
+        confirms: |flag, _| u64::try_from(flag).ok(),
+    };
+
+    impl Held for Permit {
+        fn renewal(&self) -> &'static BatchScript {
+            &RENEW_PERMITS
+        }
+
+        fn check(&self) -> &'static BatchScript {
+            &CHECK_PERMITS
+        }
+
+        fn push(&self, _: Purpose, key: &Value, keys: &mut Vec<Value>, args: &mut Vec<Value>) {
+            let name = key.as_str().unwrap_or_default();
+            keys.push(Value::from(format!("redisson__timeout__set:{{{name}}}")));
+            args.push(Value::from(self.id));
+        }
+
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    fn hold(name: &str, owner: u64) -> crate::hold_registry::HoldKey {
+        (Arc::from(name), LockOwner::from_raw(owner), false)
+    }
+
+    #[tokio::test]
+    async fn another_kind_of_hold_is_renewed_checked_and_forced_apart_from_locks() {
+        let registry = HoldRegistry::new(30_000, None);
+        let now = Instant::now();
+        registry.add_hold(hold("sem", 1), None, now, || Arc::new(Permit { id: "p1" }));
+        registry.add_hold(hold("sem", 2), Some(5_000), now, || {
+            Arc::new(Permit { id: "p2" })
+        });
+        registry.add_hold(hold("orders", 1), None, now, || {
+            Arc::new(OwnerField(Str::from("c:1")))
+        });
+        assert_eq!(
+            registry.renewed_len(),
+            2,
+            "the watchdog permit and the lock"
+        );
+
+        let lease = Value::from(30_000);
+        let groups = group(registry.snapshot(|_, _| true), false);
+        let call = |key: (u16, &'static str, bool)| {
+            let (script, purpose, holds) = &groups[&key];
+            batch_call(script, *purpose, holds, &lease)
+        };
+        assert_eq!(groups.len(), 3, "{:?}", groups.keys());
+        assert_eq!(
+            call((0, "test permits", true)),
+            (
+                vec![Value::from("redisson__timeout__set:{sem}")],
+                vec![lease.clone(), Value::from(1_000), Value::from("p1")]
+            )
+        );
+        assert_eq!(
+            call((0, "test permit check", false)),
+            (
+                vec![Value::from("redisson__timeout__set:{sem}")],
+                vec![Value::from("p2")]
+            )
+        );
+        // The lock's batch is what it was: KEYS the hash, ARGV the lease and the field.
+        assert_eq!(
+            call((0, "fields", true)),
+            (
+                vec![Value::from("orders")],
+                vec![lease.clone(), Value::from("c:1")]
+            )
+        );
+        // The permit script's flags: 1 renewed, 0 gone.
+        assert_eq!((RENEW_PERMITS.confirms)(1, 30_000), Some(30_000));
+        assert_eq!((RENEW_PERMITS.confirms)(0, 30_000), None);
+
+        // A lock's force release of the same name leaves the permits alone; one of the
+        // permits' own kind ends them.
+        registry.remove_lock("sem", &OwnerField(Str::from("c:9")));
+        assert_eq!(registry.renewed_len(), 2);
+        registry.remove_lock("sem", &Permit { id: "p9" });
+        assert_eq!(registry.renewed_len(), 1);
+        assert_eq!(registry.snapshot(|_, _| true).len(), 1);
+
+        // Shutdown sends nothing and tells every holder.
+        let signal = registry.add_hold(hold("sem", 3), None, now, || Arc::new(Permit { id: "p3" }));
+        registry.clear();
+        assert!(signal.is_lost());
+        assert_eq!(registry.renewed_len(), 0);
+    }
 }
