@@ -14,7 +14,7 @@
 //! lock's entries. A count whose lease has run out, or whose watchdog hold was found lost,
 //! counts as zero: Redis no longer has it either.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::time::Instant;
@@ -68,11 +68,11 @@ impl Entry {
 /// See the module docs.
 #[derive(Debug, Default)]
 pub(crate) struct HoldLedger {
-    holds: Mutex<BTreeMap<HoldKey, Entry>>,
+    holds: Mutex<HashMap<HoldKey, Entry>>,
 }
 
 impl HoldLedger {
-    fn holds(&self) -> MutexGuard<'_, BTreeMap<HoldKey, Entry>> {
+    fn holds(&self) -> MutexGuard<'_, HashMap<HoldKey, Entry>> {
         // Every critical section is one map operation: a poisoned lock is consistent.
         self.holds.lock().unwrap_or_else(|p| p.into_inner())
     }

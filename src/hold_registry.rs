@@ -12,7 +12,7 @@
 //! * Every critical section is one map operation, and no `.await` happens under the
 //!   map's lock.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -56,7 +56,7 @@ pub(crate) struct Snapshot {
 /// The entries, and how many of them have watchdog holds.
 #[derive(Debug, Default)]
 struct Entries {
-    map: BTreeMap<HoldKey, Entry>,
+    map: HashMap<HoldKey, Entry>,
     renewed: usize,
 }
 
@@ -172,7 +172,7 @@ impl HoldRegistry {
         let had_watchdog_holds = held.renewed > 0;
         let mut recovered = None;
         let entry = match held.map.entry(hold) {
-            std::collections::btree_map::Entry::Occupied(entry) => {
+            std::collections::hash_map::Entry::Occupied(entry) => {
                 let entry = entry.into_mut();
                 // The acquire script set the lease (re-entry re-arms the whole hash).
                 recovered =
@@ -187,7 +187,7 @@ impl HoldRegistry {
                 }
                 entry
             }
-            std::collections::btree_map::Entry::Vacant(vacant) => vacant.insert(Entry {
+            std::collections::hash_map::Entry::Vacant(vacant) => vacant.insert(Entry {
                 held: held_now(),
                 watchdog_holds: 0,
                 leased: false,
@@ -341,7 +341,7 @@ impl HoldRegistry {
         let drained: Vec<Entry> = {
             let mut held = self.held();
             held.renewed = 0;
-            std::mem::take(&mut held.map).into_values().collect()
+            held.map.drain().map(|(_, e)| e).collect()
         };
         for entry in drained {
             if let Some(t) = entry.signal.lose(Cause::Shutdown) {

@@ -154,14 +154,19 @@ pub(crate) fn instant(ms: u64) -> Instant {
     *EPOCH + Duration::from_millis(ms)
 }
 
+/// `Timings::confirm_after_ms` when no fault is pending.
+const NOT_SET: u64 = u64::MAX;
+
 #[derive(Debug)]
 struct Timings {
     /// The earliest moment Redis may expire the hold (ms since [`EPOCH`]).
     expires_ms: u64,
     /// The validity deadline (ms since [`EPOCH`]): `expires_ms` less the margin.
     deadline_ms: u64,
-    /// Set while at risk through a fault: only a command sent at or after it confirms.
-    confirm_after_ms: Option<u64>,
+    /// Set while at risk through a fault: only a command sent at or after it confirms
+    /// ([`NOT_SET`] otherwise: a hold lives as long as its lock, so the timings stay
+    /// small).
+    confirm_after_ms: u64,
     /// When the current at-risk period began (for the recovery time).
     at_risk_since: Option<Instant>,
     /// The send time of the last command that confirmed the hold (ms since [`EPOCH`]).
@@ -214,7 +219,7 @@ impl HoldSignal {
                 Timings {
                     expires_ms: now_ms.saturating_add(lease_ms),
                     deadline_ms,
-                    confirm_after_ms: Some(now_ms),
+                    confirm_after_ms: now_ms,
                     at_risk_since: Some(now),
                     confirmed_ms: millis(sent),
                 },
@@ -225,7 +230,7 @@ impl HoldSignal {
                 Timings {
                     expires_ms,
                     deadline_ms,
-                    confirm_after_ms: None,
+                    confirm_after_ms: NOT_SET,
                     at_risk_since: None,
                     confirmed_ms: millis(sent),
                 },
@@ -280,7 +285,7 @@ impl HoldSignal {
 
     /// Whether the hold is at risk through a fault and waits for a check in Redis.
     pub(crate) fn needs_verification(&self) -> bool {
-        self.published() == HoldState::AtRisk && self.timings().confirm_after_ms.is_some()
+        self.published() == HoldState::AtRisk && self.timings().confirm_after_ms != NOT_SET
     }
 
     /// How long the hold has been at risk at `now` (`None`: it is not).
@@ -374,17 +379,14 @@ impl HoldSignal {
         if self.published() != HoldState::AtRisk {
             return None;
         }
-        if timings
-            .confirm_after_ms
-            .is_some_and(|after| sent_ms < after)
-        {
+        if timings.confirm_after_ms != NOT_SET && sent_ms < timings.confirm_after_ms {
             return None;
         }
         let now = Instant::now();
         if millis(now) >= timings.deadline_ms {
             return None;
         }
-        timings.confirm_after_ms = None;
+        timings.confirm_after_ms = NOT_SET;
         let since = timings.at_risk_since.take();
         drop(timings);
         let changed = self.transition(Some(HoldState::AtRisk), HoldState::Held);
@@ -400,7 +402,10 @@ impl HoldSignal {
         // Even if already at risk (by the deadline), a fault means older replies no
         // longer count.
         let at_ms = millis(at);
-        timings.confirm_after_ms = Some(timings.confirm_after_ms.map_or(at_ms, |a| a.max(at_ms)));
+        timings.confirm_after_ms = match timings.confirm_after_ms {
+            NOT_SET => at_ms,
+            after => after.max(at_ms),
+        };
         timings.at_risk_since.get_or_insert(at);
         drop(timings);
         self.raise_at_risk(cause)
