@@ -11,18 +11,18 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::config::{lease_millis, Config, PublishMode};
-use crate::context::{ContextParts, LockContext};
+use crate::connection::config::{lease_millis, Config, PublishMode};
+use crate::connection::context::{ContextParts, LockContext};
+use crate::connection::replicas::ReplicaSync;
 use crate::error::{Error, Result};
-use crate::hold_registry::HoldRegistry;
+use crate::hold::registry::HoldRegistry;
+use crate::hold::renewal::RenewalSettings;
 use crate::lock::{
     Backoff, Fair, FairLock, FasterMulti, FasterMultiLock, Fenced, FencedLock, Lock, NonReentrant,
     NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, ReadWriteLock, Reentrant,
     Spin, SpinLock,
 };
-use crate::pubsub::PubSub;
-use crate::renewal::RenewalSettings;
-use crate::replicas::ReplicaSync;
+use crate::wait::pubsub::PubSub;
 
 /// A connection to Redis that hands out locks, like a `RedissonClient`.
 ///
@@ -128,14 +128,14 @@ impl Client {
             clustered: config.redis.server.is_clustered(),
             response_timeout: config.response_timeout,
         };
-        crate::failover_watch::start(&config, registry.clone(), shutdown_rx.clone());
-        tokio::spawn(crate::sentry::run(
+        crate::hold::failover_watch::start(&config, registry.clone(), shutdown_rx.clone());
+        tokio::spawn(crate::hold::sentry::run(
             registry.clone(),
             redis.clone(),
             settings.clone(),
             shutdown_rx.clone(),
         ));
-        tokio::spawn(crate::renewal::run(
+        tokio::spawn(crate::hold::renewal::run(
             registry.clone(),
             redis.clone(),
             settings,

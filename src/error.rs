@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -92,10 +92,10 @@ use std::time::Duration;
 use fred::prelude::{KeysInterface, Value};
 
 use crate::client::Client;
-use crate::config::MAX_LEASE;
+use crate::connection::config::MAX_LEASE;
+use crate::connection::scripts::{is_wrong_type, Resend, Script};
 use crate::error::{Error, Result};
 use crate::names::hash_tag;
-use crate::scripts::{is_wrong_type, Resend, Script};
 
 /// `lua/fencing_guard.lua`: the check and the token record around a fenced write.
 pub(crate) const FENCING_GUARD: &str = include_str!("../lua/fencing_guard.lua");

@@ -71,44 +71,27 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
 pub mod blocking;
 mod client;
-mod config;
-mod context;
-mod detach;
+mod connection;
 mod error;
-mod failover_watch;
 pub mod fencing;
-mod held;
-mod hold_ledger;
-mod hold_registry;
-mod hold_state;
-mod keys;
-mod local_queue;
+mod hold;
 mod lock;
-mod name_mapper;
 mod names;
-mod owner;
-mod pubsub;
-mod queued_waiters;
-mod renewal;
-mod replicas;
-mod scripts;
-mod secrets;
-mod sentry;
 mod telemetry;
-mod tls;
-mod writer_gates;
+mod wait;
 
 pub use client::Client;
-pub use config::{
+pub use connection::config::{
     Config, ConfigBuilder, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_LOCAL_HANDOFFS,
     DEFAULT_LOCAL_HANDOFF_TIME, DEFAULT_RENEWAL_BATCH_SIZE, DEFAULT_REPLICAS_SYNC_TIMEOUT,
     DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, URL_SCHEMES,
 };
+pub use connection::secrets::redacted_url;
+pub use connection::tls::{ClusterTlsNames, TlsBackend, TlsOptions};
 pub use error::{Error, Result};
 pub use fencing::{FencedWriter, FencingGate};
-pub use hold_state::HoldState;
-pub use keys::LockKeys;
+pub use hold::state::HoldState;
 pub use lock::{
     AllMembers, AnyLock, Backoff, Fair, FairLock, FasterMulti, FasterMultiLock, Fenced, FencedLock,
     GroupGuard, GroupRule, Lock, LockGroup, LockGuard, LockKind, Majority, MultiLock,
@@ -116,10 +99,9 @@ pub use lock::{
     Read, ReadLock, ReadWriteLock, RedLock, RedLockGuard, Reentrant, Spin, SpinLock, Write,
     WriteLock,
 };
-pub use name_mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
-pub use owner::LockOwner;
-pub use secrets::redacted_url;
-pub use tls::{ClusterTlsNames, TlsBackend, TlsOptions};
+pub use names::keys::LockKeys;
+pub use names::mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
+pub use names::owner::LockOwner;
 
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
 /// [`Client::redis`].

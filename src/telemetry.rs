@@ -140,16 +140,16 @@ pub(crate) fn renewal_round(renewed: u64, lost: u64, failed: u64) {
     }
 }
 
-/// A hold changed state (see [`crate::hold_state`]); `at_risk_for`: how long it had
+/// A hold changed state (see [`crate::hold::state`]); `at_risk_for`: how long it had
 /// been at risk by then.
 #[allow(unused_variables)]
 pub(crate) fn hold_transition(
-    transition: crate::hold_state::Transition,
+    transition: crate::hold::state::Transition,
     at_risk_for: Option<Duration>,
 ) {
     #[cfg(feature = "metrics")]
     {
-        use crate::hold_state::Transition;
+        use crate::hold::state::Transition;
         match transition {
             Transition::AtRisk(cause) => {
                 metrics::counter!(names::AT_RISK, "cause" => cause.as_str()).increment(1);
@@ -214,14 +214,14 @@ impl Drop for Waiting {
 
 /// Reports a transition of a hold: tracing, and metrics with the feature on.
 pub(crate) fn report(
-    signal: &crate::hold_state::HoldSignal,
-    transition: crate::hold_state::Transition,
-    hold: Option<&(std::sync::Arc<str>, crate::owner::LockOwner, bool)>,
+    signal: &crate::hold::state::HoldSignal,
+    transition: crate::hold::state::Transition,
+    hold: Option<&(std::sync::Arc<str>, crate::names::owner::LockOwner, bool)>,
 ) {
     let lock = hold.map(|h| &*h.0);
     let owner = hold.map(|h| h.1.to_string());
     match transition {
-        crate::hold_state::Transition::AtRisk(cause) => {
+        crate::hold::state::Transition::AtRisk(cause) => {
             tracing::warn!(
                 lock,
                 owner,
@@ -229,7 +229,7 @@ pub(crate) fn report(
                 "lock at risk: the holder can no longer be sure it holds it"
             );
         }
-        crate::hold_state::Transition::Recovered(after) => {
+        crate::hold::state::Transition::Recovered(after) => {
             tracing::info!(
                 lock,
                 owner,
@@ -237,7 +237,7 @@ pub(crate) fn report(
                 "lock confirmed held again"
             );
         }
-        crate::hold_state::Transition::Lost(cause) => {
+        crate::hold::state::Transition::Lost(cause) => {
             tracing::warn!(lock, owner, cause = cause.as_str(), "lock lost");
         }
     }

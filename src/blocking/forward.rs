@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::Lock;
 use crate::lock::LockKind;
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 /// An async lock method's answer as its blocking twin returns it: the same value, except
 /// that an async guard becomes a blocking [`LockGuard`](super::LockGuard) of the handle

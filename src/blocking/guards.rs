@@ -5,9 +5,9 @@ use std::fmt;
 use super::forward::IntoBlocking;
 use super::Lock;
 use crate::error::Result;
-use crate::hold_state::HoldState;
+use crate::hold::state::HoldState;
 use crate::lock::{LockKind, Reentrant};
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
 use super::FencedLock;

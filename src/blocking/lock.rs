@@ -13,7 +13,7 @@ use super::runtime::Shared;
 use super::{LockGuard, ReadLock, WriteLock};
 use crate::error::Result;
 use crate::lock::{Fenced, LockKind, Reentrant};
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
 use crate::error::Error;

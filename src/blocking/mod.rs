@@ -117,7 +117,7 @@ pub use lock::{Lock, ReadWriteLock};
 #[cfg(doc)]
 use crate::error::Error;
 #[cfg(doc)]
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 /// How many worker threads a blocking [`Client`]'s runtime has.
 pub const WORKER_THREADS: usize = 2;

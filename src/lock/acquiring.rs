@@ -21,13 +21,13 @@ use super::queue_exit::QueueExit;
 use super::running::unexpected;
 use super::settling::Outcome;
 use super::{Lock, LockKind};
-use crate::config::lease_millis;
-use crate::detach::FinishOnDrop;
+use crate::connection::config::lease_millis;
+use crate::connection::replicas::Synced;
+use crate::connection::scripts::{outcome_unknown, Resend};
 use crate::error::{Error, Result};
-use crate::hold_state::HoldSignal;
-use crate::owner::LockOwner;
-use crate::replicas::Synced;
-use crate::scripts::{outcome_unknown, Resend};
+use crate::hold::state::HoldSignal;
+use crate::lock::detach::FinishOnDrop;
+use crate::names::owner::LockOwner;
 use crate::telemetry;
 
 /// How long an acquisition may wait.
@@ -337,7 +337,7 @@ impl<K: LockKind> Lock<K> {
 
     /// The kind's acquire script. Written at most once (see [`Resend::Never`]): when its
     /// reply is lost, the owner's count in Redis says whether it ran (see
-    /// [`HoldLedger`](crate::hold_ledger::HoldLedger)); a script that surely did not run
+    /// [`HoldLedger`](crate::hold::ledger::HoldLedger)); a script that surely did not run
     /// is sent again, one that ran is reported (or, for a fenced lock whose token was
     /// lost with the reply, undone and sent again).
     pub(super) async fn acquire_script(

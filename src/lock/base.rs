@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 use fred::prelude::Value;
 
 use super::call::{ScriptCall, Target};
+use crate::connection::scripts::Script;
 use crate::names::lock_channel;
-use crate::scripts::Script;
 
 /// `lua/lock_acquire.lua`: take or re-enter a lock.
 pub(crate) const LOCK_ACQUIRE: &str = include_str!("../../lua/lock_acquire.lua");
@@ -61,7 +61,7 @@ pub(crate) fn release_call(target: &Target<'_>, lease_ms: u64, latch: &str) -> S
 /// RLock's force release (§4.3): the default of every kind that force-unlocks as RLock
 /// does.
 /// `lua/lock_handoff.lua`: the release of `target`'s owner that hands the lock to the
-/// next local owner (see [`crate::local_queue`]).
+/// next local owner (see [`crate::wait::local_queue`]).
 pub(crate) fn handoff_call(
     target: &Target<'_>,
     lease_ms: u64,

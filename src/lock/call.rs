@@ -4,9 +4,9 @@
 use fred::prelude::Value;
 
 use super::key_cache::KeyCache;
-use crate::context::LockContext;
-use crate::owner::LockOwner;
-use crate::scripts::Script;
+use crate::connection::context::LockContext;
+use crate::connection::scripts::Script;
+use crate::names::owner::LockOwner;
 
 /// The lock and owner a script call is for.
 #[derive(Clone, Copy)]
@@ -78,4 +78,14 @@ impl ScriptCall {
     pub(crate) fn with_values(script: &'static Script, keys: Vec<Value>, args: Vec<Value>) -> Self {
         ScriptCall { script, keys, args }
     }
+}
+
+/// Milliseconds since the Unix epoch on this machine, as the scripts that compare
+/// client-clock deadlines take `now` (the fair lock's queue, the faster multi-lock's
+/// values; Redisson passes `System.currentTimeMillis()`).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }

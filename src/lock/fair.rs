@@ -20,11 +20,11 @@ use std::sync::{Arc, LazyLock};
 use fred::prelude::Value;
 
 use super::kind::{now_ms, AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting};
+use crate::connection::scripts::Script;
 use crate::error::Error;
-use crate::name_mapper::FairQueueNames;
+use crate::names::mapper::FairQueueNames;
 use crate::names::{fair_queue, fair_timeouts, fair_waiter_channel, lock_channel};
-use crate::queued_waiters::Slot;
-use crate::scripts::Script;
+use crate::wait::queued_waiters::Slot;
 
 /// `lua/fair_acquire.lua`: take, re-enter or queue (the blocking variant).
 pub(crate) const FAIR_ACQUIRE: &str = include_str!("../../lua/fair_acquire.lua");

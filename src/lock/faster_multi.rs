@@ -29,9 +29,9 @@ use fred::prelude::Value;
 use highway::{HighwayHash, HighwayHasher, Key};
 
 use super::kind::{now_ms, AcquireMode, Kind, LockedProbe, ScriptCall, Target};
+use crate::connection::scripts::Script;
 use crate::error::{Error, Result};
 use crate::names::lock_channel;
-use crate::scripts::Script;
 
 /// `lua/faster_multi_acquire.lua`: take or re-enter every value, all or nothing.
 pub(crate) const FASTER_MULTI_ACQUIRE: &str = include_str!("../../lua/faster_multi_acquire.lua");
@@ -193,7 +193,11 @@ impl Kind for FasterMulti {
 
     /// The first value's count field of `owner` (`F1:LN:lock_count`): what an acquire
     /// whose reply was lost is settled by (each acquire adds one to every value's count).
-    fn field(&self, context: &crate::context::LockContext, owner: crate::LockOwner) -> String {
+    fn field(
+        &self,
+        context: &crate::connection::context::LockContext,
+        owner: crate::LockOwner,
+    ) -> String {
         let first = self.fields.first().map(String::as_str).unwrap_or_default();
         format!(
             "{first}:{}:lock_count",
@@ -249,7 +253,7 @@ impl Kind for FasterMulti {
         )
     }
 
-    fn held(&self, target: &Target<'_>) -> Arc<dyn crate::held::Held> {
+    fn held(&self, target: &Target<'_>) -> Arc<dyn crate::hold::held::Held> {
         Arc::new(super::holds::Values::new(
             target.owner_str(),
             self.fields.clone(),

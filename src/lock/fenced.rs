@@ -21,9 +21,9 @@ use fred::prelude::{KeysInterface, Value};
 use super::kind::{Acquire, AcquireMode, Capabilities, Kind, ScriptCall, Target};
 use super::running::unexpected;
 use super::{Lock, Wait};
+use crate::connection::scripts::{is_wrong_type, Resend, Script};
 use crate::error::{Error, Result};
 use crate::names::fencing_token;
-use crate::scripts::{is_wrong_type, Resend, Script};
 
 /// `lua/fenced_acquire.lua`: take or re-enter, and draw a token.
 pub(crate) const FENCED_ACQUIRE: &str = include_str!("../../lua/fenced_acquire.lua");

@@ -7,8 +7,8 @@ use tokio::time::Instant;
 
 use super::{Acquired, Lock, LockKind, Reentrant};
 use crate::error::Result;
-use crate::hold_state::{HoldSignal, HoldState};
-use crate::owner::LockOwner;
+use crate::hold::state::{HoldSignal, HoldState};
+use crate::names::owner::LockOwner;
 
 /// One hold of a [`Lock`] of any kind, from [`Lock::acquire`] and its siblings.
 ///

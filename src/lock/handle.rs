@@ -19,10 +19,10 @@ use super::kind::LockedProbe;
 use super::releasing::UnlockReply;
 use super::running::unexpected;
 use super::{LockGuard, LockKind, Reentrant};
-use crate::context::LockContext;
+use crate::connection::context::LockContext;
+use crate::connection::scripts::Resend;
 use crate::error::{Error, Result};
-use crate::owner::LockOwner;
-use crate::scripts::Resend;
+use crate::names::owner::LockOwner;
 
 /// A distributed lock of kind `K`, wire-compatible with the Redisson lock of that kind.
 ///

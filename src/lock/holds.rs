@@ -9,8 +9,8 @@ use std::sync::{Arc, LazyLock};
 use fred::bytes_utils::Str;
 use fred::prelude::Value;
 
-use crate::held::{BatchScript, Forced, Held, Purpose};
-use crate::scripts::Script;
+use crate::connection::scripts::Script;
+use crate::hold::held::{BatchScript, Forced, Held, Purpose};
 
 /// `lua/lock_renew.lua`: the watchdog's batched renewal of owner fields.
 pub(crate) const LOCK_RENEW: &str = include_str!("../../lua/lock_renew.lua");
@@ -50,7 +50,7 @@ static RENEW_VALUES: BatchScript = BatchScript {
     script: LazyLock::new(|| Script::new(FASTER_MULTI_RENEW)),
     prelude: |lease, args| {
         args.push(lease.clone());
-        args.push(Value::from(super::kind::now_ms()));
+        args.push(Value::from(super::call::now_ms()));
     },
     confirms: renewed,
 };

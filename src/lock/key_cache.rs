@@ -18,7 +18,7 @@ use fred::bytes::Bytes;
 use fred::bytes_utils::Str;
 use fred::prelude::Value;
 
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 /// What a handle's clones share: Redisson's `internalLockLeaseTime` and the ready-made
 /// keys, in one allocation per handle.

@@ -10,11 +10,11 @@
 use fred::prelude::Value;
 
 use super::holds::OwnerField;
-use crate::context::LockContext;
+use crate::connection::context::LockContext;
 use crate::error::Error;
-use crate::held::Held;
-use crate::owner::LockOwner;
-use crate::queued_waiters::Slot;
+use crate::hold::held::Held;
+use crate::names::owner::LockOwner;
+use crate::wait::queued_waiters::Slot;
 
 pub(crate) use super::call::{ScriptCall, Target};
 pub(crate) use super::capabilities::Capabilities;
@@ -108,7 +108,7 @@ mod sealed {
         /// The release of `target`'s owner that, when it gives back the last hold and
         /// the head of the lock's queue in Redis is one of `named`, does that waiter's
         /// acquire in the same step (replies as the release, plus `2 + i`: handed to
-        /// `named[i]`): the fair lock's hand-off (see [`crate::queued_waiters`]); none
+        /// `named[i]`): the fair lock's hand-off (see [`crate::wait::queued_waiters`]); none
         /// for the kinds without a queue.
         fn queue_handoff(
             &self,
@@ -211,11 +211,4 @@ pub(crate) enum LockedProbe {
     Script(ScriptCall),
 }
 
-/// Milliseconds since the Unix epoch on this machine, as the fair lock's scripts take
-/// `now` (Redisson passes `System.currentTimeMillis()`).
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub(crate) use super::call::now_ms;

@@ -1,5 +1,5 @@
 //! This client's local line of waiters for the kinds that hand off (reentrant and
-//! non-reentrant; see [`crate::local_queue`]): joining it (`acquire_in_line`), the head's
+//! non-reentrant; see [`crate::wait::local_queue`]): joining it (`acquire_in_line`), the head's
 //! wait in Redis (`wait_as_head`), and the release that hands the lock to the next local
 //! waiter (`release_or_hand_off`). [`InLine`] is a waiter's place in the line.
 //!
@@ -17,14 +17,14 @@ use super::kind::{AcquireMode, Waiting};
 use super::releasing::{HandTo, UnlockReply};
 use super::{Lock, LockKind};
 use crate::error::{Error, Result};
-use crate::local_queue::{Left, Stage, Ticket};
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 use crate::telemetry;
+use crate::wait::local_queue::{Left, Stage, Ticket};
 
 impl<K: LockKind> Lock<K> {
     /// `lock()` and the waiting `try_lock*` of a kind that hands off: one attempt unless
     /// this client already has waiters or another holder for the lock, then a place in the
-    /// lock's local line (see [`crate::local_queue`]).
+    /// lock's local line (see [`crate::wait::local_queue`]).
     pub(super) async fn acquire_in_line(
         &self,
         owner: LockOwner,
@@ -255,7 +255,7 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
-    /// The release of a kind that hands off (see [`crate::local_queue`]): when this
+    /// The release of a kind that hands off (see [`crate::wait::local_queue`]): when this
     /// owner gives back its last hold and a local waiter is the head of the lock's line,
     /// the release script hands the lock to it; otherwise it is the kind's release.
     pub(super) async fn release_or_hand_off(

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use super::base::acquire_call;
 use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target};
+use crate::connection::scripts::Script;
 use crate::error::Error;
-use crate::scripts::Script;
 
 /// `lua/nonreentrant_acquire.lua`: take the lock; a re-entry is an error.
 pub(crate) const NONREENTRANT_ACQUIRE: &str = include_str!("../../lua/nonreentrant_acquire.lua");

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use super::kind::AcquireMode;
 use super::{Lock, LockKind};
-use crate::detach::FinishOnDrop;
-use crate::owner::LockOwner;
-use crate::scripts::Resend;
+use crate::connection::scripts::Resend;
+use crate::lock::detach::FinishOnDrop;
+use crate::names::owner::LockOwner;
 
 impl<K: LockKind> Lock<K> {
     /// The kind's queue clean-up (the fair lock's `acquireFailed`), sent with retries: it

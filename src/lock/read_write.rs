@@ -24,11 +24,11 @@ use super::holds::{OwnerField, ReadHolds};
 use super::key_cache::shared;
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
 use super::{Lock, LockName};
-use crate::context::LockContext;
-use crate::held::Held;
+use crate::connection::context::LockContext;
+use crate::connection::scripts::Script;
+use crate::hold::held::Held;
+use crate::names::owner::LockOwner;
 use crate::names::{hash_tag, owner_field, read_timeout_prefix, rwlock_channel};
-use crate::owner::LockOwner;
-use crate::scripts::Script;
 
 /// `lua/rw_read_acquire.lua`.
 pub(crate) const RW_READ_ACQUIRE: &str = include_str!("../../lua/rw_read_acquire.lua");

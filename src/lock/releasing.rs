@@ -18,12 +18,12 @@ use tracing::Instrument;
 use super::base;
 use super::running::unexpected;
 use super::{Lock, LockKind};
-use crate::detach::FinishOnDrop;
+use crate::connection::replicas::Synced;
+use crate::connection::scripts::{outcome_unknown, Resend};
 use crate::error::Result;
+use crate::lock::detach::FinishOnDrop;
+use crate::names::owner::LockOwner;
 use crate::names::unlock_latch;
-use crate::owner::LockOwner;
-use crate::replicas::Synced;
-use crate::scripts::{outcome_unknown, Resend};
 use crate::telemetry;
 
 /// What the unlock script answered.
@@ -33,8 +33,8 @@ pub(crate) enum UnlockReply {
     StillHeld,
     Released,
     /// Released by handing the lock to a waiter of this client: the next of the local
-    /// line (see [`crate::local_queue`]), or the `to`-th named waiter of a fair lock's
-    /// queue (see [`crate::queued_waiters`]).
+    /// line (see [`crate::wait::local_queue`]), or the `to`-th named waiter of a fair lock's
+    /// queue (see [`crate::wait::queued_waiters`]).
     Handed {
         to: usize,
     },
@@ -48,7 +48,7 @@ pub(super) enum HandTo<'a> {
     /// The head of the local line.
     Line(&'a base::HandoffTo),
     /// The head of the fair lock's queue, if it is one of these waiters.
-    Queue(&'a [std::sync::Arc<crate::queued_waiters::Slot>]),
+    Queue(&'a [std::sync::Arc<crate::wait::queued_waiters::Slot>]),
 }
 
 impl<K: LockKind> Lock<K> {

@@ -11,10 +11,10 @@ use fred::prelude::Value;
 
 use super::kind::{ScriptCall, Target};
 use super::{Lock, LockKind};
+use crate::connection::replicas::Synced;
+use crate::connection::scripts::{is_wrong_type, Resend};
 use crate::error::{Error, Result};
-use crate::owner::LockOwner;
-use crate::replicas::Synced;
-use crate::scripts::{is_wrong_type, Resend};
+use crate::names::owner::LockOwner;
 
 impl<K: LockKind> Lock<K> {
     pub(super) fn check(&self) -> Result<()> {
@@ -75,7 +75,7 @@ impl<K: LockKind> Lock<K> {
 
     /// Sends one script call that changes the lock, followed by `WAIT` for the replicas
     /// in the same pipeline when the configuration asks for it (see
-    /// [`ReplicaSync`](crate::replicas::ReplicaSync)).
+    /// [`ReplicaSync`](crate::connection::replicas::ReplicaSync)).
     pub(super) async fn run_synced(
         &self,
         call: &ScriptCall,

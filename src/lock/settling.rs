@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use super::{Lock, LockKind};
 use crate::error::{Error, Result};
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 /// What reading the owner's count said about an acquire whose reply was lost.
 pub(super) enum Outcome {

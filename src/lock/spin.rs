@@ -2,7 +2,7 @@
 //! no pub/sub; a waiter polls with back-off, and unlock never publishes.
 //!
 //! Like the reentrant lock, this client's waiters of one spin lock form a local line
-//! ([`crate::local_queue`]): only its head polls Redis (with the back-off), and a release
+//! ([`crate::wait::local_queue`]): only its head polls Redis (with the back-off), and a release
 //! hands the lock to the head in the same script (`lua/spin_handoff.lua`, never
 //! publishing), within the same bounds, after which it releases for real so that other
 //! clients' pollers get their turn.
@@ -23,8 +23,8 @@ use super::backoff::Backoff;
 use super::base::HandoffTo;
 use super::base::{acquire_call, ACQUIRE};
 use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting};
+use crate::connection::scripts::Script;
 use crate::error::Result;
-use crate::scripts::Script;
 
 /// `lua/spin_release.lua`: give back one hold, never publishing.
 pub(crate) const SPIN_RELEASE: &str = include_str!("../../lua/spin_release.lua");

@@ -17,8 +17,8 @@ use super::queue_exit::QueueExit;
 use super::queue_handoff::QueuedPlace;
 use super::{Backoff, Lock, LockKind};
 use crate::error::{Error, Result};
-use crate::owner::LockOwner;
-use crate::queued_waiters::Turn;
+use crate::names::owner::LockOwner;
+use crate::wait::queued_waiters::Turn;
 
 impl<K: LockKind> Lock<K> {
     /// A reader that holds nothing on this lock lets this client's announced write
@@ -53,7 +53,7 @@ impl<K: LockKind> Lock<K> {
         mode: AcquireMode,
         deadline: Option<Instant>,
         ttl: i64,
-        (channel, subscription): (&str, Option<crate::pubsub::Subscription>),
+        (channel, subscription): (&str, Option<crate::wait::pubsub::Subscription>),
         queued: &mut QueueExit<K>,
     ) -> Result<Option<Acquired>> {
         let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
@@ -196,7 +196,7 @@ impl<K: LockKind> Lock<K> {
         owner: LockOwner,
         channel: &str,
         deadline: Option<Instant>,
-    ) -> Result<Option<crate::pubsub::Subscription>> {
+    ) -> Result<Option<crate::wait::pubsub::Subscription>> {
         let pubsub = &self.context.pubsub;
         // Boxed: subscribing is a large future (fred's subscribe and its confirmation)
         // that runs once per wait; inline, every waiting task would carry its size for

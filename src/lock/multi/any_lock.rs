@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use fred::prelude::KeysInterface;
 
-use crate::context::LockContext;
+use crate::connection::context::LockContext;
 use crate::error::Result;
 use crate::lock::{Acquired, Lock, LockKind, UnlockReply, Wait};
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
 use super::{MultiLock, RedLock};

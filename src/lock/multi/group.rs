@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::any_lock::{server_of, AnyLock, Member};
 use super::rules::{AllMembers, GroupRule, Majority};
 use crate::error::{Error, Result};
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
 use crate::lock::Lock;

@@ -11,8 +11,8 @@ use super::group::LockGroup;
 use super::rules::{AllMembers, GroupRule, Majority};
 use super::taking::Taken;
 use crate::error::Result;
-use crate::hold_state::{HoldSignal, HoldState};
-use crate::owner::LockOwner;
+use crate::hold::state::{HoldSignal, HoldState};
+use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
 use super::group::{MultiLock, RedLock};

@@ -8,7 +8,7 @@ use super::group::LockGroup;
 use super::guard::GroupGuard;
 use super::rules::GroupRule;
 use crate::error::{Error, Result};
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
 use super::group::{MultiLock, RedLock};

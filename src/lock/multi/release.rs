@@ -5,7 +5,7 @@ use super::group::LockGroup;
 use super::rules::GroupRule;
 use crate::error::{Error, Result};
 use crate::lock::UnlockReply;
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 impl<R: GroupRule> LockGroup<R> {
     /// Unlocks `indices` as `owner`, all at the same time.

@@ -10,10 +10,10 @@ use tracing::Instrument;
 
 use super::group::LockGroup;
 use super::rules::GroupRule;
-use crate::config::{lease_millis, MAX_LEASE};
+use crate::connection::config::{lease_millis, MAX_LEASE};
 use crate::error::{Error, Result};
 use crate::lock::{Acquired, Wait};
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 /// One member taken by an acquisition.
 pub(super) struct HeldMember {

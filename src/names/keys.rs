@@ -10,9 +10,9 @@
 //! [`LockKeys::mapped`] take the name an application gives and map it as a client with
 //! that [`NameMapper`] does.
 
-use crate::config::Config;
-use crate::name_mapper::{FairQueueNames, NameMapper};
+use crate::connection::config::Config;
 use crate::names;
+use crate::names::mapper::{FairQueueNames, NameMapper};
 
 /// The keys and channels of the lock named `name`, whatever its kind.
 ///

@@ -9,7 +9,7 @@
 //! * A hold whose field is gone at a renewal is lost: it leaves the registry and its
 //!   signal says `Lost`.
 //! * A renewal confirmed at all moves the hold's validity deadline to its send time plus
-//!   the lease (see [`crate::hold_state`]). Errors (a dropped connection, a timeout) are
+//!   the lease (see [`crate::hold::state`]). Errors (a dropped connection, a timeout) are
 //!   logged and the next tick tries again, as Redisson 3.44+ does; the deadline, watched
 //!   by the sentry, says when the holder can no longer count on the lock.
 //! * The same batches verify holds after a fault: a watchdog hold by its renewal script
@@ -24,9 +24,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::held::{BatchScript, Purpose};
-use crate::hold_registry::{HoldRegistry, Snapshot};
-use crate::scripts::Resend;
+use crate::connection::scripts::Resend;
+use crate::hold::held::{BatchScript, Purpose};
+use crate::hold::registry::{HoldRegistry, Snapshot};
 
 /// What the renewal task needs besides the registry.
 #[derive(Debug, Clone)]
@@ -212,10 +212,10 @@ mod tests {
     use fred::bytes_utils::Str;
 
     use super::*;
-    use crate::held::Held;
+    use crate::connection::scripts::Script;
+    use crate::hold::held::Held;
     use crate::lock::holds::OwnerField;
-    use crate::owner::LockOwner;
-    use crate::scripts::Script;
+    use crate::names::owner::LockOwner;
 
     /// A hold that is not a lock's: a permit, a member of a sorted set whose score is the
     /// end of its lease (what Redisson's permit-expirable semaphore keeps). Private to
@@ -263,7 +263,7 @@ mod tests {
         }
     }
 
-    fn hold(name: &str, owner: u64) -> crate::hold_registry::HoldKey {
+    fn hold(name: &str, owner: u64) -> crate::hold::registry::HoldKey {
         (Arc::from(name), LockOwner::from_raw(owner), false)
     }
 

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
+use crate::connection::secrets::redacted_fred_config;
 use crate::error::{Error, Result};
-use crate::name_mapper::{FairQueueNames, NameMapper};
-use crate::secrets::redacted_fred_config;
+use crate::names::mapper::{FairQueueNames, NameMapper};
 
 mod builder;
 mod connection;

@@ -32,8 +32,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::owner::LockOwner;
-use crate::pubsub::Subscription;
+use crate::names::owner::LockOwner;
+use crate::wait::pubsub::Subscription;
 
 /// How far local hand-offs go before the lock is released for real (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -64,7 +64,7 @@ pub(crate) fn unlock_latch(name: &str, request_id: impl std::fmt::Display) -> St
 }
 
 /// The hash field of one owner: `<client-uuid>:<owner-id>`.
-pub(crate) fn owner_field(client_id: &str, owner: crate::owner::LockOwner) -> String {
+pub(crate) fn owner_field(client_id: &str, owner: crate::names::owner::LockOwner) -> String {
     format!("{client_id}:{owner}")
 }
 
@@ -93,7 +93,7 @@ mod tests {
         assert_eq!(
             owner_field(
                 "6e3d30b7-83b1-433a-9335-5e8b9916d3ac",
-                crate::owner::LockOwner::from_raw(731)
+                crate::names::owner::LockOwner::from_raw(731)
             ),
             "6e3d30b7-83b1-433a-9335-5e8b9916d3ac:731"
         );

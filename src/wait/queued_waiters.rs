@@ -26,7 +26,7 @@ use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::owner::LockOwner;
+use crate::names::owner::LockOwner;
 
 /// At most this many waiters are named in one release (the first in arrival order that
 /// are not trying): enough for the head of the queue to be among them in all but deep

@@ -20,14 +20,14 @@ use tokio::time::Instant;
 use fred::prelude::{ClientLike, KeysInterface};
 use tokio::sync::{mpsc, watch};
 
-use crate::config::Config;
-use crate::hold_ledger::HoldLedger;
-use crate::hold_registry::HoldRegistry;
-use crate::local_queue::{HandoffLimits, LocalQueues};
-use crate::pubsub::PubSub;
-use crate::queued_waiters::QueuedWaiters;
-use crate::replicas::ReplicaSync;
-use crate::writer_gates::WriterGates;
+use crate::connection::config::Config;
+use crate::connection::replicas::ReplicaSync;
+use crate::hold::ledger::HoldLedger;
+use crate::hold::registry::HoldRegistry;
+use crate::wait::local_queue::{HandoffLimits, LocalQueues};
+use crate::wait::pubsub::PubSub;
+use crate::wait::queued_waiters::QueuedWaiters;
+use crate::wait::writer_gates::WriterGates;
 
 /// A release of a dropped guard's hold, run by the chore task.
 pub(crate) type BackgroundRelease = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

@@ -12,10 +12,10 @@ use super::{
     DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
 };
+use crate::connection::secrets::{redacted_fred_config, redacted_url};
+use crate::connection::tls::TlsOptions;
 use crate::error::{Error, Result};
-use crate::name_mapper::{FairQueueNames, NameMapper};
-use crate::secrets::{redacted_fred_config, redacted_url};
-use crate::tls::TlsOptions;
+use crate::names::mapper::{FairQueueNames, NameMapper};
 
 /// Builds a [`Config`]; see [`Config::builder`].
 ///
@@ -59,7 +59,11 @@ pub struct ConfigBuilder {
 
 impl std::fmt::Debug for ConfigBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let hidden = |secret: &Option<String>| secret.as_ref().map(|_| crate::secrets::REDACTED);
+        let hidden = |secret: &Option<String>| {
+            secret
+                .as_ref()
+                .map(|_| crate::connection::secrets::REDACTED)
+        };
         f.debug_struct("ConfigBuilder")
             .field("url", &self.url.as_deref().map(redacted_url))
             .field("redis", &self.redis.as_ref().map(redacted_fred_config))
@@ -425,7 +429,7 @@ impl ConfigBuilder {
                     Error::invalid(format!(
                         "cannot parse Redis URL `{}`: {}",
                         redacted_url(url),
-                        crate::secrets::redact_error(&e.to_string(), url)
+                        crate::connection::secrets::redact_error(&e.to_string(), url)
                     ))
                 })?
             }

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::time::Instant;
 
-use crate::hold_state::{instant, millis, HoldSignal};
-use crate::owner::LockOwner;
+use crate::hold::state::{instant, millis, HoldSignal};
+use crate::names::owner::LockOwner;
 
 /// A lock name, the owner, and whether the holds are a write lock's (field
 /// `<id>:<owner>:write`, beside the same owner's read holds on the same name).
@@ -215,7 +215,7 @@ mod tests {
         let lost = signal();
         ledger.acquired(&name, OB, false, None, lost.clone());
         assert_eq!(ledger.known(&name, OB, false), 1);
-        lost.lose(crate::hold_state::Cause::FieldGone);
+        lost.lose(crate::hold::state::Cause::FieldGone);
         assert_eq!(ledger.known(&name, OB, false), 0);
     }
 

@@ -21,9 +21,9 @@ use fred::prelude::Value;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::held::{Forced, Held};
-use crate::hold_state::{millis, Cause, HoldSignal, Transition};
-use crate::owner::LockOwner;
+use crate::hold::held::{Forced, Held};
+use crate::hold::state::{millis, Cause, HoldSignal, Transition};
+use crate::names::owner::LockOwner;
 
 /// A lock name, the owner that holds it, and whether the hold is a write lock's (whose
 /// field is `<id>:<owner>:write`, beside the same owner's read holds on the same name).
@@ -150,9 +150,9 @@ impl HoldRegistry {
         self.failover_pending.load(Ordering::Acquire)
     }
 
-    /// The margin before a lease of `lease_ms` ends (see [`crate::hold_state`]).
+    /// The margin before a lease of `lease_ms` ends (see [`crate::hold::state`]).
     pub(crate) fn margin_ms(&self, lease_ms: u64) -> u64 {
-        crate::hold_state::validity_margin(lease_ms, self.margin)
+        crate::hold::state::validity_margin(lease_ms, self.margin)
     }
 
     /// Registers one acquisition whose command was sent at `sent`: a watchdog hold

@@ -29,9 +29,9 @@ use tokio::sync::{watch, Mutex};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::hold_registry::HoldRegistry;
-use crate::hold_state::{instant, millis, Cause, HoldState};
-use crate::renewal::RenewalSettings;
+use crate::hold::registry::HoldRegistry;
+use crate::hold::renewal::RenewalSettings;
+use crate::hold::state::{instant, millis, Cause, HoldState};
 
 /// How often holds that are still at risk after a failed check are checked again.
 pub(crate) const RECHECK_EVERY: Duration = Duration::from_millis(250);
@@ -194,7 +194,8 @@ impl Checker {
                 return;
             }
             let outcome =
-                crate::renewal::send(&self.registry, &self.redis, &self.settings, holds).await;
+                crate::hold::renewal::send(&self.registry, &self.redis, &self.settings, holds)
+                    .await;
             tracing::debug!(
                 checked = count,
                 held = outcome.confirmed,
@@ -219,7 +220,8 @@ impl Checker {
                 .filter(|h| pick(h.slot))
                 .collect();
             if !holds.is_empty() {
-                crate::renewal::send(&self.registry, &self.redis, &self.settings, holds).await;
+                crate::hold::renewal::send(&self.registry, &self.redis, &self.settings, holds)
+                    .await;
             }
         }
     }

@@ -2,9 +2,9 @@
 //! scheme check, TLS refused without a TLS feature (never a plaintext connection), and
 //! the credentials of data nodes and sentinels.
 
+use crate::connection::secrets::redacted_url;
+use crate::connection::tls::TlsOptions;
 use crate::error::{Error, Result};
-use crate::secrets::redacted_url;
-use crate::tls::TlsOptions;
 
 use super::URL_SCHEMES;
 
@@ -22,9 +22,9 @@ pub(super) fn tls_scheme(url: &str) -> Option<&str> {
 pub(super) fn apply_tls(
     redis: &mut fred::prelude::Config,
     options: &TlsOptions,
-    backend: crate::tls::TlsBackend,
+    backend: crate::connection::tls::TlsBackend,
 ) -> Result<()> {
-    redis.tls = Some(crate::tls::fred_tls(options, backend)?);
+    redis.tls = Some(crate::connection::tls::fred_tls(options, backend)?);
     Ok(())
 }
 
@@ -33,7 +33,7 @@ pub(super) fn apply_tls(
 pub(super) fn apply_tls(
     _redis: &mut fred::prelude::Config,
     _options: &TlsOptions,
-    _backend: crate::tls::TlsBackend,
+    _backend: crate::connection::tls::TlsBackend,
 ) -> Result<()> {
     Ok(())
 }
@@ -103,7 +103,7 @@ fn shorten(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use crate::connection::config::Config;
     use std::time::Duration;
 
     #[test]

@@ -21,7 +21,7 @@ use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
 
-use crate::scripts::Script;
+use crate::connection::scripts::Script;
 
 /// Which call a hold's part is pushed into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

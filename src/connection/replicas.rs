@@ -27,7 +27,7 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::config::Config;
+use crate::connection::config::Config;
 
 /// How long a count of zero replicas is trusted before it is read again (in the
 /// background).

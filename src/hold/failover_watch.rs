@@ -22,9 +22,9 @@ use fred::prelude::{Builder, ServerConfig};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::config::Config;
-use crate::hold_registry::HoldRegistry;
-use crate::hold_state::Cause;
+use crate::connection::config::Config;
+use crate::hold::registry::HoldRegistry;
+use crate::hold::state::Cause;
 
 /// The channel sentinels announce a completed failover on.
 const SWITCH_MASTER: &str = "+switch-master";

@@ -15,7 +15,7 @@ use std::time::Duration;
 use fred::prelude::{ClientLike, Options, Value};
 use fred::types::{ClusterHash, CustomCommand};
 
-use crate::replicas::{ReplicaSync, Synced};
+use crate::connection::replicas::{ReplicaSync, Synced};
 
 /// A key as a script call takes it: text (copied into the call) or a ready-made value
 /// (cloned by reference count; see `lock::key_cache`).

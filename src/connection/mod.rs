@@ -1,0 +1,20 @@
+//! Talking to Redis: where it is, how to reach it, and how scripts are sent.
+//!
+//! * [`config`]: [`Config`](crate::Config) and its builder: the server or cluster or
+//!   sentinels, and the lock settings that Redisson also has;
+//! * [`tls`], [`secrets`]: encrypted connections and passwords never shown;
+//! * [`scripts`]: how the Lua scripts are sent (`EVALSHA`, one load on `NOSCRIPT`, the
+//!   slot on a cluster, what may be resent);
+//! * [`replicas`]: Redisson's synced eval: `WAIT` for the replicas, with rollback;
+//! * [`context`]: [`context::LockContext`], what every lock handle shares with its client
+//!   (the connections, the registries, the settings).
+//!
+//! Who uses it: the client builds the connections and the context; the lock engine and
+//! the hold machinery send through [`scripts`]. Nothing here knows a lock kind.
+
+pub(crate) mod config;
+pub(crate) mod context;
+pub(crate) mod replicas;
+pub(crate) mod scripts;
+pub(crate) mod secrets;
+pub(crate) mod tls;

@@ -1,0 +1,28 @@
+//! What keeps a hold alive and tells its holder: everything the client knows about the
+//! holds it has, whatever is held.
+//!
+//! * [`state`]: a hold's signal (`Held` / `AtRisk` / `Lost`), its deadlines and margins;
+//! * [`held`]: what a hold is in Redis for this machinery ([`held::Held`]): which batched
+//!   script renews it and which checks it; the lock kinds implement it in
+//!   `lock/holds.rs`, a semaphore's permit would too;
+//! * [`registry`]: every hold by (name, owner), with its signal: what the watchdog
+//!   renews and the sentry watches;
+//! * [`ledger`]: how many holds each (name, owner) has as far as the caller was told, to
+//!   settle an acquire whose reply was lost;
+//! * [`renewal`]: the watchdog, one timer per client sending batched scripts;
+//! * [`sentry`]: tells holders at risk on a fault or a deadline, and checks their holds
+//!   after a reconnect;
+//! * [`failover_watch`]: the sentinels' `+switch-master`.
+//!
+//! Who uses it: the lock engine (`lock/`) registers and releases holds and reads their
+//! signals; the client (`client.rs`) starts the watchdog, the sentry and the failover
+//! watch and clears the registry on shutdown. Nothing here knows a lock kind, a key
+//! format or a script of a kind: those come in through [`held::Held`].
+
+pub(crate) mod failover_watch;
+pub(crate) mod held;
+pub(crate) mod ledger;
+pub(crate) mod registry;
+pub(crate) mod renewal;
+pub(crate) mod sentry;
+pub(crate) mod state;

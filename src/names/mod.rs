@@ -1,0 +1,19 @@
+//! What things are called in Redis: where a key name or a channel name is built.
+//!
+//! * [`formats`]: every key, channel and field format Redisson uses (the lock hash `N`,
+//!   `redisson_lock__channel:{N}`, the fair queue, the read-hold keys, the token, the
+//!   unlock latch, the owner field `<client-id>:<owner>`);
+//! * [`keys`]: [`LockKeys`](crate::LockKeys), the same names for tools and users;
+//! * [`mapper`]: the name mapper ([`NameMapper`](crate::NameMapper)), applied once per
+//!   handle;
+//! * [`owner`]: [`LockOwner`](crate::LockOwner), who owns a hold.
+//!
+//! Who uses it: everything that names a key (the lock kinds, the inspector). Nothing here
+//! talks to Redis.
+
+pub(crate) mod formats;
+pub(crate) mod keys;
+pub(crate) mod mapper;
+pub(crate) mod owner;
+
+pub(crate) use formats::*;

@@ -1,0 +1,19 @@
+//! How waiters are woken and ordered: where a wake-up is decided.
+//!
+//! * [`pubsub`]: one Redis subscription per channel per client, shared by its local
+//!   waiters; what a message wakes is the channel's own decoder
+//!   ([`pubsub::lock_messages`] for the lock channels; a count for channels that carry
+//!   one);
+//! * [`local_queue`]: this client's tasks that wait for the same lock, in order (the
+//!   local line the unlock hands the lock to);
+//! * [`queued_waiters`]: this client's waiters in a fair lock's queue in Redis;
+//! * [`writer_gates`]: writers ahead of readers within this client.
+//!
+//! Who uses it: the lock engine (`lock/waiting.rs`, `lock/local_line.rs`,
+//! `lock/queue_handoff.rs`); the client starts the pub/sub registry and closes it on
+//! shutdown. Nothing here sends a lock script: it decides who wakes, the engine retries.
+
+pub(crate) mod local_queue;
+pub(crate) mod pubsub;
+pub(crate) mod queued_waiters;
+pub(crate) mod writer_gates;
