@@ -104,7 +104,10 @@ pub use config::{
     DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, URL_SCHEMES,
 };
-pub use error::{Error, Result};
+#[cfg(feature = "redisson-yaml")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redisson-yaml")))]
+pub use config::{RedissonFile, RedissonTopology};
+pub use error::{Error, RedissonFileError, Result};
 pub use fencing::{FencedWriter, FencingGate};
 pub use hold_state::HoldState;
 pub use keys::LockKeys;

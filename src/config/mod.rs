@@ -21,8 +21,12 @@ use crate::secrets::redacted_fred_config;
 
 mod builder;
 mod connection;
+#[cfg(feature = "redisson-yaml")]
+mod redisson_file;
 
 pub use builder::ConfigBuilder;
+#[cfg(feature = "redisson-yaml")]
+pub use redisson_file::{RedissonFile, RedissonTopology};
 
 /// Redisson's `lockWatchdogTimeout`: the lease of a lock taken without one.
 pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
