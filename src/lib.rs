@@ -104,6 +104,7 @@ pub use config::{
     DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, URL_SCHEMES,
 };
+pub use config::{LockSettings, Settings, TlsFiles};
 #[cfg(feature = "redisson-yaml")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redisson-yaml")))]
 pub use config::{RedissonFile, RedissonTopology};
