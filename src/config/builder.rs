@@ -280,7 +280,7 @@ impl ConfigBuilder {
         self
     }
 
-    /// Local hand-off (default [`DEFAULT_LOCAL_HANDOFFS`] in a row): when a task of this
+    /// Local hand-off (default [`DEFAULT_LOCAL_HANDOFFS`](super::DEFAULT_LOCAL_HANDOFFS) in a row): when a task of this
     /// client gives back a reentrant or non-reentrant lock that another task of this
     /// client waits for, its unlock script hands the lock straight to that task (the
     /// owner field moves; no message, no second script). After `in_a_row` such hand-offs
@@ -300,7 +300,7 @@ impl ConfigBuilder {
     }
 
     /// How long a lock may stay in this client through local hand-offs before an unlock
-    /// that others wait for is a real release (default [`DEFAULT_LOCAL_HANDOFF_TIME`]);
+    /// that others wait for is a real release (default [`DEFAULT_LOCAL_HANDOFF_TIME`](super::DEFAULT_LOCAL_HANDOFF_TIME));
     /// see [`local_handoffs`](ConfigBuilder::local_handoffs).
     pub fn local_handoff_time(mut self, time: Duration) -> Self {
         self.settings.locks.local_handoff_time = time;

@@ -1039,6 +1039,70 @@ mod tests {
     }
 
     #[test]
+    fn layouts_of_both_versions_and_the_top_level_wins() {
+        // 3.x: credentials inside the section; 4.x: at the top level, which wins.
+        let yaml = "password: top\nusername: app\nsingleServerConfig:\n  \
+                    address: redis://h:6379\n  password: server\n  username: old\n";
+        let config = RedissonFile::from_yaml_with_env(yaml, |_| None)
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(config.redis().password.as_deref(), Some("top"));
+        assert_eq!(config.redis().username.as_deref(), Some("app"));
+        let yaml = "singleServerConfig:\n  address: redis://h:6379\n  password: server\n";
+        let config = RedissonFile::from_yaml_with_env(yaml, |_| None)
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(config.redis().password.as_deref(), Some("server"));
+        // Quoted numbers and booleans are read, as Redisson reads them.
+        let yaml = "lockWatchdogTimeout: \"2500\"\ncheckLockSyncedSlaves: \"false\"\n\
+                    singleServerConfig:\n  address: redis://h\n";
+        let config = RedissonFile::from_yaml_with_env(yaml, |_| None)
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(config.watchdog_timeout(), Duration::from_millis(2500));
+        assert!(!config.check_lock_synced_replicas());
+    }
+
+    #[test]
+    fn sharded_subscription_mode_sets_the_publish_mode() {
+        for (mode, expected) in [
+            ("AUTO", PublishMode::Auto),
+            ("ON", PublishMode::Sharded),
+            ("OFF", PublishMode::Publish),
+        ] {
+            let yaml = format!(
+                "clusterServersConfig:\n  nodeAddresses:\n  - redis://h:7000\n  \
+                 shardedSubscriptionMode: {mode}\n"
+            );
+            let config = RedissonFile::from_yaml_with_env(&yaml, |_| None)
+                .unwrap()
+                .build()
+                .unwrap();
+            assert_eq!(config.publish_mode(), expected, "{mode}");
+        }
+        let two = "singleServerConfig:\n  address: redis://a\n\
+                   clusterServersConfig:\n  nodeAddresses:\n  - redis://b:1\n";
+        assert!(matches!(
+            RedissonFile::from_yaml_with_env(two, |_| None),
+            Err(Error::RedissonFile {
+                kind: RedissonFileError::NoServers,
+                ..
+            })
+        ));
+        let mixed = "clusterServersConfig:\n  nodeAddresses:\n  - redis://a:1\n  - rediss://b:1\n";
+        assert!(matches!(
+            RedissonFile::from_yaml_with_env(mixed, |_| None),
+            Err(Error::RedissonFile {
+                kind: RedissonFileError::BadValue,
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn addresses() {
         assert_eq!(
             parse_address("a", "redis://127.0.0.1:6380").unwrap(),
