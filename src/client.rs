@@ -87,7 +87,7 @@ impl Client {
             builder
                 .set_policy(config.reconnect.clone())
                 .with_performance_config(|p| {
-                    p.default_command_timeout = config.response_timeout;
+                    p.default_command_timeout = config.settings.response_timeout;
                     p.broadcast_channel_capacity = broadcast_capacity;
                 })
                 // TCP_NODELAY, as Redisson (Netty) sets by default: fred pipelines
@@ -105,7 +105,7 @@ impl Client {
             let _ = redis.quit().await;
             return Err(connect_error(&config, error));
         }
-        let sharded = match config.publish_mode {
+        let sharded = match config.settings.publish_mode {
             PublishMode::Publish => false,
             PublishMode::Sharded => true,
             PublishMode::Auto => {
@@ -119,14 +119,17 @@ impl Client {
             sharded,
             shutdown_rx.clone(),
         );
-        let watchdog_ms = lease_millis(config.watchdog_timeout)?;
-        let registry = Arc::new(HoldRegistry::new(watchdog_ms, config.validity_margin));
+        let watchdog_ms = lease_millis(config.settings.watchdog_timeout)?;
+        let registry = Arc::new(HoldRegistry::new(
+            watchdog_ms,
+            config.settings.validity_margin,
+        ));
         let settings = RenewalSettings {
-            period: config.watchdog_timeout / 3,
+            period: config.settings.watchdog_timeout / 3,
             lease_ms: watchdog_ms,
-            batch_size: config.renewal_batch_size,
+            batch_size: config.settings.renewal_batch_size,
             clustered: config.redis.server.is_clustered(),
-            response_timeout: config.response_timeout,
+            response_timeout: config.settings.response_timeout,
         };
         crate::hold::failover_watch::start(&config, registry.clone(), shutdown_rx.clone());
         tokio::spawn(crate::hold::sentry::run(

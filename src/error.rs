@@ -191,6 +191,22 @@ pub enum Error {
         elapsed: Duration,
     },
 
+    /// A Redisson configuration file (`redisson.yaml`, `redisson.json`; feature
+    /// `redisson-yaml`) could not be read faithfully: it does not parse, it has a key
+    /// Redisson itself would refuse, a value of the wrong form, or a setting that matters to
+    /// locks and that this crate cannot honour (a Java keystore, a custom name mapper class).
+    /// Nothing was connected.
+    #[error("redisson configuration file: `{setting}`: {reason}")]
+    RedissonFile {
+        /// What went wrong, for a caller that matches on it.
+        kind: RedissonFileError,
+        /// The setting's path in the file (`singleServerConfig.sslTruststore`), or the
+        /// file itself (`<file>`) for a syntax error.
+        setting: String,
+        /// What is wrong and what to do instead.
+        reason: String,
+    },
+
     /// The client was shut down (or dropped) before or during the call.
     #[error("the redisson-lock client is shut down")]
     Shutdown,
@@ -207,6 +223,33 @@ pub enum Error {
     /// Redis or the connection failed. The source is fred's error.
     #[error("Redis error: {0}")]
     Redis(#[from] fred::error::Error),
+}
+
+/// The kinds of [`Error::RedissonFile`].
+///
+/// # Examples
+/// ```
+/// use redisson_lock::{Error, RedissonFileError};
+/// fn is_unsupported(error: &Error) -> bool {
+///     matches!(error, Error::RedissonFile { kind: RedissonFileError::Unsupported, .. })
+/// }
+/// # let _ = is_unsupported;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RedissonFileError {
+    /// The text is not YAML (or JSON), or not one document whose top is a mapping.
+    Syntax,
+    /// A key neither Redisson 3.x nor 4.x knows there (Redisson refuses the file too).
+    Unknown,
+    /// A value of the wrong form: a duration with a unit suffix, an address without
+    /// `redis://`, a boolean that is not `true`/`false`.
+    BadValue,
+    /// A setting that matters to locks and that this crate cannot honour.
+    Unsupported,
+    /// No `singleServerConfig`, `clusterServersConfig` or `sentinelServersConfig`, or more
+    /// than one.
+    NoServers,
 }
 
 impl Error {

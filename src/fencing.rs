@@ -452,7 +452,7 @@ impl FencedWriter {
                 &all_keys,
                 &args,
                 Resend::Never,
-                self.client.config().response_timeout,
+                self.client.config().settings.response_timeout,
             )
             .await
             .map_err(|error| self.script_error(error, resource, &fence, token))

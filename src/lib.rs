@@ -87,9 +87,13 @@ pub use connection::config::{
     DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, URL_SCHEMES,
 };
+pub use connection::config::{LockSettings, Settings, TlsFiles};
+#[cfg(feature = "redisson-yaml")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redisson-yaml")))]
+pub use connection::config::{RedissonFile, RedissonTopology};
 pub use connection::secrets::redacted_url;
 pub use connection::tls::{ClusterTlsNames, TlsBackend, TlsOptions};
-pub use error::{Error, Result};
+pub use error::{Error, RedissonFileError, Result};
 pub use fencing::{FencedWriter, FencingGate};
 pub use hold::state::HoldState;
 pub use lock::{

@@ -108,8 +108,8 @@ impl LockContext {
             writers: Arc::default(),
             lines: LocalQueues::default(),
             handoff_limits: HandoffLimits {
-                in_a_row: parts.config.local_handoffs,
-                time: parts.config.local_handoff_time,
+                in_a_row: parts.config.settings.local_handoffs,
+                time: parts.config.settings.local_handoff_time,
                 count_listeners: parts.config.is_single_server(),
             },
             queued: QueuedWaiters::default(),
@@ -279,7 +279,7 @@ async fn chore_loop(
                 let _deleting = latches.deleting.lock().await;
                 match context.upgrade() {
                     Some(context) if !context.is_closed() => {
-                        let ttl = context.config.unlock_latch_ttl;
+                        let ttl = context.config.settings.unlock_latch_ttl;
                         let batch = latches.take();
                         // Failed ones go back in the queue, for the next batch or for
                         // shutdown's flush, which waits for this one.

@@ -81,8 +81,8 @@ impl ReplicaSync {
         ReplicaSync {
             enabled: config.waits_for_replicas(),
             clustered: config.redis.server.is_clustered(),
-            timeout: config.replicas_sync_timeout,
-            response_timeout: config.response_timeout,
+            timeout: config.settings.replicas_sync_timeout,
+            response_timeout: config.settings.response_timeout,
             nodes: Mutex::default(),
         }
     }

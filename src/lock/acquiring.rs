@@ -144,7 +144,12 @@ impl<K: LockKind> Lock<K> {
                 wait_ms: budget.as_millis().clamp(1, u128::from(u64::MAX)) as u64,
             },
             Wait::Forever => AcquireMode::Queue {
-                wait_ms: self.context.config.fair_lock_wait_timeout.as_millis() as u64,
+                wait_ms: self
+                    .context
+                    .config
+                    .settings
+                    .fair_lock_wait_timeout
+                    .as_millis() as u64,
             },
         };
         // A queued waiter that leaves without the lock must leave the queue: on every
@@ -325,12 +330,12 @@ impl<K: LockKind> Lock<K> {
     pub(super) fn settle_by(&self, wait: Wait, lease_ms: u64) -> Instant {
         let now = Instant::now();
         let config = &self.context.config;
-        let floor = now + config.response_timeout.saturating_mul(2);
+        let floor = now + config.settings.response_timeout.saturating_mul(2);
         match wait {
             Wait::Once => floor,
             Wait::Until(deadline, _) => deadline.max(floor),
             Wait::Forever => {
-                floor.max(now + Duration::from_millis(lease_ms) + config.response_timeout)
+                floor.max(now + Duration::from_millis(lease_ms) + config.settings.response_timeout)
             }
         }
     }
@@ -360,7 +365,7 @@ impl<K: LockKind> Lock<K> {
             // else keeps the hash alive (see `learn_outcome`).
             let expires_by = Instant::now()
                 + Duration::from_millis(lease_ms)
-                + self.context.config.response_timeout;
+                + self.context.config.settings.response_timeout;
             let error = match self.run_synced(&call, Resend::Never).await {
                 Ok((reply, synced)) => {
                     let acquire = self

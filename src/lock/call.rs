@@ -56,7 +56,14 @@ impl Target<'_> {
 
     /// The unlock latch's time to live, in ms, as the release scripts take it.
     pub(crate) fn latch_ttl(&self) -> Value {
-        Value::from(self.context.config.unlock_latch_ttl.as_millis().max(1) as i64)
+        Value::from(
+            self.context
+                .config
+                .settings
+                .unlock_latch_ttl
+                .as_millis()
+                .max(1) as i64,
+        )
     }
 }
 

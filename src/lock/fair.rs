@@ -88,7 +88,7 @@ pub struct NonReentrantFair;
 /// The name the queue and the deadline set are built from: the mapped name, or the name as
 /// given under [`FairQueueNames::Unmapped`] (Redisson up to 3.51.x, protocol §10.1).
 fn queue_base<'a>(target: &Target<'a>) -> &'a str {
-    match target.context.config.fair_queue_names {
+    match target.context.config.settings.fair_queue_names {
         FairQueueNames::Mapped => target.name,
         FairQueueNames::Unmapped => target.given,
     }
@@ -116,7 +116,14 @@ fn acquire(target: &Target<'_>, lease_ms: u64, mode: AcquireMode, reentrant: boo
     let reentrant = Value::from_static_str(if reentrant { "1" } else { "0" });
     match mode {
         AcquireMode::Once => {
-            let wait = Value::from(target.context.config.fair_lock_wait_timeout.as_millis() as i64);
+            let wait = Value::from(
+                target
+                    .context
+                    .config
+                    .settings
+                    .fair_lock_wait_timeout
+                    .as_millis() as i64,
+            );
             ScriptCall::with_values(&TRY_ACQUIRE, keys, vec![lease, field, now, wait, reentrant])
         }
         AcquireMode::Queue { wait_ms } => {

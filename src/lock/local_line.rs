@@ -37,7 +37,7 @@ impl<K: LockKind> Lock<K> {
             Wait::Once | Wait::Forever => None,
         };
         let mode = AcquireMode::Queue {
-            wait_ms: context.config.fair_lock_wait_timeout.as_millis() as u64,
+            wait_ms: context.config.settings.fair_lock_wait_timeout.as_millis() as u64,
         };
         // An owner that holds the lock already re-enters (never queues behind itself).
         let queue_at_once = context

@@ -184,7 +184,7 @@ impl<K: LockKind> Lock<K> {
     ) -> Result<UnlockReply> {
         let context = &self.context;
         let latch = unlock_latch(&self.name, context.next_request_id());
-        let latch_ttl = context.config.unlock_latch_ttl;
+        let latch_ttl = context.config.settings.unlock_latch_ttl;
         let target = self.target(owner);
         let (call, receivers) = match to {
             HandTo::Nobody => (None, 0),

@@ -68,7 +68,7 @@ impl<K: LockKind> Lock<K> {
                 &call.keys,
                 &call.args,
                 resend,
-                self.context.config.response_timeout,
+                self.context.config.settings.response_timeout,
             )
             .await
     }
@@ -87,7 +87,7 @@ impl<K: LockKind> Lock<K> {
                 &call.keys,
                 &call.args,
                 resend,
-                self.context.config.response_timeout,
+                self.context.config.settings.response_timeout,
                 &self.context.replicas,
             )
             .await
@@ -119,6 +119,7 @@ impl<K: LockKind> Lock<K> {
     pub(super) fn metric_name(&self) -> Option<&str> {
         self.context
             .config
+            .settings
             .metrics_lock_names
             .then_some(&*self.name)
     }

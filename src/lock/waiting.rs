@@ -210,7 +210,7 @@ impl<K: LockKind> Lock<K> {
                 Err(_) => Ok(None),
             },
             None => {
-                let limit = self.context.config.subscription_timeout;
+                let limit = self.context.config.settings.subscription_timeout;
                 tokio::time::timeout(limit, subscribe)
                     .await
                     .map_err(|_| Error::Timeout {

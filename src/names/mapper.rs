@@ -177,6 +177,8 @@ impl NameMapper for PrefixNameMapper {
 /// assert_eq!(FairQueueNames::default(), FairQueueNames::Mapped);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 #[non_exhaustive]
 pub enum FairQueueNames {
     /// From the mapped name, as Redisson 3.52.0 and later (the default):

@@ -111,6 +111,29 @@ pub(crate) enum Command {
               value_parser = clap::value_parser!(u32).range(1..))]
         count: u32,
     },
+    /// Find the lock-family keys no client will ever remove (fair queues and deadline
+    /// sets of dead waiters, token counters without a lock, latches without a TTL,
+    /// read-hold timeout keys whose hold is gone), with SCAN on every primary; --clean
+    /// removes the provably dead ones, each re-checked in the same atomic script.
+    Orphans {
+        /// Only keys of locks whose name (as stored) matches this glob pattern.
+        #[arg(long, default_value = "*", value_name = "PATTERN")]
+        pattern: String,
+        /// Keys per SCAN call (SCAN's COUNT): the work asked of Redis per call.
+        #[arg(long, default_value_t = 1000, value_name = "N",
+              value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        count: u32,
+        /// Remove the orphaned keys that are provably dead (never token counters).
+        #[arg(long)]
+        clean: bool,
+        /// Remove orphaned fencing token counters too; needs --yes (read the explanation
+        /// it prints: Java Redisson then restarts that lock's tokens at 1).
+        #[arg(long)]
+        clean_tokens: bool,
+        /// Confirms --clean-tokens.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Follow a lock live (channel messages, holder and waiter changes) until Ctrl-C.
     Watch {
         /// The lock name (with --prefix, without the prefix).

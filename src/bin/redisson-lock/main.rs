@@ -8,6 +8,7 @@ mod args;
 mod force_unlock;
 mod inspect;
 mod list;
+mod orphans;
 mod render;
 mod watch;
 
@@ -202,6 +203,28 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 duration,
             )
             .await;
+            shutdown(&session).await;
+            code
+        }
+        Command::Orphans {
+            pattern,
+            count,
+            clean,
+            clean_tokens,
+            yes,
+        } => {
+            if clean_tokens && !yes {
+                return Err(Failure::Usage(format!(
+                    "refusing --clean-tokens without --yes:\n{}",
+                    orphans::TOKEN_WARNING
+                )));
+            }
+            let cleaning = orphans::Cleaning {
+                dead: clean,
+                tokens: clean_tokens,
+            };
+            let session = connect(&url, &access, timeout).await?;
+            let code = orphans::run(&session, &out, &pattern, count, cleaning).await;
             shutdown(&session).await;
             code
         }

@@ -6,16 +6,11 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use super::connection::{apply_credentials, apply_tls, check_scheme, tls_scheme};
-use super::{
-    Config, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_LOCAL_HANDOFFS,
-    DEFAULT_LOCAL_HANDOFF_TIME, DEFAULT_RENEWAL_BATCH_SIZE, DEFAULT_REPLICAS_SYNC_TIMEOUT,
-    DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
-    DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
-};
+use super::{Config, LockSettings, PublishMode, Settings, TlsFiles, MAX_LEASE};
 use crate::connection::secrets::{redacted_fred_config, redacted_url};
 use crate::connection::tls::TlsOptions;
 use crate::error::{Error, Result};
-use crate::names::mapper::{FairQueueNames, NameMapper};
+use crate::names::mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 
 /// Builds a [`Config`]; see [`Config::builder`].
 ///
@@ -31,52 +26,25 @@ use crate::names::mapper::{FairQueueNames, NameMapper};
 #[derive(Clone)]
 #[must_use = "a builder does nothing until `build()`"]
 pub struct ConfigBuilder {
-    url: Option<String>,
+    /// Every plain setting (URL, credentials, name prefix, TLS files, lock settings).
+    settings: Settings,
+    /// A fred configuration given instead of a URL.
     redis: Option<fred::prelude::Config>,
+    /// TLS options given in code (they win over `settings.tls`).
     tls: Option<TlsOptions>,
-    username: Option<String>,
-    password: Option<String>,
-    sentinel_username: Option<String>,
-    sentinel_password: Option<String>,
     reconnect: fred::prelude::ReconnectPolicy,
-    watchdog_timeout: Duration,
-    renewal_batch_size: usize,
-    publish_mode: PublishMode,
-    response_timeout: Duration,
-    subscription_timeout: Duration,
-    unlock_latch_ttl: Duration,
-    fair_lock_wait_timeout: Duration,
-    metrics_lock_names: bool,
-    check_lock_synced_replicas: bool,
-    replicas_sync_timeout: Duration,
-    local_handoffs: u32,
-    local_handoff_time: Duration,
-    validity_margin: Option<Duration>,
     client_id: Option<Uuid>,
+    /// A mapper given in code (it wins over `settings.name_prefix`).
     name_mapper: Option<Arc<dyn NameMapper>>,
-    fair_queue_names: FairQueueNames,
 }
 
 impl std::fmt::Debug for ConfigBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let hidden = |secret: &Option<String>| {
-            secret
-                .as_ref()
-                .map(|_| crate::connection::secrets::REDACTED)
-        };
         f.debug_struct("ConfigBuilder")
-            .field("url", &self.url.as_deref().map(redacted_url))
+            .field("settings", &self.settings)
             .field("redis", &self.redis.as_ref().map(redacted_fred_config))
             .field("tls", &self.tls)
-            .field("username", &self.username)
-            .field("password", &hidden(&self.password))
-            .field("sentinel_username", &self.sentinel_username)
-            .field("sentinel_password", &hidden(&self.sentinel_password))
-            .field("watchdog_timeout", &self.watchdog_timeout)
-            .field("publish_mode", &self.publish_mode)
-            .field("response_timeout", &self.response_timeout)
             .field("name_mapper", &self.name_mapper)
-            .field("fair_queue_names", &self.fair_queue_names)
             .finish_non_exhaustive()
     }
 }
@@ -84,32 +52,14 @@ impl std::fmt::Debug for ConfigBuilder {
 impl Default for ConfigBuilder {
     fn default() -> Self {
         ConfigBuilder {
-            url: None,
+            settings: Settings::default(),
             redis: None,
             tls: None,
-            username: None,
-            password: None,
-            sentinel_username: None,
-            sentinel_password: None,
             // Reconnect forever, quickly at first: a lock client that gives up reconnecting
             // turns every later call into an error until restart.
             reconnect: fred::prelude::ReconnectPolicy::new_exponential(0, 50, 2_000, 2),
-            watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
-            renewal_batch_size: DEFAULT_RENEWAL_BATCH_SIZE,
-            publish_mode: PublishMode::Auto,
-            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
-            subscription_timeout: DEFAULT_SUBSCRIPTION_TIMEOUT,
-            unlock_latch_ttl: DEFAULT_UNLOCK_LATCH_TTL,
-            fair_lock_wait_timeout: DEFAULT_FAIR_LOCK_WAIT_TIMEOUT,
-            metrics_lock_names: false,
-            check_lock_synced_replicas: true,
-            replicas_sync_timeout: DEFAULT_REPLICAS_SYNC_TIMEOUT,
-            local_handoffs: DEFAULT_LOCAL_HANDOFFS,
-            local_handoff_time: DEFAULT_LOCAL_HANDOFF_TIME,
-            validity_margin: None,
             client_id: None,
             name_mapper: None,
-            fair_queue_names: FairQueueNames::Mapped,
         }
     }
 }
@@ -117,15 +67,52 @@ impl Default for ConfigBuilder {
 impl ConfigBuilder {
     /// The Redis to connect to, as a URL (see [`Config::from_url`]).
     pub fn url(mut self, url: impl Into<String>) -> Self {
-        self.url = Some(url.into());
+        self.settings.url = Some(url.into());
         self.redis = None;
+        self
+    }
+
+    /// A builder that starts from `settings` (the URL, credentials, name prefix, TLS
+    /// files and lock settings a service keeps in its configuration; see [`Settings`]).
+    ///
+    /// # Examples
+    /// ```
+    /// let mut settings = redisson_lock::Settings::default();
+    /// settings.url = Some("redis://127.0.0.1:6379".to_owned());
+    /// let config = redisson_lock::ConfigBuilder::from_settings(settings)
+    ///     .local_handoffs(0)
+    ///     .build()?;
+    /// assert_eq!(config.local_handoffs(), 0);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn from_settings(settings: Settings) -> Self {
+        ConfigBuilder {
+            settings,
+            ..ConfigBuilder::default()
+        }
+    }
+
+    /// Replaces every lock setting at once (see [`LockSettings`]).
+    ///
+    /// # Examples
+    /// ```
+    /// let locks = redisson_lock::LockSettings::default();
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .lock_settings(locks.clone())
+    ///     .build()?;
+    /// assert_eq!(config.lock_settings(), &locks);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn lock_settings(mut self, locks: LockSettings) -> Self {
+        self.settings.locks = locks;
         self
     }
 
     /// A full fred configuration, for what a URL cannot say.
     pub fn redis_config(mut self, config: fred::prelude::Config) -> Self {
         self.redis = Some(config);
-        self.url = None;
+        self.settings.url = None;
         self
     }
 
@@ -165,7 +152,7 @@ impl ConfigBuilder {
     /// assert!(!format!("{config:?}").contains("s3cret"));
     /// ```
     pub fn username(mut self, username: impl Into<String>) -> Self {
-        self.username = Some(username.into());
+        self.settings.username = Some(username.into());
         self
     }
 
@@ -184,7 +171,7 @@ impl ConfigBuilder {
     /// # let _ = config;
     /// ```
     pub fn password(mut self, password: impl Into<String>) -> Self {
-        self.password = Some(password.into());
+        self.settings.password = Some(password.into());
         self
     }
 
@@ -207,8 +194,8 @@ impl ConfigBuilder {
         username: Option<String>,
         password: impl Into<String>,
     ) -> Self {
-        self.sentinel_username = username;
-        self.sentinel_password = Some(password.into());
+        self.settings.sentinel_username = username;
+        self.settings.sentinel_password = Some(password.into());
         self
     }
 
@@ -221,37 +208,37 @@ impl ConfigBuilder {
     /// Redisson's `lockWatchdogTimeout` (default 30 s). Must match the Java apps that
     /// share the locks if you want the same expiry after a crash. At least 3 ms.
     pub fn watchdog_timeout(mut self, timeout: Duration) -> Self {
-        self.watchdog_timeout = timeout;
+        self.settings.locks.watchdog_timeout = timeout;
         self
     }
 
     /// Redisson's `lockWatchdogBatchSize` (default 100): locks per renewal script.
     pub fn renewal_batch_size(mut self, size: usize) -> Self {
-        self.renewal_batch_size = size;
+        self.settings.locks.renewal_batch_size = size;
         self
     }
 
     /// How unlock notifications travel (default [`PublishMode::Auto`]).
     pub fn publish_mode(mut self, mode: PublishMode) -> Self {
-        self.publish_mode = mode;
+        self.settings.locks.publish_mode = mode;
         self
     }
 
     /// How long one command may take before it fails (default 3 s).
     pub fn response_timeout(mut self, timeout: Duration) -> Self {
-        self.response_timeout = timeout;
+        self.settings.locks.response_timeout = timeout;
         self
     }
 
     /// How long a blocking `lock()` waits for its subscription (default 7.5 s).
     pub fn subscription_timeout(mut self, timeout: Duration) -> Self {
-        self.subscription_timeout = timeout;
+        self.settings.locks.subscription_timeout = timeout;
         self
     }
 
     /// How long an unlock latch lives (default 13.5 s); see `docs/protocol.md`.
     pub fn unlock_latch_ttl(mut self, ttl: Duration) -> Self {
-        self.unlock_latch_ttl = ttl;
+        self.settings.locks.unlock_latch_ttl = ttl;
         self
     }
 
@@ -259,7 +246,7 @@ impl ConfigBuilder {
     /// without a bound (Redisson's `fairLockWaitTimeout`, default 5 min): a waiter whose
     /// process died leaves the queue after this. Set it to what your Java apps use.
     pub fn fair_lock_wait_timeout(mut self, timeout: Duration) -> Self {
-        self.fair_lock_wait_timeout = timeout;
+        self.settings.locks.fair_lock_wait_timeout = timeout;
         self
     }
 
@@ -267,7 +254,7 @@ impl ConfigBuilder {
     /// lock name as a `lock` label (default `false`). Off by default: one time series per
     /// lock name can overwhelm a metrics backend when names are per-entity (`order:42`).
     pub fn metrics_lock_names(mut self, on: bool) -> Self {
-        self.metrics_lock_names = on;
+        self.settings.locks.metrics_lock_names = on;
         self
     }
 
@@ -280,7 +267,7 @@ impl ConfigBuilder {
     /// acknowledged is logged and reported as done. A single-server configuration never
     /// waits, as in Redisson. See `docs/reliability.md` for the cost.
     pub fn check_lock_synced_replicas(mut self, check: bool) -> Self {
-        self.check_lock_synced_replicas = check;
+        self.settings.locks.check_lock_synced_replicas = check;
         self
     }
 
@@ -289,11 +276,11 @@ impl ConfigBuilder {
     /// delays this client's other commands to that node by up to this much. At least
     /// 1 ms (a `WAIT` timeout of 0 would block for ever).
     pub fn replicas_sync_timeout(mut self, timeout: Duration) -> Self {
-        self.replicas_sync_timeout = timeout;
+        self.settings.locks.replicas_sync_timeout = timeout;
         self
     }
 
-    /// Local hand-off (default [`DEFAULT_LOCAL_HANDOFFS`] in a row): when a task of this
+    /// Local hand-off (default [`DEFAULT_LOCAL_HANDOFFS`](super::DEFAULT_LOCAL_HANDOFFS) in a row): when a task of this
     /// client gives back a reentrant or non-reentrant lock that another task of this
     /// client waits for, its unlock script hands the lock straight to that task (the
     /// owner field moves; no message, no second script). After `in_a_row` such hand-offs
@@ -308,15 +295,15 @@ impl ConfigBuilder {
     /// (fair locks: in the Redis queue), in arrival order, with only the first waiting in
     /// Redis. See `docs/design.md`.
     pub fn local_handoffs(mut self, in_a_row: u32) -> Self {
-        self.local_handoffs = in_a_row;
+        self.settings.locks.local_handoffs = in_a_row;
         self
     }
 
     /// How long a lock may stay in this client through local hand-offs before an unlock
-    /// that others wait for is a real release (default [`DEFAULT_LOCAL_HANDOFF_TIME`]);
+    /// that others wait for is a real release (default [`DEFAULT_LOCAL_HANDOFF_TIME`](super::DEFAULT_LOCAL_HANDOFF_TIME));
     /// see [`local_handoffs`](ConfigBuilder::local_handoffs).
     pub fn local_handoff_time(mut self, time: Duration) -> Self {
-        self.local_handoff_time = time;
+        self.settings.locks.local_handoff_time = time;
         self
     }
 
@@ -339,7 +326,7 @@ impl ConfigBuilder {
     /// assert_eq!(config.validity_margin(), Some(Duration::from_millis(500)));
     /// ```
     pub fn validity_margin(mut self, margin: Duration) -> Self {
-        self.validity_margin = Some(margin);
+        self.settings.locks.validity_margin = Some(margin);
         self
     }
 
@@ -395,7 +382,7 @@ impl ConfigBuilder {
     /// assert_eq!(config.fair_queue_names(), FairQueueNames::Unmapped);
     /// ```
     pub fn fair_queue_names(mut self, names: FairQueueNames) -> Self {
-        self.fair_queue_names = names;
+        self.settings.locks.fair_queue_names = names;
         self
     }
 
@@ -407,9 +394,24 @@ impl ConfigBuilder {
     /// [`MAX_LEASE`], a batch size of 0, a zero response or subscription timeout, a latch
     /// TTL, fair-lock wait timeout or replicas sync timeout under 1 ms).
     pub fn build(self) -> Result<Config> {
+        let Settings {
+            url,
+            username,
+            password,
+            sentinel_username,
+            sentinel_password,
+            name_prefix,
+            tls: tls_files,
+            locks,
+        } = self.settings;
+        let tls_options = match (self.tls, tls_files) {
+            (Some(options), _) => Some(options),
+            (None, Some(files)) => Some(files_to_options(files)?),
+            (None, None) => None,
+        };
         // TLS is decided, and refused without a TLS library, before the URL is parsed:
         // fred without one reads a TLS scheme as plain TCP.
-        let tls = match (self.tls, self.url.as_deref().and_then(tls_scheme)) {
+        let tls = match (tls_options, url.as_deref().and_then(tls_scheme)) {
             (Some(options), _) => {
                 let backend = options.check_enabled("the TLS options")?;
                 Some((options, backend))
@@ -421,7 +423,7 @@ impl ConfigBuilder {
             }
             (None, None) => None,
         };
-        let mut redis = match (self.redis, &self.url) {
+        let mut redis = match (self.redis, &url) {
             (Some(config), _) => config,
             (None, Some(url)) => {
                 check_scheme(url)?;
@@ -440,63 +442,79 @@ impl ConfigBuilder {
         }
         apply_credentials(
             &mut redis,
-            self.username,
-            self.password,
-            self.sentinel_username,
-            self.sentinel_password,
+            username,
+            password,
+            sentinel_username,
+            sentinel_password,
         );
-        if self.watchdog_timeout < Duration::from_millis(3) || self.watchdog_timeout > MAX_LEASE {
-            return Err(Error::invalid(format!(
-                "watchdog timeout {:?} is outside 3 ms ..= {MAX_LEASE:?}",
-                self.watchdog_timeout
-            )));
-        }
-        if self.renewal_batch_size == 0 {
-            return Err(Error::invalid("renewal batch size must be at least 1"));
-        }
-        if self.response_timeout.is_zero() || self.subscription_timeout.is_zero() {
-            return Err(Error::invalid(
-                "response and subscription timeouts must be > 0",
-            ));
-        }
-        if self.unlock_latch_ttl < Duration::from_millis(1) || self.unlock_latch_ttl > MAX_LEASE {
-            return Err(Error::invalid(
-                "unlock latch TTL must be between 1 ms and MAX_LEASE",
-            ));
-        }
-        if self.fair_lock_wait_timeout < Duration::from_millis(1)
-            || self.fair_lock_wait_timeout > MAX_LEASE
-        {
-            return Err(Error::invalid(
-                "fair lock wait timeout must be between 1 ms and MAX_LEASE",
-            ));
-        }
-        if self.replicas_sync_timeout < Duration::from_millis(1)
-            || self.replicas_sync_timeout > MAX_LEASE
-        {
-            return Err(Error::invalid(
-                "replicas sync timeout must be between 1 ms and MAX_LEASE",
-            ));
-        }
+        check_locks(&locks)?;
+        let name_mapper = self.name_mapper.or_else(|| {
+            name_prefix
+                .filter(|prefix| !prefix.is_empty())
+                .map(|prefix| Arc::new(PrefixNameMapper::new(prefix)) as Arc<dyn NameMapper>)
+        });
         Ok(Config {
             redis,
             reconnect: self.reconnect,
-            watchdog_timeout: self.watchdog_timeout,
-            renewal_batch_size: self.renewal_batch_size,
-            publish_mode: self.publish_mode,
-            response_timeout: self.response_timeout,
-            subscription_timeout: self.subscription_timeout,
-            unlock_latch_ttl: self.unlock_latch_ttl,
-            fair_lock_wait_timeout: self.fair_lock_wait_timeout,
-            metrics_lock_names: self.metrics_lock_names,
-            check_lock_synced_replicas: self.check_lock_synced_replicas,
-            replicas_sync_timeout: self.replicas_sync_timeout,
-            local_handoffs: self.local_handoffs,
-            local_handoff_time: self.local_handoff_time,
-            validity_margin: self.validity_margin,
+            settings: locks,
             client_id: self.client_id,
-            name_mapper: self.name_mapper,
-            fair_queue_names: self.fair_queue_names,
+            name_mapper,
         })
     }
+}
+
+/// TLS options from PEM file paths.
+fn files_to_options(files: TlsFiles) -> Result<TlsOptions> {
+    let mut options = TlsOptions::new();
+    if let Some(ca) = files.ca_file {
+        options = options.ca_file(ca);
+    }
+    match (files.client_cert_file, files.client_key_file) {
+        (Some(cert), Some(key)) => options = options.client_cert_files(cert, key),
+        (None, None) => {}
+        _ => {
+            return Err(Error::invalid(
+                "a TLS client certificate needs both client_cert_file and client_key_file",
+            ))
+        }
+    }
+    Ok(options)
+}
+
+/// The ranges of [`ConfigBuilder::build`]'s errors.
+fn check_locks(locks: &LockSettings) -> Result<()> {
+    if locks.watchdog_timeout < Duration::from_millis(3) || locks.watchdog_timeout > MAX_LEASE {
+        return Err(Error::invalid(format!(
+            "watchdog timeout {:?} is outside 3 ms ..= {MAX_LEASE:?}",
+            locks.watchdog_timeout
+        )));
+    }
+    if locks.renewal_batch_size == 0 {
+        return Err(Error::invalid("renewal batch size must be at least 1"));
+    }
+    if locks.response_timeout.is_zero() || locks.subscription_timeout.is_zero() {
+        return Err(Error::invalid(
+            "response and subscription timeouts must be > 0",
+        ));
+    }
+    if locks.unlock_latch_ttl < Duration::from_millis(1) || locks.unlock_latch_ttl > MAX_LEASE {
+        return Err(Error::invalid(
+            "unlock latch TTL must be between 1 ms and MAX_LEASE",
+        ));
+    }
+    if locks.fair_lock_wait_timeout < Duration::from_millis(1)
+        || locks.fair_lock_wait_timeout > MAX_LEASE
+    {
+        return Err(Error::invalid(
+            "fair lock wait timeout must be between 1 ms and MAX_LEASE",
+        ));
+    }
+    if locks.replicas_sync_timeout < Duration::from_millis(1)
+        || locks.replicas_sync_timeout > MAX_LEASE
+    {
+        return Err(Error::invalid(
+            "replicas sync timeout must be between 1 ms and MAX_LEASE",
+        ));
+    }
+    Ok(())
 }

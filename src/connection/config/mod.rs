@@ -21,8 +21,14 @@ use crate::names::mapper::{FairQueueNames, NameMapper};
 
 mod builder;
 mod connection;
+#[cfg(feature = "redisson-yaml")]
+mod redisson_file;
+mod settings;
 
 pub use builder::ConfigBuilder;
+#[cfg(feature = "redisson-yaml")]
+pub use redisson_file::{RedissonFile, RedissonTopology};
+pub use settings::{LockSettings, Settings, TlsFiles};
 
 /// Redisson's `lockWatchdogTimeout`: the lease of a lock taken without one.
 pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
@@ -89,6 +95,8 @@ pub const MAX_LEASE: Duration = Duration::from_millis(1 << 52);
 /// assert_eq!(config.publish_mode(), PublishMode::Publish);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 #[non_exhaustive]
 pub enum PublishMode {
     /// As Java Redisson does: sharded pub/sub (`SPUBLISH`/`SSUBSCRIBE`) on a Redis Cluster
@@ -128,23 +136,11 @@ pub enum PublishMode {
 pub struct Config {
     pub(crate) redis: fred::prelude::Config,
     pub(crate) reconnect: fred::prelude::ReconnectPolicy,
-    pub(crate) watchdog_timeout: Duration,
-    pub(crate) renewal_batch_size: usize,
-    pub(crate) publish_mode: PublishMode,
-    pub(crate) response_timeout: Duration,
-    pub(crate) subscription_timeout: Duration,
-    pub(crate) unlock_latch_ttl: Duration,
-    pub(crate) fair_lock_wait_timeout: Duration,
-    pub(crate) metrics_lock_names: bool,
-    pub(crate) check_lock_synced_replicas: bool,
-    pub(crate) replicas_sync_timeout: Duration,
-    pub(crate) local_handoffs: u32,
-    pub(crate) local_handoff_time: Duration,
-    pub(crate) validity_margin: Option<Duration>,
+    /// How the locks behave; each setting listed once, in [`LockSettings`].
+    pub(crate) settings: LockSettings,
     pub(crate) client_id: Option<Uuid>,
     /// Redisson's `nameMapper`; `None` is the identity (nothing mapped, nothing allocated).
     pub(crate) name_mapper: Option<Arc<dyn NameMapper>>,
-    pub(crate) fair_queue_names: FairQueueNames,
 }
 
 impl std::fmt::Debug for Config {
@@ -152,25 +148,9 @@ impl std::fmt::Debug for Config {
         f.debug_struct("Config")
             .field("redis", &redacted_fred_config(&self.redis))
             .field("reconnect", &self.reconnect)
-            .field("watchdog_timeout", &self.watchdog_timeout)
-            .field("renewal_batch_size", &self.renewal_batch_size)
-            .field("publish_mode", &self.publish_mode)
-            .field("response_timeout", &self.response_timeout)
-            .field("subscription_timeout", &self.subscription_timeout)
-            .field("unlock_latch_ttl", &self.unlock_latch_ttl)
-            .field("fair_lock_wait_timeout", &self.fair_lock_wait_timeout)
-            .field("metrics_lock_names", &self.metrics_lock_names)
-            .field(
-                "check_lock_synced_replicas",
-                &self.check_lock_synced_replicas,
-            )
-            .field("replicas_sync_timeout", &self.replicas_sync_timeout)
-            .field("local_handoffs", &self.local_handoffs)
-            .field("local_handoff_time", &self.local_handoff_time)
-            .field("validity_margin", &self.validity_margin)
+            .field("settings", &self.settings)
             .field("client_id", &self.client_id)
             .field("name_mapper", &self.name_mapper)
-            .field("fair_queue_names", &self.fair_queue_names)
             .finish()
     }
 }
@@ -206,6 +186,34 @@ impl Config {
         ConfigBuilder::default()
     }
 
+    /// A configuration from the plain [`Settings`] a service keeps (with the `serde`
+    /// feature, deserialized from its configuration file or environment).
+    ///
+    /// # Errors
+    /// As [`ConfigBuilder::build`].
+    ///
+    /// # Examples
+    /// ```
+    /// let mut settings = redisson_lock::Settings::default();
+    /// settings.url = Some("redis://127.0.0.1:6379".to_owned());
+    /// let config = redisson_lock::Config::from_settings(settings)?;
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn from_settings(settings: Settings) -> Result<Config> {
+        ConfigBuilder::from_settings(settings).build()
+    }
+
+    /// Every lock setting, as one [`LockSettings`].
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.lock_settings(), &redisson_lock::LockSettings::default());
+    /// ```
+    pub fn lock_settings(&self) -> &LockSettings {
+        &self.settings
+    }
+
     /// The watchdog timeout: the lease of locks taken without one, renewed every third of it.
     ///
     /// # Examples
@@ -214,7 +222,7 @@ impl Config {
     /// assert_eq!(config.watchdog_timeout(), redisson_lock::DEFAULT_WATCHDOG_TIMEOUT);
     /// ```
     pub fn watchdog_timeout(&self) -> Duration {
-        self.watchdog_timeout
+        self.settings.watchdog_timeout
     }
 
     /// The most locks one renewal script re-arms.
@@ -225,7 +233,7 @@ impl Config {
     /// assert_eq!(config.renewal_batch_size(), 100);
     /// ```
     pub fn renewal_batch_size(&self) -> usize {
-        self.renewal_batch_size
+        self.settings.renewal_batch_size
     }
 
     /// How unlock notifications travel.
@@ -236,7 +244,7 @@ impl Config {
     /// assert_eq!(config.publish_mode(), redisson_lock::PublishMode::Auto);
     /// ```
     pub fn publish_mode(&self) -> PublishMode {
-        self.publish_mode
+        self.settings.publish_mode
     }
 
     /// How long a queued fair-lock waiter's slot is reserved when the caller waits
@@ -249,7 +257,7 @@ impl Config {
     /// assert_eq!(config.fair_lock_wait_timeout(), redisson_lock::DEFAULT_FAIR_LOCK_WAIT_TIMEOUT);
     /// ```
     pub fn fair_lock_wait_timeout(&self) -> Duration {
-        self.fair_lock_wait_timeout
+        self.settings.fair_lock_wait_timeout
     }
 
     /// Whether lock scripts are followed by `WAIT` (Redisson's `checkLockSyncedSlaves`);
@@ -261,7 +269,7 @@ impl Config {
     /// assert!(config.check_lock_synced_replicas());
     /// ```
     pub fn check_lock_synced_replicas(&self) -> bool {
-        self.check_lock_synced_replicas
+        self.settings.check_lock_synced_replicas
     }
 
     /// How long `WAIT` gives the replicas (Redisson's `slavesSyncTimeout`, default 1 s).
@@ -272,7 +280,7 @@ impl Config {
     /// assert_eq!(config.replicas_sync_timeout(), redisson_lock::DEFAULT_REPLICAS_SYNC_TIMEOUT);
     /// ```
     pub fn replicas_sync_timeout(&self) -> Duration {
-        self.replicas_sync_timeout
+        self.settings.replicas_sync_timeout
     }
 
     /// How many local hand-offs in a row a lock may make before a release that others
@@ -284,7 +292,7 @@ impl Config {
     /// assert_eq!(config.local_handoffs(), redisson_lock::DEFAULT_LOCAL_HANDOFFS);
     /// ```
     pub fn local_handoffs(&self) -> u32 {
-        self.local_handoffs
+        self.settings.local_handoffs
     }
 
     /// How long a lock may stay in this client through local hand-offs before a release
@@ -296,7 +304,7 @@ impl Config {
     /// assert_eq!(config.local_handoff_time(), redisson_lock::DEFAULT_LOCAL_HANDOFF_TIME);
     /// ```
     pub fn local_handoff_time(&self) -> Duration {
-        self.local_handoff_time
+        self.settings.local_handoff_time
     }
 
     /// The margin set with [`ConfigBuilder::validity_margin`]; `None`: the default (2 %
@@ -308,7 +316,7 @@ impl Config {
     /// assert_eq!(config.validity_margin(), None);
     /// ```
     pub fn validity_margin(&self) -> Option<Duration> {
-        self.validity_margin
+        self.settings.validity_margin
     }
 
     /// The name mapper set with [`ConfigBuilder::name_mapper`] (Redisson's `nameMapper`);
@@ -341,7 +349,7 @@ impl Config {
     /// assert_eq!(config.fair_queue_names(), FairQueueNames::Mapped);
     /// ```
     pub fn fair_queue_names(&self) -> FairQueueNames {
-        self.fair_queue_names
+        self.settings.fair_queue_names
     }
 
     /// `name` as stored in Redis: through the name mapper, or `name` itself without one.
@@ -366,7 +374,7 @@ impl Config {
     /// topology is Sentinel or Cluster (a single server is skipped, as Redisson does).
     pub(crate) fn waits_for_replicas(&self) -> bool {
         use fred::types::config::ServerConfig;
-        self.check_lock_synced_replicas
+        self.settings.check_lock_synced_replicas
             && matches!(
                 self.redis.server,
                 ServerConfig::Sentinel { .. } | ServerConfig::Clustered { .. }

@@ -318,7 +318,7 @@ impl<R: GroupRule> LockGroup<R> {
     pub async fn is_held_by(&self, owner: LockOwner) -> Result<bool> {
         self.check()?;
         let answers = futures::future::join_all(self.members.iter().map(|m| async move {
-            let limit = m.context().config.response_timeout;
+            let limit = m.context().config.settings.response_timeout;
             match tokio::time::timeout(limit, m.held_by(owner)).await {
                 Ok(answer) => answer,
                 Err(_) => Err(Error::Timeout {

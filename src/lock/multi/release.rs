@@ -17,7 +17,7 @@ impl<R: GroupRule> LockGroup<R> {
                 if R::UNLOCK_IGNORES_FAILURES {
                     // Bounded: a member on a dead server would take its retries' time. The
                     // unlock goes on in the background.
-                    let limit = member.context().config.response_timeout;
+                    let limit = member.context().config.settings.response_timeout;
                     match tokio::time::timeout(limit, unlock).await {
                         Ok(reply) => (member, reply),
                         Err(_) => (
