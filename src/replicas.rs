@@ -9,8 +9,12 @@
 //!   in the same pipeline: both commands are handed to fred together (script first), so a
 //!   synced script costs no round trip of its own. `WAIT` counts the replicas that have
 //!   every write of that connection, the script's included.
-//! * The replica count is learned per primary from `INFO replication`
-//!   (`connected_slaves`) the first time a node is used, and cached. It is read again in
+//! * The replica count is learned per primary from `INFO replication` the first time a
+//!   node is used, and cached. It counts the replicas `WAIT` can count: those online
+//!   (`slave<n>:...,state=online`), not `connected_slaves`, which includes a replica
+//!   still in its full sync (right after a Sentinel failover, the demoted primary): a
+//!   `WAIT` for it answers 0 until the sync ends, where Redisson 4.x, which keeps the 0
+//!   it read before the replica attached, sends no `WAIT` at all. It is read again in
 //!   the background when `WAIT` answers a different count, and forgotten (read again
 //!   before the next script) after a reconnect or a cluster change, when the primary may
 //!   be another server with other replicas. A count of zero is read again (in the
@@ -258,7 +262,7 @@ impl ReplicaSync {
     }
 }
 
-/// `INFO replication` on `slot`'s node: its `connected_slaves`. `None` when it could not
+/// `INFO replication` on `slot`'s node: its online replicas. `None` when it could not
 /// be read (then no `WAIT` is sent this time; the next script asks again).
 async fn read_replica_count(
     client: &fred::prelude::Client,
@@ -283,12 +287,21 @@ async fn read_replica_count(
     }
 }
 
-/// `connected_slaves` of an `INFO replication` text (0 when absent).
+/// The replicas of an `INFO replication` text that `WAIT` can count: those whose
+/// `slave<n>:` line says `state=online`. A replica still in its full sync (`wait_bgsave`,
+/// `send_bulk`) is in `connected_slaves` but acknowledges nothing until it is online.
 fn replica_count(info: &str) -> u32 {
     info.lines()
-        .find_map(|line| line.trim().strip_prefix("connected_slaves:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
+        .filter(|line| {
+            let line = line.trim();
+            line.strip_prefix("slave")
+                .and_then(|rest| rest.split_once(':'))
+                .is_some_and(|(n, fields)| {
+                    n.bytes().all(|b| b.is_ascii_digit())
+                        && fields.split(',').any(|field| field == "state=online")
+                })
+        })
+        .count() as u32
 }
 
 #[cfg(test)]
@@ -297,8 +310,19 @@ mod tests {
 
     #[test]
     fn reads_connected_slaves() {
-        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=1\r\n";
+        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\n\
+                    slave0:ip=127.0.0.1,port=7001,state=online,offset=42,lag=0\r\n\
+                    slave1:ip=127.0.0.1,port=7002,state=online,offset=42,lag=1\r\n";
         assert_eq!(replica_count(info), 2);
         assert_eq!(replica_count("role:slave\r\n"), 0);
+    }
+
+    #[test]
+    fn a_replica_in_its_full_sync_is_not_counted() {
+        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\n\
+                    slave0:ip=127.0.0.1,port=7001,state=wait_bgsave,offset=0,lag=0\r\n\
+                    slave1:ip=127.0.0.1,port=7002,state=online,offset=42,lag=0\r\n\
+                    master_failover_state:no-failover\r\n";
+        assert_eq!(replica_count(info), 1);
     }
 }
