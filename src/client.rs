@@ -20,6 +20,7 @@ use crate::lock::{
     NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, ReadWriteLock, Reentrant,
     Spin, SpinLock,
 };
+use crate::primary_switch::PrimarySwitch;
 use crate::pubsub::PubSub;
 use crate::renewal::RenewalSettings;
 use crate::replicas::ReplicaSync;
@@ -116,14 +117,25 @@ impl Client {
         let pubsub = PubSub::start(subscriber.clone(), sharded, shutdown_rx.clone());
         let watchdog_ms = lease_millis(config.watchdog_timeout)?;
         let registry = Arc::new(HoldRegistry::new(watchdog_ms, config.validity_margin));
+        let switch = Arc::new(PrimarySwitch::default());
         let settings = RenewalSettings {
             period: config.watchdog_timeout / 3,
             lease_ms: watchdog_ms,
             batch_size: config.renewal_batch_size,
             clustered: config.redis.server.is_clustered(),
             response_timeout: config.response_timeout,
+            switch: switch.clone(),
         };
-        crate::failover_watch::start(&config, registry.clone(), shutdown_rx.clone());
+        crate::failover_watch::start(
+            &config,
+            registry.clone(),
+            crate::failover_watch::Connections {
+                redis: redis.clone(),
+                subscriber: subscriber.clone(),
+                switch: switch.clone(),
+            },
+            shutdown_rx.clone(),
+        );
         tokio::spawn(crate::sentry::run(
             registry.clone(),
             redis.clone(),
@@ -145,6 +157,7 @@ impl Client {
             pubsub,
             registry,
             replicas,
+            switch,
             publish_command: if sharded { "SPUBLISH" } else { "PUBLISH" },
             watchdog_ms,
             config,

@@ -24,6 +24,7 @@ use crate::config::Config;
 use crate::hold_ledger::HoldLedger;
 use crate::hold_registry::HoldRegistry;
 use crate::local_queue::{HandoffLimits, LocalQueues};
+use crate::primary_switch::PrimarySwitch;
 use crate::pubsub::PubSub;
 use crate::queued_waiters::QueuedWaiters;
 use crate::replicas::ReplicaSync;
@@ -43,6 +44,8 @@ pub(crate) struct LockContext {
     pub(crate) registry: Arc<HoldRegistry>,
     /// The `WAIT` behind lock scripts (Redisson's `checkLockSyncedSlaves`).
     pub(crate) replicas: Arc<ReplicaSync>,
+    /// The gate that keeps lock commands off a primary the sentinels replaced.
+    pub(crate) switch: Arc<PrimarySwitch>,
     /// What this client knows of its holds, to settle acquires whose reply was lost.
     pub(crate) holds: HoldLedger,
     /// Write waiters of this client, which its readers let go first.
@@ -86,6 +89,7 @@ pub(crate) struct ContextParts {
     pub(crate) pubsub: Arc<PubSub>,
     pub(crate) registry: Arc<HoldRegistry>,
     pub(crate) replicas: Arc<ReplicaSync>,
+    pub(crate) switch: Arc<PrimarySwitch>,
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
     pub(crate) config: Config,
@@ -104,6 +108,7 @@ impl LockContext {
             pubsub: parts.pubsub,
             registry: parts.registry,
             replicas: parts.replicas,
+            switch: parts.switch,
             holds: HoldLedger::default(),
             writers: Arc::default(),
             lines: LocalQueues::default(),

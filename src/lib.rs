@@ -86,6 +86,7 @@ mod lock;
 mod name_mapper;
 mod names;
 mod owner;
+mod primary_switch;
 mod pubsub;
 mod queued_waiters;
 mod renewal;

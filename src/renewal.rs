@@ -50,6 +50,8 @@ pub(crate) struct RenewalSettings {
     pub(crate) batch_size: usize,
     pub(crate) clustered: bool,
     pub(crate) response_timeout: Duration,
+    /// The gate that keeps renewals off a primary the sentinels replaced.
+    pub(crate) switch: Arc<crate::primary_switch::PrimarySwitch>,
 }
 
 /// Which script a batch goes to.
@@ -126,6 +128,18 @@ pub(crate) async fn send(
         groups.entry((slot, batch)).or_default().push(item);
     }
     let lease = Value::from(settings.lease_ms as i64);
+    // Never to a primary the sentinels replaced: wait for the new one (see
+    // `PrimarySwitch`); a round in flight across a switch confirms nothing.
+    let epoch = match settings.switch.ready(settings.response_timeout).await {
+        Ok(epoch) => epoch,
+        Err(error) => {
+            tracing::warn!(%error, holds = groups.values().map(Vec::len).sum::<usize>(), "can't update locks expiration; will retry");
+            return Outcome {
+                failed: groups.values().map(|g| g.len() as u64).sum(),
+                ..Outcome::default()
+            };
+        }
+    };
     let sent_at = Instant::now();
     // Sent while a failover is announced, they may reach the old primary: they renew
     // but confirm nothing.
@@ -159,7 +173,14 @@ pub(crate) async fn send(
             }
         });
     let mut outcome = Outcome::default();
-    for (kind, batch, reply) in futures::future::join_all(batches).await {
+    let replies = futures::future::join_all(batches).await;
+    let switched = settings.switch.epoch() != epoch;
+    for (kind, batch, reply) in replies {
+        let reply = if switched {
+            Err(crate::primary_switch::replaced())
+        } else {
+            reply
+        };
         match reply {
             Ok(Value::Array(flags)) if flags.len() == batch.len() => {
                 for (hold, flag) in batch.iter().zip(flags) {
