@@ -38,7 +38,8 @@ pub struct ConfigBuilder {
     password: Option<String>,
     sentinel_username: Option<String>,
     sentinel_password: Option<String>,
-    reconnect: fred::prelude::ReconnectPolicy,
+    /// `None`: the default for the topology (see `reconnect_policy`).
+    reconnect: Option<fred::prelude::ReconnectPolicy>,
     watchdog_timeout: Duration,
     renewal_batch_size: usize,
     publish_mode: PublishMode,
@@ -87,9 +88,7 @@ impl Default for ConfigBuilder {
             password: None,
             sentinel_username: None,
             sentinel_password: None,
-            // Reconnect forever, quickly at first: a lock client that gives up reconnecting
-            // turns every later call into an error until restart.
-            reconnect: fred::prelude::ReconnectPolicy::new_exponential(0, 50, 2_000, 2),
+            reconnect: None,
             watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
             renewal_batch_size: DEFAULT_RENEWAL_BATCH_SIZE,
             publish_mode: PublishMode::Auto,
@@ -208,9 +207,12 @@ impl ConfigBuilder {
         self
     }
 
-    /// fred's reconnect policy. Default: forever, backing off from 50 ms to 2 s.
+    /// fred's reconnect policy. Default: forever, backing off from 50 ms to 2 s (to
+    /// 500 ms through sentinels: after a crash failover the client reaches the promoted
+    /// replica at fred's next attempt once the sentinels announce it, so the back-off
+    /// bounds how long locks wait for it).
     pub fn reconnect_policy(mut self, policy: fred::prelude::ReconnectPolicy) -> Self {
-        self.reconnect = policy;
+        self.reconnect = Some(policy);
         self
     }
 
@@ -474,9 +476,18 @@ impl ConfigBuilder {
                 "replicas sync timeout must be between 1 ms and MAX_LEASE",
             ));
         }
+        // Reconnect forever, quickly at first: a lock client that gives up reconnecting
+        // turns every later call into an error until restart.
+        let reconnect = self.reconnect.unwrap_or_else(|| {
+            let max_ms = match redis.server {
+                fred::types::config::ServerConfig::Sentinel { .. } => 500,
+                _ => 2_000,
+            };
+            fred::prelude::ReconnectPolicy::new_exponential(0, 50, max_ms, 2)
+        });
         Ok(Config {
             redis,
-            reconnect: self.reconnect,
+            reconnect,
             watchdog_timeout: self.watchdog_timeout,
             renewal_batch_size: self.renewal_batch_size,
             publish_mode: self.publish_mode,
