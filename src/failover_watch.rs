@@ -150,7 +150,13 @@ async fn watch_one(
                         tracing::warn!(switch = %text, "sentinel failover: moving to the new primary; every hold is at risk until checked there");
                         registry.failover_announced(to.clone());
                         registry.suspend(Cause::Failover, Instant::now(), |_| true);
-                        tokio::spawn(move_to(connections.clone(), to, epoch, shutdown.clone()));
+                        tokio::spawn(move_to(
+                            connections.clone(),
+                            registry.clone(),
+                            to,
+                            epoch,
+                            shutdown.clone(),
+                        ));
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
@@ -167,6 +173,7 @@ async fn watch_one(
 /// client shuts down.
 async fn move_to(
     connections: Connections,
+    registry: Arc<HoldRegistry>,
     to: String,
     epoch: u64,
     shutdown: watch::Receiver<bool>,
@@ -189,6 +196,9 @@ async fn move_to(
     .await
     {
         connections.switch.arrive(epoch);
+        // The sentry checks the holds there now. (It also learns it from fred's reconnect
+        // event, unless fred had reached `to` on its own before the announcement.)
+        registry.reconnected_to(Some(&to));
         tracing::info!(primary = %to, elapsed = ?started.elapsed(), "on the new primary after the sentinel failover");
     }
     let _ = subscriptions.await;
@@ -211,10 +221,21 @@ async fn follow(
         if is_on(&client, &to) {
             return true;
         }
+        let mut landings = client.reconnect_rx();
         if let Err(error) = client.force_reconnection().await {
             tracing::debug!(%error, primary = %to, "reconnecting to the new primary; retrying");
         }
-        if is_on(&client, &to) {
+        // Where fred landed: its reconnect events (`active_connections` stays empty on a
+        // server that refuses `CLIENT ID`).
+        let mut landed = None;
+        loop {
+            match landings.try_recv() {
+                Ok(server) => landed = Some(format!("{}:{}", server.host, server.port)),
+                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(_) => break,
+            }
+        }
+        if client.is_connected() && landed.as_deref() == Some(to.as_str()) {
             return true;
         }
         // A sentinel that has not heard of the switch yet named the old primary.

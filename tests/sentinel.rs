@@ -382,6 +382,12 @@ async fn failover_under_load(fault: Fault, full_sync: bool) {
             "{what}: errors after the switch: {late_errors:?}"
         );
         assert!(after > 0, "{what}: nothing acquired after the switch");
+        // No task stalled once the client was on the new primary.
+        let stalls: Vec<f64> = gaps.iter().copied().filter(|at| *at > 0.5).collect();
+        assert!(
+            stalls.is_empty(),
+            "{what}: stalled over 1 s at {stalls:.2?} s after the switch"
+        );
     }
     // 3. Both watchdog holds survived on the new primary, renewed there.
     let raw = replica.raw().await;
