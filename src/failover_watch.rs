@@ -195,10 +195,10 @@ async fn move_to(
     )
     .await
     {
-        connections.switch.arrive(epoch);
         // The sentry checks the holds there now. (It also learns it from fred's reconnect
         // event, unless fred had reached `to` on its own before the announcement.)
         registry.reconnected_to(Some(&to));
+        connections.switch.arrive(epoch);
         tracing::info!(primary = %to, elapsed = ?started.elapsed(), "on the new primary after the sentinel failover");
     }
     let _ = subscriptions.await;

@@ -141,8 +141,9 @@ pub(crate) async fn send(
         }
     };
     let sent_at = Instant::now();
-    // Sent while a failover is announced, they may reach the old primary: they renew
-    // but confirm nothing.
+    // Sent while the registry still counts a failover as pending (fred moved without
+    // the client's move being over), they renew but confirm nothing: the sentry's check
+    // on the new primary does.
     let may_recover = !registry.failover_pending();
     let batches = groups
         .iter()
