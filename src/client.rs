@@ -148,7 +148,7 @@ impl Client {
             settings,
             shutdown_rx,
         ));
-        let replicas = Arc::new(ReplicaSync::new(&config));
+        let replicas = Arc::new(ReplicaSync::new(&config, switch.clone()));
         tokio::spawn(replicas.clone().watch(redis.clone(), shutdown.subscribe()));
         let inner = LockContext::start(ContextParts {
             id,
