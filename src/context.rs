@@ -324,7 +324,14 @@ async fn delete_latches(
     };
     let deletes = groups.into_iter().map(|group| async move {
         let keys: Vec<&str> = group.iter().map(|(key, _)| key.as_str()).collect();
-        let result = context.redis.unlink::<i64, _>(keys).await;
+        // Not to a primary the sentinels replaced: a delete there is lost, and one in
+        // flight across the switch is tried again on the new primary.
+        let result = context
+            .switch
+            .guarded(context.config.response_timeout, || {
+                context.redis.unlink::<i64, _>(keys)
+            })
+            .await;
         (group, result)
     });
     let mut failed = Vec::new();

@@ -3,8 +3,8 @@
 //!
 //! On a sentinel's `+switch-master` (see [`crate::failover_watch`]) the switch is
 //! *announced*: the gate closes and its epoch moves on. Every lock command (acquire,
-//! renewal, release, and the reads that settle a lost reply) passes the gate before it is
-//! sent: while it is closed, the command waits for the data connection to reach the
+//! renewal, release, the reads that settle a lost reply, the batched deletes of unlock
+//! latches) passes the gate before it is sent: while it is closed, the command waits for the data connection to reach the
 //! announced primary (at most a response timeout; then it fails unsent). A command sent
 //! before the announcement whose reply comes after it was in flight on the old
 //! connection: its outcome on the new primary is unknown, and it fails with an error
