@@ -338,7 +338,13 @@ async fn failover_under_load(fault: Fault, full_sync: bool) {
 
     // 1. Nothing written to the old primary once the switch was announced (100 ms for a
     // script already on the wire when it was).
+    let in_flight = old_writes.script_commands_after(switched).len();
     let late = old_writes.script_commands_after(switched + 0.1);
+    println!(
+        "{fault:?}: {} script commands on the old primary in the 100 ms after the switch, {} later",
+        in_flight - late.len(),
+        late.len()
+    );
     assert!(
         late.is_empty(),
         "{} script commands ran on the old primary after +switch-master, first: {:?}",
