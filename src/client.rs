@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::connection::config::{lease_millis, Config, PublishMode};
 use crate::connection::context::{ContextParts, LockContext};
+use crate::connection::primary_switch::PrimarySwitch;
 use crate::connection::replicas::ReplicaSync;
 use crate::error::{Error, Result};
 use crate::hold::registry::HoldRegistry;
@@ -124,14 +125,25 @@ impl Client {
             watchdog_ms,
             config.settings.validity_margin,
         ));
+        let switch = Arc::new(PrimarySwitch::default());
         let settings = RenewalSettings {
             period: config.settings.watchdog_timeout / 3,
             lease_ms: watchdog_ms,
             batch_size: config.settings.renewal_batch_size,
             clustered: config.redis.server.is_clustered(),
             response_timeout: config.settings.response_timeout,
+            switch: switch.clone(),
         };
-        crate::hold::failover_watch::start(&config, registry.clone(), shutdown_rx.clone());
+        crate::hold::failover_watch::start(
+            &config,
+            registry.clone(),
+            crate::hold::failover_watch::Connections {
+                redis: redis.clone(),
+                subscriber: subscriber.clone(),
+                switch: switch.clone(),
+            },
+            shutdown_rx.clone(),
+        );
         tokio::spawn(crate::hold::sentry::run(
             registry.clone(),
             redis.clone(),
@@ -144,7 +156,7 @@ impl Client {
             settings,
             shutdown_rx,
         ));
-        let replicas = Arc::new(ReplicaSync::new(&config));
+        let replicas = Arc::new(ReplicaSync::new(&config, switch.clone()));
         tokio::spawn(replicas.clone().watch(redis.clone(), shutdown.subscribe()));
         let inner = LockContext::start(ContextParts {
             id,
@@ -153,6 +165,7 @@ impl Client {
             pubsub,
             registry,
             replicas,
+            switch,
             publish_command: if sharded { "SPUBLISH" } else { "PUBLISH" },
             watchdog_ms,
             config,

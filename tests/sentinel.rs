@@ -5,8 +5,11 @@ mod support;
 use support::*;
 
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use redisson_lock::fred::prelude::*;
 use redisson_lock::{Client, Config};
 
 fn role(port: u16) -> String {
@@ -139,4 +142,292 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
         "waiter not woken by the message: {handoff:?}"
     );
     client.shutdown().await.unwrap();
+}
+
+// ---- issue 34: moving to the announced primary at once -------------------------------
+
+/// How the primary goes away.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    /// `SENTINEL FAILOVER`: the old primary keeps taking writes until demoted, seconds
+    /// later.
+    Demote,
+    /// The old primary is killed; the sentinels notice and promote the replica.
+    Crash,
+}
+
+/// What one worker task saw: (when, in seconds since the epoch; the error, if any).
+type Seen = Arc<Mutex<Vec<(f64, Option<String>)>>>;
+
+fn others_known(sentinel: &SentinelServer) -> usize {
+    redis_cli(sentinel.port, &["sentinel", "sentinels", "mymaster"])
+        .lines()
+        .filter(|l| l.trim() == "name")
+        .count()
+}
+
+/// When the first `+switch-master` arrives from any of `sentinels` (seconds since the
+/// epoch), as the crate hears it: by subscribing.
+async fn listen_for_switch(sentinels: &[SentinelServer]) -> Arc<Mutex<Option<f64>>> {
+    let heard: Arc<Mutex<Option<f64>>> = Arc::default();
+    for sentinel in sentinels {
+        let url = format!("redis://127.0.0.1:{}", sentinel.port);
+        let raw = Builder::from_config(fred::prelude::Config::from_url(&url).unwrap())
+            .build()
+            .unwrap();
+        raw.init().await.unwrap();
+        let mut messages = raw.message_rx();
+        raw.subscribe("+switch-master").await.unwrap();
+        let heard = heard.clone();
+        tokio::spawn(async move {
+            let _raw = raw;
+            if messages.recv().await.is_ok() {
+                let at = epoch_secs();
+                let mut heard = heard.lock().unwrap();
+                if heard.is_none() {
+                    *heard = Some(at);
+                }
+            }
+        });
+    }
+    heard
+}
+
+/// Holds and waiters across a failover through three sentinels (quorum 2): after the
+/// switch is announced nothing is written to the old primary, the first acquisition on
+/// the new one follows within 2 s, watchdog holds (30 s and 10 s) are renewed there and
+/// released cleanly, and, with `full_sync`, a new replica that needs a full sync does not
+/// fail the locks taken meanwhile.
+async fn failover_under_load(fault: Fault, full_sync: bool) {
+    init_tracing();
+    let mut primary = RedisServer::start();
+    // As a primary, the replica delays each full sync by 3 s: a replica attaching to it
+    // is "connected" but not synced for that long.
+    let replica = RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &primary.port.to_string(),
+        "--repl-diskless-sync",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "3",
+    ]);
+    wait_replica_linked(replica.port, Duration::from_secs(20));
+    let sentinels: Vec<SentinelServer> = (0..3)
+        .map(|_| SentinelServer::start_quorum(primary.port, 1000, 2))
+        .collect();
+    for sentinel in &sentinels {
+        sentinel.wait_for(
+            |s| s.known_replicas() == 1 && others_known(s) == 2,
+            "the sentinels to know the replica and each other",
+        );
+    }
+    let url = format!(
+        "redis-sentinel://127.0.0.1:{}/0?node=127.0.0.1:{}&node=127.0.0.1:{}&sentinelServiceName=mymaster",
+        sentinels[0].port, sentinels[1].port, sentinels[2].port
+    );
+    let a = Client::connect(Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
+    let b = Client::connect(
+        Config::builder()
+            .url(&url)
+            .watchdog_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let old_writes = Monitor::start(primary.port);
+    let new_writes = Monitor::start(replica.port);
+    let switch = listen_for_switch(&sentinels).await;
+
+    // Watchdog holds: the default 30 s, and 10 s.
+    let hold30 = key("fo-hold30");
+    let hold10 = key("fo-hold10");
+    let guard30 = a.get_lock(&hold30).acquire().await.unwrap();
+    let guard10 = b.get_lock(&hold10).acquire().await.unwrap();
+
+    // Waiters: three tasks taking turns on one lock; churn: two tasks taking fresh locks.
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy = key("fo-busy");
+    let mut workers = Vec::new();
+    let contended: Seen = Arc::default();
+    for _ in 0..3 {
+        let (lock, stop, seen) = (a.get_lock(&busy), stop.clone(), contended.clone());
+        workers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let taken = lock.lock().await;
+                let at = epoch_secs();
+                seen.lock()
+                    .unwrap()
+                    .push((at, taken.as_ref().err().map(|e| e.to_string())));
+                match taken {
+                    Ok(()) => {
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                        let _ = lock.unlock().await;
+                    }
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        }));
+    }
+    let churned: Seen = Arc::default();
+    for task in 0..2 {
+        let (client, stop, seen) = (b.clone(), stop.clone(), churned.clone());
+        let prefix = key("fo-churn");
+        workers.push(tokio::spawn(async move {
+            let mut round = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                round += 1;
+                let lock = client.get_lock(format!("{prefix}-{task}-{round}"));
+                let taken = lock.try_lock().await;
+                let at = epoch_secs();
+                match taken {
+                    Ok(true) => {
+                        seen.lock().unwrap().push((at, None));
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        let _ = lock.unlock().await;
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        seen.lock().unwrap().push((at, Some(e.to_string())));
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let began = epoch_secs();
+    match fault {
+        Fault::Demote => {
+            let answer = redis_cli(sentinels[0].port, &["sentinel", "failover", "mymaster"]);
+            assert!(
+                answer.contains("OK"),
+                "SENTINEL FAILOVER answered {answer:?}"
+            );
+        }
+        Fault::Crash => primary.kill(),
+    }
+    let waiting = Instant::now();
+    let switched = loop {
+        if let Some(at) = *switch.lock().unwrap() {
+            break at;
+        }
+        assert!(
+            waiting.elapsed() < Duration::from_secs(30),
+            "no +switch-master"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    println!(
+        "{fault:?}: +switch-master {:.2} s after the fault began",
+        switched - began
+    );
+    // A replica that needs a full sync (delayed 3 s by the new primary) attaches now.
+    let _fresh = full_sync
+        .then(|| RedisServer::start_with(&["--replicaof", "127.0.0.1", &replica.port.to_string()]));
+    // Past the 10 s watchdog's lease, had it not been renewed on the new primary.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+
+    // 1. Nothing written to the old primary once the switch was announced (100 ms for a
+    // script already on the wire when it was).
+    let in_flight = old_writes.script_commands_after(switched).len();
+    let late = old_writes.script_commands_after(switched + 0.1);
+    println!(
+        "{fault:?}: {} script commands on the old primary in the 100 ms after the switch, {} later",
+        in_flight - late.len(),
+        late.len()
+    );
+    assert!(
+        late.is_empty(),
+        "{} script commands ran on the old primary after +switch-master, first: {:?}",
+        late.len(),
+        late.first().map(|(at, line)| (at - switched, line))
+    );
+    // 2. The first acquisition on the new primary within 2 s of the announcement.
+    let first = new_writes
+        .script_commands_after(switched)
+        .into_iter()
+        .find(|(_, line)| line.contains("\"hincrby\""))
+        .map(|(at, _)| at - switched);
+    println!("{fault:?}: first acquisition on the new primary {first:?} s after +switch-master");
+    assert!(
+        first.is_some_and(|after| after < 2.0),
+        "first acquisition on the new primary: {first:?} s after the switch"
+    );
+    // Every call failed only in those first 2 s.
+    for (what, seen) in [("waiters", &contended), ("churn", &churned)] {
+        let seen = seen.lock().unwrap();
+        let late_errors: Vec<_> = seen
+            .iter()
+            .filter(|(at, error)| error.is_some() && *at > switched + 2.0)
+            .collect();
+        let after: usize = seen
+            .iter()
+            .filter(|(at, error)| error.is_none() && *at > switched + 2.0)
+            .count();
+        let errors = seen.iter().filter(|(_, e)| e.is_some()).count();
+        let gaps: Vec<f64> = seen
+            .windows(2)
+            .filter(|w| w[1].0 - w[0].0 > 1.0)
+            .map(|w| w[0].0 - switched)
+            .collect();
+        println!("{fault:?}: {what}: pauses over 1 s starting at {gaps:.2?} s after the switch");
+        println!(
+            "{fault:?}: {what}: {after} acquisitions 2 s after the switch; {errors} errors in all"
+        );
+        assert!(
+            late_errors.is_empty(),
+            "{what}: errors after the switch: {late_errors:?}"
+        );
+        assert!(after > 0, "{what}: nothing acquired after the switch");
+        // No task stalled once the client was on the new primary.
+        let stalls: Vec<f64> = gaps.iter().copied().filter(|at| *at > 0.5).collect();
+        assert!(
+            stalls.is_empty(),
+            "{what}: stalled over 1 s at {stalls:.2?} s after the switch"
+        );
+    }
+    // 3. Both watchdog holds survived on the new primary, renewed there.
+    let raw = replica.raw().await;
+    for (name, client) in [(&hold30, &a), (&hold10, &b)] {
+        let hash = hgetall(&raw, name).await;
+        assert!(
+            hash.len() == 1 && hash[0].0.starts_with(client.id()),
+            "{name} not held on the new primary: {hash:?}"
+        );
+        let renewed = new_writes
+            .script_commands_after(switched)
+            .iter()
+            .any(|(_, line)| line.contains("\"pexpire\"") && line.contains(name.as_str()));
+        assert!(renewed, "{name} was not renewed on the new primary");
+    }
+    guard30.unlock().await.unwrap();
+    guard10.unlock().await.unwrap();
+    assert!(hgetall(&raw, &hold30).await.is_empty());
+    assert!(hgetall(&raw, &hold10).await.is_empty());
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_demoting_failover_moves_to_the_new_primary_at_once() {
+    failover_under_load(Fault::Demote, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_failover_moves_to_the_new_primary_at_once() {
+    failover_under_load(Fault::Crash, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_in_full_sync_after_a_failover_fails_no_lock() {
+    failover_under_load(Fault::Demote, true).await;
 }

@@ -21,6 +21,7 @@ use fred::prelude::{ClientLike, KeysInterface};
 use tokio::sync::{mpsc, watch};
 
 use crate::connection::config::Config;
+use crate::connection::primary_switch::PrimarySwitch;
 use crate::connection::replicas::ReplicaSync;
 use crate::hold::ledger::HoldLedger;
 use crate::hold::registry::HoldRegistry;
@@ -43,6 +44,8 @@ pub(crate) struct LockContext {
     pub(crate) registry: Arc<HoldRegistry>,
     /// The `WAIT` behind lock scripts (Redisson's `checkLockSyncedSlaves`).
     pub(crate) replicas: Arc<ReplicaSync>,
+    /// The gate that keeps lock commands off a primary the sentinels replaced.
+    pub(crate) switch: Arc<PrimarySwitch>,
     /// What this client knows of its holds, to settle acquires whose reply was lost.
     pub(crate) holds: HoldLedger,
     /// Write waiters of this client, which its readers let go first.
@@ -86,6 +89,7 @@ pub(crate) struct ContextParts {
     pub(crate) pubsub: Arc<PubSub>,
     pub(crate) registry: Arc<HoldRegistry>,
     pub(crate) replicas: Arc<ReplicaSync>,
+    pub(crate) switch: Arc<PrimarySwitch>,
     pub(crate) publish_command: &'static str,
     pub(crate) watchdog_ms: u64,
     pub(crate) config: Config,
@@ -104,6 +108,7 @@ impl LockContext {
             pubsub: parts.pubsub,
             registry: parts.registry,
             replicas: parts.replicas,
+            switch: parts.switch,
             holds: HoldLedger::default(),
             writers: Arc::default(),
             lines: LocalQueues::default(),
@@ -319,7 +324,14 @@ async fn delete_latches(
     };
     let deletes = groups.into_iter().map(|group| async move {
         let keys: Vec<&str> = group.iter().map(|(key, _)| key.as_str()).collect();
-        let result = context.redis.unlink::<i64, _>(keys).await;
+        // Not to a primary the sentinels replaced: a delete there is lost, and one in
+        // flight across the switch is tried again on the new primary.
+        let result = context
+            .switch
+            .guarded(context.config.settings.response_timeout, || {
+                context.redis.unlink::<i64, _>(keys)
+            })
+            .await;
         (group, result)
     });
     let mut failed = Vec::new();

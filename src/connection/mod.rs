@@ -6,6 +6,8 @@
 //! * [`scripts`]: how the Lua scripts are sent (`EVALSHA`, one load on `NOSCRIPT`, the
 //!   slot on a cluster, what may be resent);
 //! * [`replicas`]: Redisson's synced eval: `WAIT` for the replicas, with rollback;
+//! * [`primary_switch`]: the gate that keeps every script off a primary the sentinels
+//!   replaced, until the client is on the new one;
 //! * [`context`]: [`context::LockContext`], what every lock handle shares with its client
 //!   (the connections, the registries, the settings).
 //!
@@ -14,6 +16,7 @@
 
 pub(crate) mod config;
 pub(crate) mod context;
+pub(crate) mod primary_switch;
 pub(crate) mod replicas;
 pub(crate) mod scripts;
 pub(crate) mod secrets;

@@ -9,11 +9,19 @@
 //!   in the same pipeline: both commands are handed to fred together (script first), so a
 //!   synced script costs no round trip of its own. `WAIT` counts the replicas that have
 //!   every write of that connection, the script's included.
-//! * The replica count is learned per primary from `INFO replication`
-//!   (`connected_slaves`) the first time a node is used, and cached. It is read again in
+//! * The replica count is learned per primary from `INFO replication` the first time a
+//!   node is used, and cached. It counts the replicas `WAIT` can count: those online
+//!   (`slave<n>:...,state=online`), not `connected_slaves`, which includes a replica
+//!   still in its full sync (right after a Sentinel failover, the demoted primary): a
+//!   `WAIT` for it answers 0 until the sync ends, where Redisson 4.x, which keeps the 0
+//!   it read before the replica attached, sends no `WAIT` at all. It is read again in
 //!   the background when `WAIT` answers a different count, and forgotten (read again
 //!   before the next script) after a reconnect or a cluster change, when the primary may
-//!   be another server with other replicas. A count of zero is read again (in the
+//!   be another server with other replicas. A count read before a Sentinel switch
+//!   ([`PrimarySwitch`]) is never used after it: the gate opens as soon as the connection
+//!   is on the new primary, possibly before the reconnect event reaches this cache, and a
+//!   `WAIT` for the old primary's replicas would block the new one's connection for the
+//!   whole sync timeout. A count of zero is read again (in the
 //!   background) once it is a second old, since no `WAIT` answer would reveal a replica
 //!   that joined later.
 
@@ -28,6 +36,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::connection::config::Config;
+use crate::connection::primary_switch::PrimarySwitch;
 
 /// How long a count of zero replicas is trusted before it is read again (in the
 /// background).
@@ -64,26 +73,29 @@ pub(crate) struct ReplicaSync {
     timeout: Duration,
     response_timeout: Duration,
     nodes: Mutex<Nodes>,
+    switch: Arc<PrimarySwitch>,
 }
 
 #[derive(Debug, Default)]
 struct Nodes {
     /// The cluster's slot map, as fred last knew it (cluster only).
     routing: Option<ClusterRouting>,
-    /// Replica count per primary, and when it was read.
-    counts: HashMap<String, (u32, Instant)>,
+    /// Replica count per primary, when it was read, and the Sentinel switch epoch it was
+    /// read in.
+    counts: HashMap<String, (u32, Instant, u64)>,
     /// Primaries whose count is being read again in the background.
     refreshing: HashSet<String>,
 }
 
 impl ReplicaSync {
-    pub(crate) fn new(config: &Config) -> ReplicaSync {
+    pub(crate) fn new(config: &Config, switch: Arc<PrimarySwitch>) -> ReplicaSync {
         ReplicaSync {
             enabled: config.waits_for_replicas(),
             clustered: config.redis.server.is_clustered(),
             timeout: config.settings.replicas_sync_timeout,
             response_timeout: config.settings.response_timeout,
             nodes: Mutex::default(),
+            switch,
         }
     }
 
@@ -123,8 +135,8 @@ impl ReplicaSync {
             return None;
         }
         let node = self.node(client, slot);
-        let known = self.nodes().counts.get(&node).copied();
-        let replicas = match known {
+        let epoch = self.switch.epoch();
+        let replicas = match self.cached(&node, epoch) {
             Some((0, read_at)) if read_at.elapsed() >= ZERO_RECHECK => {
                 // No WAIT answers for a node without replicas, so nothing would tell us
                 // that one joined (a new primary's replicas attach after its promotion).
@@ -134,14 +146,36 @@ impl ReplicaSync {
             Some((count, _)) => count,
             None => {
                 let count = read_replica_count(client, slot, self.response_timeout).await?;
-                self.nodes()
-                    .counts
-                    .insert(node.clone(), (count, Instant::now()));
+                self.learned(&node, count, epoch);
                 tracing::debug!(%node, replicas = count, "replica count learned");
                 count
             }
         };
         (replicas > 0).then_some(WaitFor { node, replicas })
+    }
+
+    /// `node`'s cached count and when it was read, unless it was read before switch
+    /// `epoch` (the old primary's replicas).
+    fn cached(&self, node: &str, epoch: u64) -> Option<(u32, Instant)> {
+        self.nodes()
+            .counts
+            .get(node)
+            .filter(|(_, _, read_in)| *read_in == epoch)
+            .map(|(count, read_at, _)| (*count, *read_at))
+    }
+
+    /// Caches `node`'s `count`, read in switch `epoch`; a count read across a switch, or
+    /// while the client moves to a new primary (possibly still on the old one), is dropped
+    /// (the next script reads it again).
+    fn learned(&self, node: &str, count: u32, epoch: u64) {
+        let mut nodes = self.nodes();
+        if self.switch.epoch() == epoch && !self.switch.is_moving() {
+            nodes
+                .counts
+                .insert(node.to_owned(), (count, Instant::now(), epoch));
+        } else {
+            nodes.counts.remove(node);
+        }
     }
 
     /// The `WAIT` command for `wait`, routed to `slot`'s node.
@@ -191,7 +225,9 @@ impl ReplicaSync {
     /// Reads `node`'s replica count again in the background (at most one read per node at
     /// a time); the cached count serves until it answers.
     fn refresh_later(self: &Arc<Self>, client: &fred::prelude::Client, slot: u16, node: &str) {
-        if !self.nodes().refreshing.insert(node.to_owned()) {
+        // While moving to a new primary the read could reach the old one; the first
+        // script after the move reads the count anyway.
+        if self.switch.is_moving() || !self.nodes().refreshing.insert(node.to_owned()) {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -202,17 +238,17 @@ impl ReplicaSync {
         let client = client.clone();
         let node = node.to_owned();
         runtime.spawn(async move {
+            let epoch = this.switch.epoch();
             let count = read_replica_count(&client, slot, this.response_timeout).await;
-            let mut nodes = this.nodes();
-            nodes.refreshing.remove(&node);
+            this.nodes().refreshing.remove(&node);
             match count {
                 Some(count) => {
                     tracing::debug!(%node, replicas = count, "replica count read again");
-                    nodes.counts.insert(node, (count, Instant::now()));
+                    this.learned(&node, count, epoch);
                 }
                 // Unreadable: ask again before the next script.
                 None => {
-                    nodes.counts.remove(&node);
+                    this.nodes().counts.remove(&node);
                 }
             }
         });
@@ -258,7 +294,7 @@ impl ReplicaSync {
     }
 }
 
-/// `INFO replication` on `slot`'s node: its `connected_slaves`. `None` when it could not
+/// `INFO replication` on `slot`'s node: its online replicas. `None` when it could not
 /// be read (then no `WAIT` is sent this time; the next script asks again).
 async fn read_replica_count(
     client: &fred::prelude::Client,
@@ -283,12 +319,21 @@ async fn read_replica_count(
     }
 }
 
-/// `connected_slaves` of an `INFO replication` text (0 when absent).
+/// The replicas of an `INFO replication` text that `WAIT` can count: those whose
+/// `slave<n>:` line says `state=online`. A replica still in its full sync (`wait_bgsave`,
+/// `send_bulk`) is in `connected_slaves` but acknowledges nothing until it is online.
 fn replica_count(info: &str) -> u32 {
     info.lines()
-        .find_map(|line| line.trim().strip_prefix("connected_slaves:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
+        .filter(|line| {
+            let line = line.trim();
+            line.strip_prefix("slave")
+                .and_then(|rest| rest.split_once(':'))
+                .is_some_and(|(n, fields)| {
+                    n.bytes().all(|b| b.is_ascii_digit())
+                        && fields.split(',').any(|field| field == "state=online")
+                })
+        })
+        .count() as u32
 }
 
 #[cfg(test)]
@@ -297,8 +342,41 @@ mod tests {
 
     #[test]
     fn reads_connected_slaves() {
-        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=1\r\n";
+        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\n\
+                    slave0:ip=127.0.0.1,port=7001,state=online,offset=42,lag=0\r\n\
+                    slave1:ip=127.0.0.1,port=7002,state=online,offset=42,lag=1\r\n";
         assert_eq!(replica_count(info), 2);
         assert_eq!(replica_count("role:slave\r\n"), 0);
+    }
+
+    #[test]
+    fn a_count_read_before_a_switch_is_not_used_after_it() {
+        let config =
+            Config::from_url("redis-sentinel://127.0.0.1:26379/0?sentinelServiceName=mymaster")
+                .unwrap();
+        let switch = Arc::new(PrimarySwitch::default());
+        let sync = ReplicaSync::new(&config, switch.clone());
+        sync.learned(PRIMARY, 1, 0);
+        assert_eq!(sync.cached(PRIMARY, 0).map(|(n, _)| n), Some(1));
+        let epoch = switch.announce("127.0.0.1:7001").unwrap();
+        assert_eq!(sync.cached(PRIMARY, epoch), None);
+        // Read while moving (perhaps on the old primary): dropped.
+        sync.learned(PRIMARY, 1, epoch);
+        assert_eq!(sync.cached(PRIMARY, epoch), None);
+        switch.arrive(epoch);
+        // Read before the switch, answered after it: dropped.
+        sync.learned(PRIMARY, 1, 0);
+        assert_eq!(sync.cached(PRIMARY, epoch), None);
+        sync.learned(PRIMARY, 0, epoch);
+        assert_eq!(sync.cached(PRIMARY, epoch).map(|(n, _)| n), Some(0));
+    }
+
+    #[test]
+    fn a_replica_in_its_full_sync_is_not_counted() {
+        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\n\
+                    slave0:ip=127.0.0.1,port=7001,state=wait_bgsave,offset=0,lag=0\r\n\
+                    slave1:ip=127.0.0.1,port=7002,state=online,offset=42,lag=0\r\n\
+                    master_failover_state:no-failover\r\n";
+        assert_eq!(replica_count(info), 1);
     }
 }

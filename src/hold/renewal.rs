@@ -36,6 +36,8 @@ pub(crate) struct RenewalSettings {
     pub(crate) batch_size: usize,
     pub(crate) clustered: bool,
     pub(crate) response_timeout: Duration,
+    /// The gate that keeps renewals off a primary the sentinels replaced.
+    pub(crate) switch: Arc<crate::connection::primary_switch::PrimarySwitch>,
 }
 
 /// How one batched send went, in holds.
@@ -89,9 +91,23 @@ pub(crate) async fn send(
 ) -> Outcome {
     let groups = group(holds, settings.clustered);
     let lease = Value::from(settings.lease_ms as i64);
+    // Never to a primary the sentinels replaced: wait for the new one (see
+    // `PrimarySwitch`); a round in flight across a switch confirms nothing.
+    let epoch = match settings.switch.ready(settings.response_timeout).await {
+        Ok(epoch) => epoch,
+        Err(error) => {
+            let holds: usize = groups.values().map(|g| g.2.len()).sum();
+            tracing::warn!(%error, holds, "can't update locks expiration; will retry");
+            return Outcome {
+                failed: holds as u64,
+                ..Outcome::default()
+            };
+        }
+    };
     let sent_at = Instant::now();
-    // Sent while a failover is announced, they may reach the old primary: they renew
-    // but confirm nothing.
+    // Sent while the registry still counts a failover as pending (fred moved without
+    // the client's move being over), they renew but confirm nothing: the sentry's check
+    // on the new primary does.
     let may_recover = !registry.failover_pending();
     let batches = groups
         .iter()
@@ -122,7 +138,14 @@ pub(crate) async fn send(
             }
         });
     let mut outcome = Outcome::default();
-    for (script, batch, reply) in futures::future::join_all(batches).await {
+    let replies = futures::future::join_all(batches).await;
+    let switched = settings.switch.epoch() != epoch;
+    for (script, batch, reply) in replies {
+        let reply = if switched {
+            Err(crate::connection::primary_switch::replaced())
+        } else {
+            reply
+        };
         match reply {
             Ok(Value::Array(flags)) if flags.len() == batch.len() => {
                 for (hold, flag) in batch.iter().zip(flags) {

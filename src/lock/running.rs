@@ -56,20 +56,20 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
-    /// Sends one script call.
+    /// Sends one script call, through the failover gate (see
+    /// [`PrimarySwitch`](crate::connection::primary_switch::PrimarySwitch)).
     pub(super) async fn run(
         &self,
         call: &ScriptCall,
         resend: Resend,
     ) -> Result<Value, fred::error::Error> {
-        call.script
-            .run(
-                &self.context.redis,
-                &call.keys,
-                &call.args,
-                resend,
-                self.context.config.settings.response_timeout,
-            )
+        let timeout = self.context.config.settings.response_timeout;
+        self.context
+            .switch
+            .guarded(timeout, || {
+                call.script
+                    .run(&self.context.redis, &call.keys, &call.args, resend, timeout)
+            })
             .await
     }
 
@@ -81,15 +81,19 @@ impl<K: LockKind> Lock<K> {
         call: &ScriptCall,
         resend: Resend,
     ) -> Result<(Value, Synced), fred::error::Error> {
-        call.script
-            .run_synced(
-                &self.context.redis,
-                &call.keys,
-                &call.args,
-                resend,
-                self.context.config.settings.response_timeout,
-                &self.context.replicas,
-            )
+        let timeout = self.context.config.settings.response_timeout;
+        self.context
+            .switch
+            .guarded(timeout, || {
+                call.script.run_synced(
+                    &self.context.redis,
+                    &call.keys,
+                    &call.args,
+                    resend,
+                    timeout,
+                    &self.context.replicas,
+                )
+            })
             .await
     }
 

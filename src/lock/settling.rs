@@ -179,12 +179,15 @@ impl<K: LockKind> Lock<K> {
         });
     }
 
-    /// `HGET name field` as a count (0 when absent).
+    /// `HGET name field` as a count (0 when absent), on the primary the sentinels name
+    /// (through the failover gate).
     pub(super) async fn hold_count_in_redis(&self, field: &str) -> Result<u64> {
         let count: Option<i64> = self
             .context
-            .redis
-            .hget(&*self.name, field)
+            .switch
+            .guarded(self.context.config.settings.response_timeout, || {
+                self.context.redis.hget(&*self.name, field)
+            })
             .await
             .map_err(|e| self.redis_error(e))?;
         Ok(count.unwrap_or(0).max(0) as u64)

@@ -516,6 +516,27 @@ impl SentinelServer {
         master_password: Option<&str>,
         sentinel_password: Option<&str>,
     ) -> SentinelServer {
+        Self::start_full(
+            master_port,
+            down_after_ms,
+            1,
+            master_password,
+            sentinel_password,
+        )
+    }
+
+    /// One of several sentinels for the primary on `master_port`, deciding with `quorum`.
+    pub fn start_quorum(master_port: u16, down_after_ms: u64, quorum: u32) -> SentinelServer {
+        Self::start_full(master_port, down_after_ms, quorum, None, None)
+    }
+
+    fn start_full(
+        master_port: u16,
+        down_after_ms: u64,
+        quorum: u32,
+        master_password: Option<&str>,
+        sentinel_password: Option<&str>,
+    ) -> SentinelServer {
         let port = free_port();
         let dir = std::env::temp_dir().join(format!(
             "redisson-lock-sentinel-{}-{port}",
@@ -527,7 +548,7 @@ impl SentinelServer {
             &conf,
             format!(
                 "port {port}\nbind 127.0.0.1\ndir {}\n\
-                 sentinel monitor mymaster 127.0.0.1 {master_port} 1\n\
+                 sentinel monitor mymaster 127.0.0.1 {master_port} {quorum}\n\
                  sentinel down-after-milliseconds mymaster {down_after_ms}\n\
                  sentinel failover-timeout mymaster 6000\n{}{}",
                 dir.display(),
@@ -698,4 +719,109 @@ pub fn spawn_counting<K: redisson_lock::LockKind>(
         }
         mine
     })
+}
+
+/// `MONITOR` of one server, written to a file by `redis-cli` as it comes: what the server
+/// ran and when (by its clock, the machine's). `redis-cli` is started again whenever its
+/// connection ends (a sentinel's `CLIENT KILL` at a promotion or a demotion), so little
+/// is missed. Stops on drop.
+pub struct Monitor {
+    stop: Arc<AtomicBool>,
+    runner: Option<std::thread::JoinHandle<()>>,
+    path: PathBuf,
+}
+
+impl Monitor {
+    /// Starts monitoring the server on `port`; returns once `MONITOR` answered.
+    pub fn start(port: u16) -> Monitor {
+        let path = std::env::temp_dir().join(format!(
+            "redisson-lock-monitor-{}-{port}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::File::create(&path).expect("monitor file");
+        let stop = Arc::new(AtomicBool::new(false));
+        let runner = {
+            let (stop, path) = (stop.clone(), path.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let file = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&path)
+                        .expect("monitor file");
+                    let Ok(mut child) = Command::new("redis-cli")
+                        .args(["-p", &port.to_string(), "monitor"])
+                        .stdout(file)
+                        .stderr(Stdio::null())
+                        .spawn()
+                    else {
+                        return;
+                    };
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Ok(Some(_)) = child.try_wait() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            })
+        };
+        let started = Instant::now();
+        while !std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .starts_with("OK")
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "MONITOR never answered"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Monitor {
+            stop,
+            runner: Some(runner),
+            path,
+        }
+    }
+
+    /// The commands seen so far: (seconds since the epoch, the rest of the line).
+    pub fn lines(&self) -> Vec<(f64, String)> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let (at, rest) = line.split_once(' ')?;
+                Some((at.parse().ok()?, rest.to_owned()))
+            })
+            .collect()
+    }
+
+    /// The commands scripts ran (`[<db> lua] ...`) after `after` (seconds since the
+    /// epoch): what lock scripts wrote or read on this server.
+    pub fn script_commands_after(&self, after: f64) -> Vec<(f64, String)> {
+        self.lines()
+            .into_iter()
+            .filter(|(at, rest)| *at > after && rest.contains(" lua] "))
+            .collect()
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(runner) = self.runner.take() {
+            let _ = runner.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Seconds since the epoch, as `MONITOR` prints them.
+pub fn epoch_secs() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }

@@ -23,7 +23,7 @@ use crate::names::mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 ///     .build()
 ///     .unwrap();
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Default)]
 #[must_use = "a builder does nothing until `build()`"]
 pub struct ConfigBuilder {
     /// Every plain setting (URL, credentials, name prefix, TLS files, lock settings).
@@ -32,7 +32,8 @@ pub struct ConfigBuilder {
     redis: Option<fred::prelude::Config>,
     /// TLS options given in code (they win over `settings.tls`).
     tls: Option<TlsOptions>,
-    reconnect: fred::prelude::ReconnectPolicy,
+    /// `None`: the default for the topology (see `reconnect_policy`).
+    reconnect: Option<fred::prelude::ReconnectPolicy>,
     client_id: Option<Uuid>,
     /// A mapper given in code (it wins over `settings.name_prefix`).
     name_mapper: Option<Arc<dyn NameMapper>>,
@@ -46,21 +47,6 @@ impl std::fmt::Debug for ConfigBuilder {
             .field("tls", &self.tls)
             .field("name_mapper", &self.name_mapper)
             .finish_non_exhaustive()
-    }
-}
-
-impl Default for ConfigBuilder {
-    fn default() -> Self {
-        ConfigBuilder {
-            settings: Settings::default(),
-            redis: None,
-            tls: None,
-            // Reconnect forever, quickly at first: a lock client that gives up reconnecting
-            // turns every later call into an error until restart.
-            reconnect: fred::prelude::ReconnectPolicy::new_exponential(0, 50, 2_000, 2),
-            client_id: None,
-            name_mapper: None,
-        }
     }
 }
 
@@ -199,9 +185,12 @@ impl ConfigBuilder {
         self
     }
 
-    /// fred's reconnect policy. Default: forever, backing off from 50 ms to 2 s.
+    /// fred's reconnect policy. Default: forever, backing off from 50 ms to 2 s (to
+    /// 500 ms through sentinels: after a crash failover the client reaches the promoted
+    /// replica at fred's next attempt once the sentinels announce it, so the back-off
+    /// bounds how long locks wait for it).
     pub fn reconnect_policy(mut self, policy: fred::prelude::ReconnectPolicy) -> Self {
-        self.reconnect = policy;
+        self.reconnect = Some(policy);
         self
     }
 
@@ -453,9 +442,18 @@ impl ConfigBuilder {
                 .filter(|prefix| !prefix.is_empty())
                 .map(|prefix| Arc::new(PrefixNameMapper::new(prefix)) as Arc<dyn NameMapper>)
         });
+        // Reconnect forever, quickly at first: a lock client that gives up reconnecting
+        // turns every later call into an error until restart.
+        let reconnect = self.reconnect.unwrap_or_else(|| {
+            let max_ms = match redis.server {
+                fred::types::config::ServerConfig::Sentinel { .. } => 500,
+                _ => 2_000,
+            };
+            fred::prelude::ReconnectPolicy::new_exponential(0, 50, max_ms, 2)
+        });
         Ok(Config {
             redis,
-            reconnect: self.reconnect,
+            reconnect,
             settings: locks,
             client_id: self.client_id,
             name_mapper,
