@@ -110,16 +110,7 @@ impl Script {
         resend: Resend,
         timeout: Duration,
     ) -> Result<Value, fred::error::Error> {
-        let slot = keys
-            .first()
-            .map(|key| fred::util::redis_keyslot(key.key_bytes()))
-            .unwrap_or(0);
-        let push_call = |call: &mut Vec<Value>| {
-            call.push(Value::from(keys.len() as i64));
-            call.extend(keys.iter().map(ScriptKey::to_value));
-            call.extend(args.iter().cloned());
-        };
-        let len = 2 + keys.len() + args.len();
+        let (slot, len, push_call) = keyed_call(keys, args);
         self.run_core(client, slot, resend, timeout, (len, push_call), None)
             .await
             .map(|(reply, _)| reply)
@@ -152,16 +143,7 @@ impl Script {
         timeout: Duration,
         sync: &Arc<ReplicaSync>,
     ) -> Result<(Value, Synced), fred::error::Error> {
-        let slot = keys
-            .first()
-            .map(|key| fred::util::redis_keyslot(key.key_bytes()))
-            .unwrap_or(0);
-        let push_call = |call: &mut Vec<Value>| {
-            call.push(Value::from(keys.len() as i64));
-            call.extend(keys.iter().map(ScriptKey::to_value));
-            call.extend(args.iter().cloned());
-        };
-        let len = 2 + keys.len() + args.len();
+        let (slot, len, push_call) = keyed_call(keys, args);
         self.run_core(client, slot, resend, timeout, (len, push_call), Some(sync))
             .await
     }
@@ -275,6 +257,24 @@ pub(crate) fn outcome_unknown(error: &fred::error::Error) -> bool {
 pub(crate) fn not_sent(error: &fred::error::Error) -> bool {
     error.kind() == &fred::error::ErrorKind::Routing
         || error.details().starts_with("Failed to route command")
+}
+
+/// A call with `keys` and `args`: the slot of its first key, its length with the SHA-1,
+/// and the push of what follows the SHA-1 (the number of keys, the keys, the arguments).
+fn keyed_call<'a, S: ScriptKey>(
+    keys: &'a [S],
+    args: &'a [Value],
+) -> (u16, usize, impl Fn(&mut Vec<Value>) + 'a) {
+    let slot = keys
+        .first()
+        .map(|key| fred::util::redis_keyslot(key.key_bytes()))
+        .unwrap_or(0);
+    let push_call = move |call: &mut Vec<Value>| {
+        call.push(Value::from(keys.len() as i64));
+        call.extend(keys.iter().map(ScriptKey::to_value));
+        call.extend(args.iter().cloned());
+    };
+    (slot, 2 + keys.len() + args.len(), push_call)
 }
 
 #[cfg(test)]
