@@ -22,12 +22,17 @@
 //!   An unlock that the acquire in step 3 did not see happened after it ran, so its
 //!   message arrives after step 2 and is recorded. A `0` that arrives while nobody waits
 //!   is kept as one stored permit, so the next waiter retries at once.
+//! * A channel may be subscribed with a *mark* (`subscribe_marked`): a second channel that
+//!   nobody publishes on, subscribed and unsubscribed with it in the same commands, which
+//!   lets a script count this crate's local lines among the channel's listeners (see
+//!   [`crate::names::line_marker`]). Each channel counts the messages it delivered
+//!   ([`Subscription::messages`]).
 //! * When the message stream lagged (fred's broadcast buffer overflowed) or the
 //!   subscriber reconnected, every waiter of every channel is woken to retry, and after a
 //!   reconnect the registry subscribes its live channels again itself, never sending an
 //!   empty `SUBSCRIBE`.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,6 +73,10 @@ pub(crate) struct Channel {
     /// unsubscribes only if this count is still the one it was scheduled at (no waiter
     /// took the channel and left it again meanwhile).
     last_shares_returned: AtomicUsize,
+    /// The mark subscribed with the channel, if any (set when it was subscribed).
+    marker: std::sync::OnceLock<String>,
+    /// Messages delivered (`0` or `1`) since the channel was made.
+    messages: AtomicU64,
 }
 
 /// One waiter's share of a channel subscription; dropping it gives the share back.
@@ -83,6 +92,17 @@ impl Subscription {
     /// the acquire attempt (see the module docs).
     pub(crate) fn notified(&self) -> Notified<'_> {
         self.channel.notify.notified()
+    }
+
+    /// How many unlock messages (`0` or `1`) the channel has delivered so far: each is a
+    /// real release by some client.
+    pub(crate) fn messages(&self) -> u64 {
+        self.channel.messages.load(Ordering::Acquire)
+    }
+
+    /// Whether the channel is subscribed with a mark (see the module docs).
+    pub(crate) fn is_marked(&self) -> bool {
+        self.channel.marker.get().is_some()
     }
 }
 
@@ -145,14 +165,17 @@ impl PubSub {
         self.closed.load(Ordering::Acquire)
     }
 
-    /// Takes a share of `name`'s subscription, subscribing in Redis when it is the first.
+    /// Takes a share of `name`'s subscription, subscribing in Redis when it is the first;
+    /// `marker`: a channel to subscribe in the same command then (a channel subscribed
+    /// already keeps what it has; never on a sharded client).
     ///
     /// # Cancel safety
     /// Dropping the future gives the share back; the channel is unsubscribed in the
     /// background if nobody else uses it.
-    pub(crate) async fn subscribe(
+    pub(crate) async fn subscribe_marked(
         self: &Arc<Self>,
         name: &str,
+        marker: Option<&str>,
     ) -> Result<Subscription, fred::error::Error> {
         let _serial = self.stripe(name).lock().await;
         let channel = self
@@ -171,10 +194,16 @@ impl PubSub {
             // Set before the command: if this future is dropped while SUBSCRIBE is in
             // flight, the release of `share` still sends UNSUBSCRIBE.
             channel.subscribed.store(true, Ordering::Release);
+            let marker = marker
+                .filter(|_| !self.sharded)
+                .map(|marker| channel.marker.get_or_init(|| marker.to_owned()));
             let sent = if self.sharded {
                 self.subscriber.ssubscribe(name).await
             } else {
-                self.subscriber.subscribe(name).await
+                match marker {
+                    Some(marker) => self.subscriber.subscribe(vec![name, marker]).await,
+                    None => self.subscriber.subscribe(name).await,
+                }
             };
             if let Err(error) = sent {
                 channel.subscribed.store(false, Ordering::Release);
@@ -193,7 +222,7 @@ impl PubSub {
 
     /// Whether `name` is subscribed (or being subscribed) already, for a waiter that
     /// arrives while an earlier one waits or within [`LINGER`] after it left:
-    /// [`PubSub::subscribe`] then sends nothing.
+    /// [`PubSub::subscribe_marked`] then sends nothing.
     pub(crate) fn is_ready(&self, name: &str) -> bool {
         !self.is_closed()
             && self
@@ -219,7 +248,13 @@ impl PubSub {
             let sent = if self.sharded {
                 self.subscriber.sunsubscribe(name.as_str()).await
             } else {
-                self.subscriber.unsubscribe(name.as_str()).await
+                match channel.marker.get() {
+                    Some(marker) => {
+                        let both = vec![name.as_str(), marker.as_str()];
+                        self.subscriber.unsubscribe(both).await
+                    }
+                    None => self.subscriber.unsubscribe(name.as_str()).await,
+                }
             };
             match sent {
                 Ok(()) => tracing::debug!(channel = %name, "unsubscribed"),
@@ -253,6 +288,9 @@ impl PubSub {
         let Some(entry) = self.channels.get(channel) else {
             return;
         };
+        if matches!(payload, Some(b"0" | b"1")) {
+            entry.messages.fetch_add(1, Ordering::AcqRel);
+        }
         match payload {
             Some(b"0") => entry.notify.notify_one(),
             Some(b"1") => {
@@ -270,7 +308,8 @@ impl PubSub {
             .channels
             .iter()
             .filter(|e| e.value().subscribed.load(Ordering::Acquire))
-            .map(|e| e.key().clone())
+            .flat_map(|e| [Some(e.key().clone()), e.value().marker.get().cloned()])
+            .flatten()
             .collect();
         if live.is_empty() {
             return;

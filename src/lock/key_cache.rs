@@ -22,6 +22,7 @@ use crate::owner::LockOwner;
 pub(crate) struct KeyCache {
     name: OnceLock<Value>,
     channel: OnceLock<Value>,
+    marker: OnceLock<Value>,
     /// A kind's own keys (the fair lock's queue and deadline set).
     kind_keys: OnceLock<Box<[Value]>>,
     field: Mutex<Option<(LockOwner, Value)>>,
@@ -45,6 +46,11 @@ impl KeyCache {
     /// The lock's channel (built by `channel` the first time).
     pub(crate) fn channel(&self, channel: impl FnOnce() -> String) -> Value {
         self.channel.get_or_init(|| shared(channel())).clone()
+    }
+
+    /// The mark of local lines (built by `marker` the first time).
+    pub(crate) fn marker(&self, marker: impl FnOnce() -> String) -> Value {
+        self.marker.get_or_init(|| shared(marker())).clone()
     }
 
     /// The kind's own keys (built by `keys` the first time), in the kind's order.

@@ -17,7 +17,7 @@ use super::kind::{AcquireMode, Waiting};
 use super::releasing::{HandTo, UnlockReply};
 use super::{Lock, LockKind};
 use crate::error::{Error, Result};
-use crate::local_queue::{Left, Stage, Ticket};
+use crate::local_queue::{yield_time, Left, Published, Stage, Ticket};
 use crate::owner::LockOwner;
 use crate::telemetry;
 
@@ -128,12 +128,21 @@ impl<K: LockKind> Lock<K> {
         };
         let owner = ticket.owner();
         let line = ticket.line();
+        let context = &self.context;
         let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let (subscription, mut backoff) = match line.subscription() {
             Some(subscription) => (Some(subscription), None),
             None => match self.kind.waiting(&self.target(owner)) {
                 Waiting::Channel(channel) => {
-                    match self.subscribe(owner, &channel, deadline).await? {
+                    // With the mark of local lines where the hand-off script counts
+                    // listeners (see `crate::local_queue`).
+                    let marker = context
+                        .handoff_limits
+                        .count_listeners
+                        .then(|| crate::names::line_marker(self.target(owner).name));
+                    let subscribed =
+                        self.subscribe_marked(owner, &channel, marker.as_deref(), deadline);
+                    match subscribed.await? {
                         Some(subscription) => (Some(line.keep_subscription(subscription)), None),
                         None => return Ok(Head::TimedOut),
                     }
@@ -150,12 +159,14 @@ impl<K: LockKind> Lock<K> {
                 && (subscription.is_some() || ttl.is_none()));
         // A message came while a hand-off to us was in flight (we could not try then).
         let mut message_pending = false;
-        // After a local holder's real release: not before other clients had a round trip.
+        // After a local holder's real release: not before other clients had a round trip;
+        // after one that yielded to other clients' waiters, not before one of them took
+        // and released the lock, or the yield time passed (see `crate::local_queue`).
         // (A head promoted while that holder had the lock slept until its release woke
         // it: that release's nudge is read here.)
-        let mut not_before: Option<Instant> = match line.take_published() {
-            Some(round_trip) if subscription.is_some() => Some(Instant::now() + round_trip),
-            _ => None,
+        let (mut not_before, mut until_message) = match line.take_published() {
+            Some(published) if subscription.is_some() => hold_back(published),
+            _ => (None, None),
         };
         let mut tried_at_deadline = false;
         loop {
@@ -189,13 +200,27 @@ impl<K: LockKind> Lock<K> {
                 return Ok(Head::TimedOut);
             }
             tried_at_deadline = remaining == Some(Duration::ZERO);
-            if let Some(at) = not_before.filter(|at| try_now && *at > Instant::now()) {
-                tokio::time::sleep_until(at).await;
+            // Held back; a yield ends early at another client's release.
+            let other_released = until_message
+                .is_some_and(|until| subscription.as_ref().is_some_and(|s| s.messages() >= until));
+            let held_back =
+                not_before.filter(|at| try_now && !other_released && *at > Instant::now());
+            if let Some(at) = held_back {
+                let sleep = tokio::time::sleep_until(at);
+                if until_message.is_some() {
+                    tokio::select! {
+                        _ = &mut woken => {}
+                        _ = sleep => {}
+                    }
+                } else {
+                    sleep.await;
+                }
                 continue;
             }
             if try_now && ticket.start_trying() {
                 message_pending = false;
                 not_before = None;
+                until_message = None;
                 let attempt = self.attempt(owner, lease_ms, mode, wait).await;
                 ticket.stop_trying();
                 match attempt? {
@@ -244,9 +269,10 @@ impl<K: LockKind> Lock<K> {
                 // that would round up to the timer's millisecond).
                 _ = &mut nudged => match line.take_published() {
                     Some(_) if subscription.is_none() => true,
-                    Some(round_trip) => {
-                        not_before = Some(Instant::now() + round_trip);
-                        message_pending
+                    Some(published) => {
+                        (not_before, until_message) = hold_back(published);
+                        // A yield's hold-back watches the messages itself.
+                        message_pending || until_message.is_some()
                     }
                     None => true,
                 },
@@ -276,6 +302,7 @@ impl<K: LockKind> Lock<K> {
         let Some(handoff) = handoff else {
             let started = Instant::now();
             let released = self.release_script(owner, lease_ms).await;
+            // (A plain release never yields: its reply is 1 whoever listens.)
             match (&line, &released) {
                 (Some(line), Ok(UnlockReply::Released | UnlockReply::NotOwner)) => line
                     .released_by(
@@ -293,6 +320,8 @@ impl<K: LockKind> Lock<K> {
             field: self.kind.field(context, handoff.to),
             lease_ms: handoff.lease_ms.unwrap_or(context.watchdog_ms),
             listeners: handoff.listeners,
+            marked: handoff.marked,
+            turn_goes_on: handoff.turn_goes_on,
         };
         let released = self
             .release_script_with(owner, lease_ms, true, HandTo::Line(&next))
@@ -306,16 +335,32 @@ impl<K: LockKind> Lock<K> {
                     self.with_owner(handoff.to).release_in_background();
                 }
             }
-            Ok(UnlockReply::Released | UnlockReply::NotOwner) => line.not_handed(&handoff, true),
-            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false),
+            Ok(UnlockReply::Released | UnlockReply::NotOwner) => {
+                line.not_handed(&handoff, true, false)
+            }
+            Ok(UnlockReply::Yielded) => {
+                tracing::trace!(lock = %self.name, from = %owner, "released for other clients' waiters: the line had its turn");
+                line.not_handed(&handoff, true, true)
+            }
+            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false, false),
             Err(_) => {
                 // The hand-off may have run: the head settles that before it tries.
                 self.with_owner(handoff.to).leave_in_doubt(handoff.to, 0);
-                line.not_handed(&handoff, false);
+                line.not_handed(&handoff, false, false);
             }
         }
         context.lines.retire_if_idle(line);
         released
+    }
+}
+
+/// When a head may try after a real release of its line (`published`): from when, and,
+/// after a yield, until which count of unlock messages at the latest.
+fn hold_back(published: Published) -> (Option<Instant>, Option<u64>) {
+    let now = Instant::now();
+    match published.yielded_until {
+        Some(until) => (Some(now + yield_time(published.round_trip)), Some(until)),
+        None => (Some(now + published.round_trip), None),
     }
 }
 
