@@ -21,8 +21,8 @@
 //! the hand-off script can count the channel's listeners that are not local lines. While
 //! there are any, the line hands off only for its *turn*: as many acquisitions in a row
 //! as other clients made while the lock was away from it (the unlock messages the line's
-//! subscription got meanwhile, one per real release; at least one, at most the bounds;
-//! the first turn is the bounds). Past its turn the release is a real one that *yields*
+//! subscription got meanwhile, one per real release; at most the bounds; the first turn,
+//! and one after a yield that nobody took, is the bounds). Past its turn the release is a real one that *yields*
 //! (the script answers 3), and the head holds back until another client has taken and
 //! released the lock (a second message after the release's own) or [`yield_time`]
 //! passed, then tries as any waiter does. Where nobody but local lines listens, nothing
@@ -465,17 +465,19 @@ impl Line {
 
 /// The lock came into this client by `owner`'s own acquire: a new chain of hand-offs.
 /// Its turn (see the module docs) is the unlock messages the line's subscription got
-/// since the line yielded the lock, less the yielding release's own; not counted when
-/// the line did not yield it.
+/// since the line yielded the lock, less the yielding release's own: the acquisitions
+/// other clients made meanwhile. Not counted (the bounds alone) when the line did not
+/// yield it, or when nobody took it after the yield (the listeners did not wait for it).
 fn chain_starts(state: &mut LineState, owner: LockOwner) {
     state.holder = Some(owner);
     state.held_since = Some(Instant::now());
     state.handoffs = 0;
     let messages = state.subscription.as_ref().map(|s| s.messages());
     state.turn = match (state.yielded_at.take(), messages) {
-        (Some(at), Some(now)) => {
-            Some(u32::try_from(now.saturating_sub(at).saturating_sub(1).max(1)).unwrap_or(u32::MAX))
-        }
+        (Some(at), Some(now)) => match now.saturating_sub(at).saturating_sub(1) {
+            0 => None,
+            others => Some(u32::try_from(others).unwrap_or(u32::MAX)),
+        },
         _ => None,
     };
 }
@@ -742,6 +744,35 @@ mod tests {
         assert!(line.begin_handoff(from, &limits(2, false)).is_none());
         // Off altogether.
         assert!(line.begin_handoff(from, &limits(0, true)).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_release_that_yields_holds_the_head_back_until_another_release() {
+        let (_queues, line) = line();
+        line.taken_by(A, None);
+        let b = line.join(B, None);
+        // No turn counted yet: the bounds alone; within them the script counts nothing.
+        let handoff = line.begin_handoff(A, &limits(1, true)).unwrap();
+        assert!(handoff.turn_goes_on);
+        assert!(
+            !handoff.marked,
+            "within the bounds and the turn: nothing to count"
+        );
+        line.not_handed(&handoff, true, true);
+        let published = line.take_published().unwrap();
+        assert_eq!(published.yielded_until, Some(handoff.messages + 2));
+        assert!(yield_time(published.round_trip) >= MIN_YIELD);
+        // A hand-off past the bounds on a single server counts, with the mark.
+        let handoff = line.begin_handoff(A, &limits(1, true)).unwrap();
+        assert!(line.handed(&handoff));
+        b.take_grant();
+        let _c = line.join(C, None);
+        let handoff = line.begin_handoff(B, &limits(1, true)).unwrap();
+        assert_eq!(handoff.listeners, 0);
+        assert!(handoff.marked);
+        // Not on Sentinel or Cluster: a real release there, and nothing counted.
+        line.not_handed(&handoff, false, false);
+        assert!(line.begin_handoff(B, &limits(1, false)).is_none());
     }
 
     #[tokio::test]
