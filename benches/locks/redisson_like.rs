@@ -220,7 +220,7 @@ pub async fn run(bench: &mut Bench) {
     row.bound(pct, 1, AtMost(100.0 * MAX_CRATE_SHARE), |pct, target| {
         format!("{scenario}: the crate's share {pct}% (target {target}%)")
     });
-    row.bound(rate, 0, AtLeast(alone_rate), |rate, target| {
+    row.bound(rate, 0, AtLeast(alone_rate.round()), |rate, target| {
         format!("{scenario}: {rate} acquisitions/s in all (target {target}: the Redisson-like threads alone)")
     });
     counter_target(&mut row);
