@@ -23,9 +23,9 @@
 //! as other clients made while the lock was away from it (the unlock messages the line's
 //! subscription got meanwhile, one per real release; at most the bounds; the first turn,
 //! and one after a yield that nobody took, is the bounds). Past its turn the release is a real one that *yields*
-//! (the script answers 3), and the head holds back until another client has taken and
-//! released the lock (a second message after the release's own) or [`yield_time`]
-//! passed, then tries as any waiter does. Where nobody but local lines listens, nothing
+//! (the script answers 3), and the head holds back while the others have a turn as long
+//! (one unlock message per acquisition after the release's own), each of their releases
+//! within [`yield_time`] of the last, then tries as any waiter does. Where nobody but local lines listens, nothing
 //! changes: the script reads the counts only past the turn or the bounds.
 //!
 //! Invariants: a line exists only while it has waiters (or a hand-off in flight); at most
@@ -78,6 +78,8 @@ pub(crate) struct Handoff {
     pub(crate) turn_goes_on: bool,
     /// The unlock messages the line's subscription had got when the hand-off started.
     pub(crate) messages: u64,
+    /// The acquisitions the line made in a row up to this release.
+    pub(crate) chain: u32,
     pub(crate) started: Instant,
 }
 
@@ -88,8 +90,8 @@ pub(crate) struct Published {
     pub(crate) round_trip: Duration,
     /// The release yielded to other clients' waiters (its reply said they listen and the
     /// line had its turn): the head holds back until the line's subscription has got this
-    /// many unlock messages (the release's own, then another client's), or
-    /// [`yield_time`] passed.
+    /// many unlock messages (the release's own, then one per acquisition the line made in
+    /// its turn: the others' turn as long), or [`yield_time`] passed without one.
     pub(crate) yielded_until: Option<u64>,
 }
 
@@ -378,6 +380,7 @@ impl Line {
             marked,
             turn_goes_on,
             messages,
+            chain: state.handoffs.saturating_add(1),
             started: Instant::now(),
         })
     }
@@ -414,8 +417,8 @@ impl Line {
         state.yielded_at = yielded.then_some(handoff.messages);
         state.published = released.then(|| Published {
             round_trip: handoff.started.elapsed(),
-            // The release's own message, then another client's.
-            yielded_until: yielded.then_some(handoff.messages + 2),
+            // The release's own message, then one per acquisition of the line's turn.
+            yielded_until: yielded.then_some(handoff.messages + 1 + u64::from(handoff.chain)),
         });
         if released && state.holder.is_some() {
             state.holder = None;
@@ -760,7 +763,7 @@ mod tests {
         );
         line.not_handed(&handoff, true, true);
         let published = line.take_published().unwrap();
-        assert_eq!(published.yielded_until, Some(handoff.messages + 2));
+        assert_eq!(published.yielded_until, Some(handoff.messages + 1 + 1));
         assert!(yield_time(published.round_trip) >= MIN_YIELD);
         // A hand-off past the bounds on a single server counts, with the mark.
         let handoff = line.begin_handoff(A, &limits(1, true)).unwrap();

@@ -60,7 +60,8 @@
 //!   (8 threads; `tests/support/java.rs`: Redisson's wait, each thread an OS thread) on one
 //!   name: `crate_share` / `redisson_like_share` of the acquisitions, each side's wait,
 //!   the total rate against `contended_16`'s (measured too when not selected) and against
-//!   the Redisson-like threads alone (`redisson_like_alone_per_s`, measured first).
+//!   the Redisson-like threads alone (`redisson_like_alone_per_s`, the mean of a run just
+//!   before and one just after).
 //! * `trylock_wait_16`; `watchdog_10k` and `memory` (`bytes_per_held_lock`,
 //!   `bytes_per_waiting_task`).
 //!

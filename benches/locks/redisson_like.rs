@@ -4,7 +4,7 @@
 //! all looping lock / counter / unlock on one name, as `contended_16` does. Each side's
 //! share of the acquisitions, each side's wait in `lock()`, and the total rate against
 //! `contended_16`'s and against the Redisson-like client's rate alone (its threads on the
-//! name without the crate, measured first in the same run).
+//! name without the crate, measured just before and just after the mixed run: the mean).
 //!
 //! If `contended_16` is not selected, it is measured here too (no row of its own).
 
@@ -149,10 +149,14 @@ pub async fn run(bench: &mut Bench) {
     if !bench.wants(scenario) {
         return;
     }
+    // The Redisson-like threads alone just before and just after the mixed run (a busy
+    // machine moves their rate by a third from one run to the next): their mean.
     eprintln!("{scenario}: the Redisson-like client alone");
-    let alone = run_sides(bench, 0, PER_SIDE).await;
+    let alone_before = run_sides(bench, 0, PER_SIDE).await;
     eprintln!("{scenario}");
     let mixed = run_sides(bench, PER_SIDE, PER_SIDE).await;
+    eprintln!("{scenario}: the Redisson-like client alone again");
+    let alone_after = run_sides(bench, 0, PER_SIDE).await;
     let (reference, source) = match bench.row("contended_16") {
         Some(row) => (row.ops_per_s.unwrap_or(f64::NAN), "row"),
         None => {
@@ -166,7 +170,8 @@ pub async fn run(bench: &mut Bench) {
         }
     };
 
-    let (rate, alone_rate) = (mixed.rate(), alone.rate());
+    let alone_rates = [alone_before.rate(), alone_after.rate()];
+    let (rate, alone_rate) = (mixed.rate(), (alone_rates[0] + alone_rates[1]) / 2.0);
     let share = mixed.crate_share();
     let mut row = Row::new(scenario);
     row.tasks = Some(2 * PER_SIDE);
@@ -194,6 +199,10 @@ pub async fn run(bench: &mut Bench) {
         json!(round1(mixed.java_waits.len() as f64 / mixed.secs)),
     );
     row.set("redisson_like_alone_per_s", json!(round1(alone_rate)));
+    row.set(
+        "redisson_like_alone_before_after_per_s",
+        json!(alone_rates.map(round1)),
+    );
     row.set("vs_redisson_like_alone", json!(round3(rate / alone_rate)));
     row.set("contended_16_acquisitions_per_s", json!(round1(reference)));
     row.set("contended_16_source", json!(source));
@@ -201,9 +210,10 @@ pub async fn run(bench: &mut Bench) {
     row.set("crate_wait_p99_us", json!(crate_p99.map(round1)));
     row.set("redisson_like_wait_p50_us", json!(java_p50.map(round1)));
     row.set("redisson_like_wait_p99_us", json!(java_p99.map(round1)));
-    row.set("counter_ok", json!(mixed.counter_ok && alone.counter_ok));
+    let exact = mixed.counter_ok && alone_before.counter_ok && alone_after.counter_ok;
+    row.set("counter_ok", json!(exact));
     row.notes = format!(
-        "{PER_SIDE} crate tasks + {PER_SIDE} Redisson-like threads: crate {:.0}%, wait p50/p99 {}/{} µs; Redisson-like {:.0}%, {}/{} µs; {rate:.0}/s = {:.2} × contended_16 ({reference:.0}), {:.2} × the Redisson-like threads alone ({alone_rate:.0})",
+        "{PER_SIDE} crate tasks + {PER_SIDE} Redisson-like threads: crate {:.0}%, wait p50/p99 {}/{} µs; Redisson-like {:.0}%, {}/{} µs; {rate:.0}/s = {:.2} × contended_16 ({reference:.0}), {:.2} × the Redisson-like threads alone ({alone_rate:.0}: {:.0} before, {:.0} after)",
         100.0 * share,
         fmt_opt(crate_p50, 0),
         fmt_opt(crate_p99, 0),
@@ -212,6 +222,8 @@ pub async fn run(bench: &mut Bench) {
         fmt_opt(java_p99, 0),
         rate / reference,
         rate / alone_rate,
+        alone_rates[0],
+        alone_rates[1],
     );
     let pct = 100.0 * share;
     row.bound(pct, 1, AtLeast(100.0 * MIN_CRATE_SHARE), |pct, target| {

@@ -160,13 +160,12 @@ impl<K: LockKind> Lock<K> {
         // A message came while a hand-off to us was in flight (we could not try then).
         let mut message_pending = false;
         // After a local holder's real release: not before other clients had a round trip;
-        // after one that yielded to other clients' waiters, not before one of them took
-        // and released the lock, or the yield time passed (see `crate::local_queue`).
-        // (A head promoted while that holder had the lock slept until its release woke
-        // it: that release's nudge is read here.)
-        let (mut not_before, mut until_message) = match line.take_published() {
-            Some(published) if subscription.is_some() => hold_back(published),
-            _ => (None, None),
+        // after one that yielded to other clients' waiters, not before they had their
+        // turn (see `crate::local_queue`). (A head promoted while that holder had the
+        // lock slept until its release woke it: that release's nudge is read here.)
+        let mut hold = match line.take_published() {
+            Some(published) if subscription.is_some() => Some(HoldBack::after(published)),
+            _ => None,
         };
         let mut tried_at_deadline = false;
         loop {
@@ -200,27 +199,35 @@ impl<K: LockKind> Lock<K> {
                 return Ok(Head::TimedOut);
             }
             tried_at_deadline = remaining == Some(Duration::ZERO);
-            // Held back; a yield ends early at another client's release.
-            let other_released = until_message
-                .is_some_and(|until| subscription.as_ref().is_some_and(|s| s.messages() >= until));
-            let held_back =
-                not_before.filter(|at| try_now && !other_released && *at > Instant::now());
-            if let Some(at) = held_back {
-                let sleep = tokio::time::sleep_until(at);
-                if until_message.is_some() {
-                    tokio::select! {
-                        _ = &mut woken => {}
+            let messages = subscription.as_ref().map_or(0, |s| s.messages());
+            if let Some(held) = hold.filter(|h| try_now && !h.over(messages)) {
+                let sleep = tokio::time::sleep_until(held.until);
+                match held.yielded {
+                    // Every other client's release while they have their turn gives
+                    // them another yield time for the next.
+                    Some((_, span)) => tokio::select! {
+                        _ = &mut woken => {
+                            let now = subscription.as_ref().map_or(0, |s| s.messages());
+                            if now > messages {
+                                hold = Some(HoldBack { until: Instant::now() + span, ..held });
+                            }
+                        }
                         _ = sleep => {}
-                    }
-                } else {
-                    sleep.await;
+                    },
+                    None => sleep.await,
                 }
                 continue;
             }
             if try_now && ticket.start_trying() {
                 message_pending = false;
-                not_before = None;
-                until_message = None;
+                // A yield's hold-back outlives a try that fails (another client took the
+                // lock: its turn goes on), from the try on.
+                hold = hold
+                    .and_then(|held| held.yielded)
+                    .map(|(messages, span)| HoldBack {
+                        until: Instant::now() + span,
+                        yielded: Some((messages, span)),
+                    });
                 let attempt = self.attempt(owner, lease_ms, mode, wait).await;
                 ticket.stop_trying();
                 match attempt? {
@@ -270,9 +277,10 @@ impl<K: LockKind> Lock<K> {
                 _ = &mut nudged => match line.take_published() {
                     Some(_) if subscription.is_none() => true,
                     Some(published) => {
-                        (not_before, until_message) = hold_back(published);
+                        let held = HoldBack::after(published);
+                        hold = Some(held);
                         // A yield's hold-back watches the messages itself.
-                        message_pending || until_message.is_some()
+                        message_pending || held.yielded.is_some()
                     }
                     None => true,
                 },
@@ -354,13 +362,39 @@ impl<K: LockKind> Lock<K> {
     }
 }
 
-/// When a head may try after a real release of its line (`published`): from when, and,
-/// after a yield, until which count of unlock messages at the latest.
-fn hold_back(published: Published) -> (Option<Instant>, Option<u64>) {
-    let now = Instant::now();
-    match published.yielded_until {
-        Some(until) => (Some(now + yield_time(published.round_trip)), Some(until)),
-        None => (Some(now + published.round_trip), None),
+/// How long the head of a line holds back after a real release of its line.
+#[derive(Clone, Copy, Debug)]
+struct HoldBack {
+    /// Until then at the latest.
+    until: Instant,
+    /// After a yield: the count of unlock messages that ends it (other clients had
+    /// their turn), and how long it lasts past each of their releases.
+    yielded: Option<(u64, Duration)>,
+}
+
+impl HoldBack {
+    /// The hold-back after `published`: a round trip, or for a yield, until other
+    /// clients had their turn or stopped taking the lock (see `crate::local_queue`).
+    fn after(published: Published) -> HoldBack {
+        let now = Instant::now();
+        match published.yielded_until {
+            Some(messages) => {
+                let span = yield_time(published.round_trip);
+                HoldBack {
+                    until: now + span,
+                    yielded: Some((messages, span)),
+                }
+            }
+            None => HoldBack {
+                until: now + published.round_trip,
+                yielded: None,
+            },
+        }
+    }
+
+    /// Whether it is over, with the line's subscription at `messages` unlock messages.
+    fn over(&self, messages: u64) -> bool {
+        Instant::now() >= self.until || self.yielded.is_some_and(|(until, _)| messages >= until)
     }
 }
 
