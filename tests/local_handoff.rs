@@ -313,6 +313,44 @@ async fn two_clients_share_a_contended_lock() {
     }
 }
 
+/// The head of a line listens on the lock channel and, in the same `SUBSCRIBE`, on the
+/// mark of local lines (`redisson_lock_local_line:{N}`, protocol §16), which nobody
+/// publishes on: a hand-off script counts the channel's other listeners with it. Both go
+/// once the line is gone (after the channel's linger).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_listens_with_the_mark_of_local_lines() {
+    let Bed(_server, client, raw, name) = Bed::new("handoff-mark").await;
+    let marker = format!("redisson_lock_local_line:{{{name}}}");
+    assert_eq!(java::acquire(&raw, &name, 30_000, 7).await, Value::Null);
+    let waiter = in_line(&client, &name, 1, 1).await;
+    assert!(
+        eventually(Duration::from_secs(2), || async {
+            numsub(&raw, &channel(&name)).await == 1 && numsub(&raw, &marker).await == 1
+        })
+        .await,
+        "channel {} and mark {} listeners",
+        numsub(&raw, &channel(&name)).await,
+        numsub(&raw, &marker).await
+    );
+    assert_eq!(java::unlock(&raw, &name, 7).await, Value::Integer(1));
+    tokio::time::timeout(Duration::from_secs(2), waiter)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        pair(&field_of(&client, LockOwner::from_raw(1)), 1)
+    );
+    assert!(
+        eventually(Duration::from_secs(3), || async {
+            numsub(&raw, &channel(&name)).await == 0 && numsub(&raw, &marker).await == 0
+        })
+        .await
+    );
+    client.shutdown().await.unwrap();
+}
+
 /// Four tasks of this client and a Redisson-like client (`java::RedissonLike`: one
 /// subscription, each `0` wakes one of its threads, which tries) with four threads, all
 /// looping lock / counter / unlock on one name for 3 s: the Java side gets its share
