@@ -29,28 +29,106 @@ const PER_SIDE: usize = 8;
 const MIN_CRATE_SHARE: f64 = 0.40;
 const MAX_CRATE_SHARE: f64 = 0.60;
 
-/// One run: acquisitions in the window by each side, their waits, and whether the
+/// One acquisition: its place in the lock order (the counter read under the lock), its
+/// side (0: the crate, 1: Redisson-like), its wait in `lock()`, when `lock()` returned
+/// and when `unlock()` was called, and whether it started and ended in the window.
+struct Step {
+    seq: u64,
+    side: usize,
+    wait_ns: u64,
+    locked_at: Instant,
+    unlock_called_at: Instant,
+    measured: bool,
+}
+
+/// One side's loop bookkeeping: the counter dance under the lock and the steps.
+struct Recorder {
+    side: usize,
+    phase: Arc<Phase>,
+    counter: Arc<AtomicU64>,
+    steps: Vec<Step>,
+}
+
+impl Recorder {
+    /// The phase at the start of the next `lock()` and its start, or `None` once stopped.
+    fn begin(&self) -> Option<(u8, Instant)> {
+        let at_start = self.phase.get();
+        (at_start != STOP).then(|| (at_start, Instant::now()))
+    }
+
+    /// Under the lock (taken since `begin`'s `(at_start, t0)`): the counter is read,
+    /// yielded over and written; the step is kept, `unlock()` is called next.
+    async fn locked(&mut self, (at_start, t0): (u8, Instant)) {
+        let locked_at = Instant::now();
+        let seq = self.counter.load(Ordering::SeqCst);
+        tokio::task::yield_now().await;
+        self.counter.store(seq + 1, Ordering::SeqCst);
+        self.steps.push(Step {
+            seq,
+            side: self.side,
+            wait_ns: ns(locked_at - t0),
+            locked_at,
+            unlock_called_at: Instant::now(),
+            measured: at_start == MEASURE,
+        });
+    }
+
+    /// `unlock()` returned: the step counts if the window is still open.
+    fn unlocked(&mut self) {
+        let open = self.phase.get() == MEASURE;
+        if let Some(step) = self.steps.last_mut() {
+            step.measured &= open;
+        }
+    }
+}
+
+/// One run: the measured steps of both sides, in lock order, the window, and whether the
 /// counter under the lock stayed exact.
 struct Run {
-    crate_waits: Vec<u64>,
-    java_waits: Vec<u64>,
+    steps: Vec<Step>,
     secs: f64,
     counter_ok: bool,
 }
 
 impl Run {
     fn rate(&self) -> f64 {
-        (self.crate_waits.len() + self.java_waits.len()) as f64 / self.secs
+        self.steps.len() as f64 / self.secs
+    }
+
+    /// `side`'s waits in `lock()`, sorted.
+    fn waits(&self, side: usize) -> Vec<u64> {
+        let mut waits: Vec<u64> = self
+            .steps
+            .iter()
+            .filter(|s| s.side == side)
+            .map(|s| s.wait_ns)
+            .collect();
+        waits.sort_unstable();
+        waits
     }
 
     fn crate_share(&self) -> f64 {
-        let all = self.crate_waits.len() + self.java_waits.len();
-        self.crate_waits.len() as f64 / all.max(1) as f64
+        let mine = self.steps.iter().filter(|s| s.side == 0).count();
+        mine as f64 / self.steps.len().max(1) as f64
+    }
+
+    /// The gaps (ns) from an `unlock()` call to the next holder's return from `lock()`,
+    /// sorted, where the lock passed from side `from` to side `to`.
+    fn gaps(&self, from: usize, to: usize) -> Vec<u64> {
+        let mut gaps: Vec<u64> = self
+            .steps
+            .windows(2)
+            .filter(|w| w[0].seq + 1 == w[1].seq && (w[0].side, w[1].side) == (from, to))
+            .map(|w| {
+                ns(w[1]
+                    .locked_at
+                    .saturating_duration_since(w[0].unlock_called_at))
+            })
+            .collect();
+        gaps.sort_unstable();
+        gaps
     }
 }
-
-/// What one loop of either side returns: its measured waits (ns) and all acquisitions.
-type Log = (Vec<u64>, u64);
 
 /// `crate_tasks` tasks of a fresh crate client and `java_threads` threads of a fresh
 /// Redisson-like client on one name; the counter is read, yielded over and written
@@ -63,84 +141,64 @@ async fn run_sides(bench: &Bench, crate_tasks: usize, java_threads: usize) -> Ru
     let java = RedissonLike::connect(&bench.url).await;
     let phase = Phase::new();
     let counter = Arc::new(AtomicU64::new(0));
+    let recorder = |side| Recorder {
+        side,
+        phase: phase.clone(),
+        counter: counter.clone(),
+        steps: Vec::new(),
+    };
     let tasks: Vec<_> = (0..crate_tasks)
         .map(|_| {
-            let (lock, phase, counter) = (client.get_lock(name), phase.clone(), counter.clone());
+            let (lock, mut rec) = (client.get_lock(name), recorder(0));
             tokio::spawn(async move {
-                let (mut waits, mut all) = (Vec::new(), 0u64);
-                loop {
-                    let at_start = phase.get();
-                    if at_start == STOP {
-                        break;
-                    }
-                    let t0 = Instant::now();
+                while let Some(start) = rec.begin() {
                     lock.lock().await.expect("lock");
-                    let wait = ns(t0.elapsed());
-                    let seq = counter.load(Ordering::SeqCst);
-                    tokio::task::yield_now().await;
-                    counter.store(seq + 1, Ordering::SeqCst);
+                    rec.locked(start).await;
                     lock.unlock().await.expect("unlock");
-                    all += 1;
-                    if at_start == MEASURE && phase.get() == MEASURE {
-                        waits.push(wait);
-                    }
+                    rec.unlocked();
                 }
-                (waits, all)
+                rec.steps
             })
         })
         .collect();
     let threads: Vec<_> = (0..java_threads)
         .map(|_| {
-            let (phase, counter) = (phase.clone(), counter.clone());
+            let mut rec = recorder(1);
             java.thread(move |thread| async move {
-                let (mut waits, mut all) = (Vec::new(), 0u64);
-                loop {
-                    let at_start = phase.get();
-                    if at_start == STOP {
-                        break;
-                    }
-                    let t0 = Instant::now();
+                while let Some(start) = rec.begin() {
                     thread.lock(name).await;
-                    let wait = ns(t0.elapsed());
-                    let seq = counter.load(Ordering::SeqCst);
-                    tokio::task::yield_now().await;
-                    counter.store(seq + 1, Ordering::SeqCst);
+                    rec.locked(start).await;
                     thread.unlock(name).await;
-                    all += 1;
-                    if at_start == MEASURE && phase.get() == MEASURE {
-                        waits.push(wait);
-                    }
+                    rec.unlocked();
                 }
-                (waits, all)
+                rec.steps
             })
         })
         .collect();
     let window = drive(bench.settings, &phase, async {}, async {}).await;
-    let mut crate_log: Vec<Log> = Vec::new();
+    let mut steps = Vec::new();
     for task in tasks {
-        crate_log.push(task.await.expect("crate task"));
+        steps.extend(task.await.expect("crate task"));
     }
-    let java_log: Vec<Log> = tokio::task::spawn_blocking(move || {
+    let java_steps = tokio::task::spawn_blocking(move || {
         threads
             .into_iter()
-            .map(|t| t.join().expect("java thread"))
-            .collect()
+            .flat_map(|t| t.join().expect("java thread"))
+            .collect::<Vec<_>>()
     })
     .await
     .expect("java threads");
+    steps.extend(java_steps);
     java.quit().await;
     client.shutdown().await.expect("shutdown");
-    let total: u64 = crate_log.iter().chain(&java_log).map(|(_, all)| all).sum();
-    let merge = |log: Vec<Log>| {
-        let mut waits: Vec<u64> = log.into_iter().flat_map(|(w, _)| w).collect();
-        waits.sort_unstable();
-        waits
-    };
+    steps.sort_by_key(|s| s.seq);
+    let exact = counter.load(Ordering::SeqCst) == steps.len() as u64
+        && steps.iter().enumerate().all(|(i, s)| s.seq == i as u64);
+    steps.retain(|s| s.measured);
     Run {
-        crate_waits: merge(crate_log),
-        java_waits: merge(java_log),
+        steps,
         secs: window.as_secs_f64(),
-        counter_ok: counter.load(Ordering::SeqCst) == total,
+        counter_ok: exact,
     }
 }
 
@@ -176,27 +234,23 @@ pub async fn run(bench: &mut Bench) {
     let mut row = Row::new(scenario);
     row.tasks = Some(2 * PER_SIDE);
     row.ops_per_s = Some(rate);
-    let mut all: Vec<u64> = mixed
-        .crate_waits
-        .iter()
-        .chain(&mixed.java_waits)
-        .copied()
-        .collect();
+    let (crate_waits, java_waits) = (mixed.waits(0), mixed.waits(1));
+    let mut all: Vec<u64> = mixed.steps.iter().map(|s| s.wait_ns).collect();
     all.sort_unstable();
     (row.p50_us, row.p99_us) = p50_p99(&all);
     row.ratio = Some(rate / reference);
     row.ratio_to = "contended_16 acquisitions/s (same run)".into();
-    let (crate_p50, crate_p99) = p50_p99(&mixed.crate_waits);
-    let (java_p50, java_p99) = p50_p99(&mixed.java_waits);
+    let (crate_p50, crate_p99) = p50_p99(&crate_waits);
+    let (java_p50, java_p99) = p50_p99(&java_waits);
     row.set("crate_share", json!(round3(share)));
     row.set("redisson_like_share", json!(round3(1.0 - share)));
     row.set(
         "crate_acquisitions_per_s",
-        json!(round1(mixed.crate_waits.len() as f64 / mixed.secs)),
+        json!(round1(crate_waits.len() as f64 / mixed.secs)),
     );
     row.set(
         "redisson_like_acquisitions_per_s",
-        json!(round1(mixed.java_waits.len() as f64 / mixed.secs)),
+        json!(round1(java_waits.len() as f64 / mixed.secs)),
     );
     row.set("redisson_like_alone_per_s", json!(round1(alone_rate)));
     row.set(
@@ -210,6 +264,28 @@ pub async fn run(bench: &mut Bench) {
     row.set("crate_wait_p99_us", json!(crate_p99.map(round1)));
     row.set("redisson_like_wait_p50_us", json!(java_p50.map(round1)));
     row.set("redisson_like_wait_p99_us", json!(java_p99.map(round1)));
+    // Where the time goes: the passes of the lock within a side and between the sides
+    // (from the `unlock()` call to the next holder's return from `lock()`), and how
+    // many acquisitions a side makes in a row.
+    let mut passes = Vec::new();
+    for (from, to, key) in [
+        (0, 0, "crate_to_crate"),
+        (0, 1, "crate_to_redisson_like"),
+        (1, 1, "redisson_like_to_redisson_like"),
+        (1, 0, "redisson_like_to_crate"),
+    ] {
+        let gaps = mixed.gaps(from, to);
+        let p50 = p50_p99(&gaps).0;
+        row.set(&format!("{key}_p50_us"), json!(p50.map(round1)));
+        row.set(&format!("{key}_passes"), json!(gaps.len()));
+        passes.push(format!("{key} {} × p50 {} µs", gaps.len(), fmt_opt(p50, 0)));
+    }
+    let switches = mixed.gaps(0, 1).len() + mixed.gaps(1, 0).len();
+    let run_length = mixed.steps.len() as f64 / switches.max(1) as f64;
+    row.set(
+        "acquisitions_per_run_of_one_side",
+        json!(round1(run_length)),
+    );
     let exact = mixed.counter_ok && alone_before.counter_ok && alone_after.counter_ok;
     row.set("counter_ok", json!(exact));
     row.notes = format!(
@@ -225,6 +301,10 @@ pub async fn run(bench: &mut Bench) {
         alone_rates[0],
         alone_rates[1],
     );
+    row.notes.push_str(&format!(
+        "; passes: {}; {run_length:.1} acquisitions per run of one side",
+        passes.join(", ")
+    ));
     let pct = 100.0 * share;
     row.bound(pct, 1, AtLeast(100.0 * MIN_CRATE_SHARE), |pct, target| {
         format!("{scenario}: the crate's share {pct}% (target {target}%)")
