@@ -351,6 +351,93 @@ async fn a_line_listens_with_the_mark_of_local_lines() {
     client.shutdown().await.unwrap();
 }
 
+/// `lua/lock_handoff.lua` with the mark (KEYS[4], ARGV[9]; protocol §16), run raw: while
+/// the turn goes on it hands off without counting; past it, a listener of the channel
+/// that is not marked (a Java waiter) makes it release for real and answer 3 (the latch
+/// keeps 3), and when every listener is marked the listener limit decides as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hand_off_script_yields_to_unmarked_listeners_past_the_turn() {
+    let Bed(server, _client, raw, name) = Bed::new("handoff-script").await;
+    let marker = format!("redisson_lock_local_line:{{{name}}}");
+    let (a, b) = ("c:1".to_owned(), "c:2".to_owned());
+    let handoff = |from: String, to: String, limit: i64, turn: &'static str| {
+        let (raw, name, marker) = (raw.clone(), name.clone(), marker.clone());
+        async move {
+            let latch = format!(
+                "redisson_unlock_latch:{{{name}}}:{}",
+                uuid::Uuid::new_v4().simple()
+            );
+            let reply: Value = raw
+                .eval(
+                    redisson_lock::lua::LOCK_HANDOFF,
+                    vec![name.clone(), channel(&name), latch.clone(), marker],
+                    vec![
+                        Value::from("0"),
+                        Value::from(30_000),
+                        Value::from(from),
+                        Value::from("PUBLISH"),
+                        Value::from(10_000),
+                        Value::from(to),
+                        Value::from(30_000),
+                        Value::from(limit),
+                        Value::from(turn),
+                    ],
+                )
+                .await
+                .unwrap();
+            let kept: Option<String> = raw.get(&latch).await.unwrap();
+            (reply, kept)
+        }
+    };
+    // A Java waiter listens (unmarked); a line of this crate listens on both.
+    let (java_listener, mut rx) = listen(&server, &channel(&name)).await;
+    let (line, _line_rx) = listen(&server, &channel(&name)).await;
+    line.subscribe(marker.as_str()).await.unwrap();
+    let _: Value = line.ping(None).await.unwrap();
+    assert_eq!(java::acquire(&raw, &name, 30_000, 1).await, Value::Null);
+    let a_field = java::field(1);
+    // The turn goes on (within the bounds): handed, nothing counted or published.
+    assert_eq!(
+        handoff(a_field.clone(), a.clone(), -1, "1").await,
+        (Value::Integer(2), Some("2".into()))
+    );
+    assert_eq!(hgetall(&raw, &name).await, pair(&a, 1));
+    // Past the turn: the Java listener is not marked, so a real release, reply 3.
+    assert_eq!(
+        handoff(a.clone(), b.clone(), -1, "0").await,
+        (Value::Integer(3), Some("3".into()))
+    );
+    assert!(!exists(&raw, &name).await);
+    assert_eq!(
+        drain_first(&mut rx, Duration::from_secs(2)).await,
+        Some((channel(&name), b"0".to_vec()))
+    );
+    // Without the Java listener, only marked listeners: within the bounds it hands off.
+    java_listener.quit().await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(2), || async {
+            numsub(&raw, &channel(&name)).await == 1
+        })
+        .await
+    );
+    assert_eq!(java::acquire(&raw, &name, 30_000, 1).await, Value::Null);
+    assert_eq!(
+        handoff(a_field.clone(), a.clone(), -1, "0").await,
+        (Value::Integer(2), Some("2".into()))
+    );
+    // Past the bounds the limit decides: one listener allowed, one listens: handed.
+    assert_eq!(
+        handoff(a.clone(), b.clone(), 1, "0").await,
+        (Value::Integer(2), Some("2".into()))
+    );
+    // None allowed: a plain real release (1).
+    assert_eq!(
+        handoff(b.clone(), a.clone(), 0, "1").await,
+        (Value::Integer(1), Some("1".into()))
+    );
+    assert!(!exists(&raw, &name).await);
+}
+
 /// Four tasks of this client and a Redisson-like client (`java::RedissonLike`: one
 /// subscription, each `0` wakes one of its threads, which tries) with four threads, all
 /// looping lock / counter / unlock on one name for 3 s: the Java side gets its share
