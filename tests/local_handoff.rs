@@ -498,6 +498,90 @@ async fn a_redisson_like_client_gets_its_share_of_a_contended_lock() {
     client.shutdown().await.unwrap();
 }
 
+/// The issue's fleet, smaller: two Redisson-like clients and this crate's client, three
+/// threads or tasks each, every one looping lock / hold 0–4 ms / unlock for 60 rounds on
+/// one name. When the crate's client has done its 180 rounds, the two Java clients have
+/// done a fair part of theirs (before issue 33 the crate took 94% of the first
+/// acquisitions of such a run against real JVMs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redisson_like_clients_keep_up_with_the_crate_on_a_hot_lock() {
+    const ROUNDS: u64 = 60;
+    let Bed(server, client, _raw, name) = Bed::new("handoff-fleet").await;
+    let javas = [
+        java::RedissonLike::connect(&server.url()).await,
+        java::RedissonLike::connect(&server.url()).await,
+    ];
+    let done = Arc::new(AtomicU64::new(0));
+    let inside = Arc::new(AtomicU64::new(0));
+    // A hold of 0–4 ms, varied by round and worker.
+    let hold = |worker: u64, round: u64| ms((worker * 7 + round * 3) % 5);
+    let rust: Vec<_> = (0..3u64)
+        .map(|worker| {
+            let (lock, done, inside) = (client.get_lock(&name), done.clone(), inside.clone());
+            tokio::spawn(async move {
+                for round in 0..ROUNDS {
+                    lock.lock().await.unwrap();
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0);
+                    tokio::time::sleep(hold(worker, round)).await;
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    done.fetch_add(1, Ordering::SeqCst);
+                    lock.unlock().await.unwrap();
+                }
+            })
+        })
+        .collect();
+    let threads: Vec<_> = javas
+        .iter()
+        .enumerate()
+        .flat_map(|(c, java)| (0..3u64).map(move |t| (java, 10 * (c as u64 + 1) + t)))
+        .map(|(java, worker)| {
+            let (name, done, inside) = (name.clone(), done.clone(), inside.clone());
+            java.thread(move |thread| async move {
+                let mut mine = Vec::new();
+                for round in 0..ROUNDS {
+                    thread.lock(&name).await;
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0);
+                    std::thread::sleep(hold(worker, round));
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    mine.push(done.fetch_add(1, Ordering::SeqCst));
+                    assert_eq!(thread.unlock(&name).await, Value::Integer(1));
+                }
+                mine
+            })
+        })
+        .collect();
+    for task in rust {
+        tokio::time::timeout(Duration::from_secs(30), task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    // Acquisitions made by then, in all.
+    let by_then = done.load(Ordering::SeqCst);
+    let java_rounds = tokio::task::spawn_blocking(move || {
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("java thread"))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let java_by_then = java_rounds
+        .iter()
+        .flatten()
+        .filter(|&&seq| seq < by_then)
+        .count() as u64;
+    eprintln!("when the crate had done {} rounds: {by_then} acquisitions in all, {java_by_then} by the Java clients", 3 * ROUNDS);
+    assert!(
+        java_by_then * 2 >= 3 * ROUNDS,
+        "the Java clients made at least half as many as the crate meanwhile: {java_by_then} of {by_then}"
+    );
+    for java in &javas {
+        java.quit().await;
+    }
+    client.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hand_off_off_publishes_every_release() {
     let Bed(server, client, raw, name) =
