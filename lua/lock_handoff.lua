@@ -23,13 +23,14 @@
 --          ("redisson_lock_local_line:{N}", subscribed beside KEYS[2] by every client
 --          whose line waits), and whether the releasing client's line may go on
 --          ("1") or has had its turn ("0"). Listeners of KEYS[2] that are not marked wait
---          the Redisson way; while there are any, the lock is handed off only while the
---          turn goes on (whatever ARGV[8] says), else released for real with reply 3.
+--          the Redisson way; while there are any (n of them), the lock is handed off
+--          only while the turn goes on and ARGV[8] is -1, else released for real with
+--          reply 2 + n.
 --
 -- Returns nil when ARGV[3] does not hold the lock, 0 when holds of ARGV[3] remain (the
 -- TTL re-armed to ARGV[2]), 1 when the lock was released for real, 2 when it was handed
--- to ARGV[6] (one hold, TTL ARGV[7]), 3 when it was released for real because other
--- clients' waiters listen and the turn is over. A call repeated with the same latch
+-- to ARGV[6] (one hold, TTL ARGV[7]), 2 + n when it was released for real because n
+-- other clients' waiters listen (n >= 1) and the turn is over. A call repeated with the same latch
 -- returns the first call's answer and changes nothing.
 local earlier = redis.call('get', KEYS[3])
 if earlier then
@@ -54,7 +55,7 @@ elseif ARGV[9] ~= '1' or not hand then
     local counts = redis.call('pubsub', 'numsub', KEYS[2], KEYS[4])
     if counts[2] > counts[4] then
         hand = false
-        released = 3
+        released = 2 + counts[2] - counts[4]
     else
         hand = hand or counts[2] <= limit
     end

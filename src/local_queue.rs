@@ -20,13 +20,15 @@
 //! subscribes to the lock channel and to a mark ([`crate::names::line_marker`]), so that
 //! the hand-off script can count the channel's listeners that are not local lines. While
 //! there are any, the line hands off only for its *turn*: as many acquisitions in a row
-//! as other clients made while the lock was away from it (the unlock messages the line's
-//! subscription got meanwhile, one per real release; at most the bounds; the first turn,
-//! and one after a yield that nobody took, is the bounds). Past its turn the release is a real one that *yields*
-//! (the script answers 3), and the head holds back while the others have a turn as long
-//! (one unlock message per acquisition after the release's own), each of their releases
-//! within [`yield_time`] of the last, then tries as any waiter does. Where nobody but local lines listens, nothing
-//! changes: the script reads the counts only past the turn or the bounds.
+//! as each other client made while the lock was away from it (the unlock messages the
+//! line's subscription got meanwhile, one per real release, divided by the clients it
+//! yielded to; at most the bounds; the first turn, and one after a yield that nobody
+//! took, is the bounds). Past its turn the release is a real one that *yields* (the
+//! script answers 2 + n for n other clients), and the head holds back while each of them
+//! has a turn as long (one unlock message per acquisition after the release's own), each
+//! of their releases within [`yield_time`] of the last, then tries as any waiter does.
+//! Where nobody but local lines listens, nothing changes: the script reads the counts
+//! only past the turn or the bounds.
 //!
 //! Invariants: a line exists only while it has waiters (or a hand-off in flight); at most
 //! one waiter is the head; a hand-off is only started to a head that is not trying in
@@ -197,8 +199,9 @@ struct LineState {
     /// (`None`: not counted, the bounds alone).
     turn: Option<u32>,
     /// The subscription's unlock messages when the line last yielded the lock (see
-    /// [`Published::yielded_until`]): the lock has been away since.
-    yielded_at: Option<u64>,
+    /// [`Published::yielded_until`]), and to how many other clients: the lock has been
+    /// away since.
+    yielded_at: Option<(u64, u32)>,
     /// The waiters, by ticket number: arrival order. The first is the head.
     waiters: BTreeMap<u64, Arc<Slot>>,
     next_ticket: u64,
@@ -410,15 +413,17 @@ impl Line {
     /// clients' waiters or not, or still held, or the script failed): the head goes back
     /// to waiting in Redis, and is woken to look again (a message that came while the
     /// hand-off was in flight found it unable to try, and would otherwise be lost on it).
-    pub(crate) fn not_handed(&self, handoff: &Handoff, released: bool, yielded: bool) {
+    pub(crate) fn not_handed(&self, handoff: &Handoff, released: bool, yielded: Option<u32>) {
         let mut state = self.state();
         state.handing = None;
-        let yielded = released && yielded;
-        state.yielded_at = yielded.then_some(handoff.messages);
+        let others = yielded.filter(|_| released).map(|others| others.max(1));
+        state.yielded_at = others.map(|others| (handoff.messages, others));
         state.published = released.then(|| Published {
             round_trip: handoff.started.elapsed(),
-            // The release's own message, then one per acquisition of the line's turn.
-            yielded_until: yielded.then_some(handoff.messages + 1 + u64::from(handoff.chain)),
+            // The release's own message, then one per acquisition of the line's turn for
+            // each other client.
+            yielded_until: others
+                .map(|others| handoff.messages + 1 + u64::from(handoff.chain) * u64::from(others)),
         });
         if released && state.holder.is_some() {
             state.holder = None;
@@ -469,17 +474,21 @@ impl Line {
 /// The lock came into this client by `owner`'s own acquire: a new chain of hand-offs.
 /// Its turn (see the module docs) is the unlock messages the line's subscription got
 /// since the line yielded the lock, less the yielding release's own: the acquisitions
-/// other clients made meanwhile. Not counted (the bounds alone) when the line did not
-/// yield it, or when nobody took it after the yield (the listeners did not wait for it).
+/// other clients made meanwhile, shared by the number of clients it yielded to (at
+/// least one). Not counted (the bounds alone) when the line did not yield it, or when
+/// nobody took it after the yield (the listeners did not wait for it).
 fn chain_starts(state: &mut LineState, owner: LockOwner) {
     state.holder = Some(owner);
     state.held_since = Some(Instant::now());
     state.handoffs = 0;
     let messages = state.subscription.as_ref().map(|s| s.messages());
     state.turn = match (state.yielded_at.take(), messages) {
-        (Some(at), Some(now)) => match now.saturating_sub(at).saturating_sub(1) {
+        (Some((at, others)), Some(now)) => match now.saturating_sub(at).saturating_sub(1) {
             0 => None,
-            others => Some(u32::try_from(others).unwrap_or(u32::MAX)),
+            made => {
+                let share = (made / u64::from(others.max(1))).max(1);
+                Some(u32::try_from(share).unwrap_or(u32::MAX))
+            }
         },
         _ => None,
     };
@@ -761,7 +770,7 @@ mod tests {
             !handoff.marked,
             "within the bounds and the turn: nothing to count"
         );
-        line.not_handed(&handoff, true, true);
+        line.not_handed(&handoff, true, Some(1));
         let published = line.take_published().unwrap();
         assert_eq!(published.yielded_until, Some(handoff.messages + 1 + 1));
         assert!(yield_time(published.round_trip) >= MIN_YIELD);
@@ -774,7 +783,7 @@ mod tests {
         assert_eq!(handoff.listeners, 0);
         assert!(handoff.marked);
         // Not on Sentinel or Cluster: a real release there, and nothing counted.
-        line.not_handed(&handoff, false, false);
+        line.not_handed(&handoff, false, None);
         assert!(line.begin_handoff(B, &limits(1, false)).is_none());
     }
 
@@ -788,7 +797,7 @@ mod tests {
         b.stop_trying();
         let handoff = line.begin_handoff(A, &limits(8, true)).unwrap();
         // Released for real instead: the head is back to waiting, and nudged.
-        line.not_handed(&handoff, true, false);
+        line.not_handed(&handoff, true, None);
         assert_eq!(b.stage(), Stage::Head);
         assert_eq!(line.local_holder_other_than(B), None);
         assert!(line.take_published().is_some());

@@ -354,7 +354,7 @@ async fn a_line_listens_with_the_mark_of_local_lines() {
 /// `lua/lock_handoff.lua` with the mark (KEYS[4], ARGV[9]; protocol §16), run raw: while
 /// the turn goes on it hands off without counting; past it, a listener of the channel
 /// that is not marked (a Java waiter) makes it release for real and answer 3 (the latch
-/// keeps 3), and when every listener is marked the listener limit decides as before.
+/// keeps 3: 2 + one such listener), and when every listener is marked the listener limit decides as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hand_off_script_yields_to_unmarked_listeners_past_the_turn() {
     let Bed(server, _client, raw, name) = Bed::new("handoff-script").await;
@@ -500,9 +500,9 @@ async fn a_redisson_like_client_gets_its_share_of_a_contended_lock() {
 
 /// The issue's fleet, smaller: two Redisson-like clients and this crate's client, three
 /// threads or tasks each, every one looping lock / hold 0–4 ms / unlock for 60 rounds on
-/// one name. When the crate's client has done its 180 rounds, the two Java clients have
-/// done a fair part of theirs (before issue 33 the crate took 94% of the first
-/// acquisitions of such a run against real JVMs).
+/// one name. When the crate's client has done its 180 rounds, the two Java clients
+/// together have done at least as many (before issue 33 the crate took 94% of the first
+/// acquisitions of such a run against real JVMs; each client's share would be a third).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redisson_like_clients_keep_up_with_the_crate_on_a_hot_lock() {
     const ROUNDS: u64 = 60;
@@ -573,8 +573,8 @@ async fn redisson_like_clients_keep_up_with_the_crate_on_a_hot_lock() {
         .count() as u64;
     eprintln!("when the crate had done {} rounds: {by_then} acquisitions in all, {java_by_then} by the Java clients", 3 * ROUNDS);
     assert!(
-        java_by_then * 2 >= 3 * ROUNDS,
-        "the Java clients made at least half as many as the crate meanwhile: {java_by_then} of {by_then}"
+        java_by_then >= 3 * ROUNDS,
+        "the two Java clients made at least as many as the crate meanwhile: {java_by_then} of {by_then}"
     );
     for java in &javas {
         java.quit().await;

@@ -531,7 +531,7 @@ impl<K: LockKind> Lock<K> {
             }),
             UnlockReply::StillHeld
             | UnlockReply::Released
-            | UnlockReply::Yielded
+            | UnlockReply::Yielded { .. }
             | UnlockReply::Handed { .. } => Ok(()),
         }
     }

@@ -344,17 +344,17 @@ impl<K: LockKind> Lock<K> {
                 }
             }
             Ok(UnlockReply::Released | UnlockReply::NotOwner) => {
-                line.not_handed(&handoff, true, false)
+                line.not_handed(&handoff, true, None)
             }
-            Ok(UnlockReply::Yielded) => {
-                tracing::trace!(lock = %self.name, from = %owner, "released for other clients' waiters: the line had its turn");
-                line.not_handed(&handoff, true, true)
+            Ok(UnlockReply::Yielded { others }) => {
+                tracing::trace!(lock = %self.name, from = %owner, others, "released for other clients' waiters: the line had its turn");
+                line.not_handed(&handoff, true, Some(*others))
             }
-            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false, false),
+            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false, None),
             Err(_) => {
                 // The hand-off may have run: the head settles that before it tries.
                 self.with_owner(handoff.to).leave_in_doubt(handoff.to, 0);
-                line.not_handed(&handoff, false, false);
+                line.not_handed(&handoff, false, None);
             }
         }
         context.lines.retire_if_idle(line);

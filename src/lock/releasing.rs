@@ -32,10 +32,12 @@ pub(crate) enum UnlockReply {
     NotOwner,
     StillHeld,
     Released,
-    /// Released for real by a local hand-off's release that found waiters of other
-    /// clients listening (not local lines) after this client's line had its turn (see
-    /// [`crate::local_queue`]).
-    Yielded,
+    /// Released for real by a local hand-off's release that found waiters of `others`
+    /// other clients listening (not local lines) after this client's line had its turn
+    /// (see [`crate::local_queue`]).
+    Yielded {
+        others: u32,
+    },
     /// Released by handing the lock to a waiter of this client: the next of the local
     /// line (see [`crate::local_queue`]), or the `to`-th named waiter of a fair lock's
     /// queue (see [`crate::queued_waiters`]).
@@ -103,7 +105,9 @@ impl<K: LockKind> Lock<K> {
                     .holds
                     .released(&self.name, owner, K::CAPABILITIES.write_lock, false),
             ),
-            Ok(UnlockReply::Released | UnlockReply::Yielded | UnlockReply::Handed { .. }) => (
+            Ok(
+                UnlockReply::Released | UnlockReply::Yielded { .. } | UnlockReply::Handed { .. },
+            ) => (
                 telemetry::UnlockOutcome::Released,
                 self.context
                     .holds
@@ -118,12 +122,12 @@ impl<K: LockKind> Lock<K> {
             Err(_) => (telemetry::UnlockOutcome::Error, None),
         };
         match released {
-            Ok(UnlockReply::Released | UnlockReply::Yielded | UnlockReply::Handed { .. }) => {
-                self.context.registry.released(
-                    &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
-                    false,
-                )
-            }
+            Ok(
+                UnlockReply::Released | UnlockReply::Yielded { .. } | UnlockReply::Handed { .. },
+            ) => self.context.registry.released(
+                &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
+                false,
+            ),
             Ok(UnlockReply::NotOwner) => self.context.registry.released(
                 &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
                 true,
@@ -135,7 +139,7 @@ impl<K: LockKind> Lock<K> {
         if matches!(
             released,
             Ok(UnlockReply::Released
-                | UnlockReply::Yielded
+                | UnlockReply::Yielded { .. }
                 | UnlockReply::Handed { .. }
                 | UnlockReply::NotOwner)
         ) {
@@ -199,8 +203,8 @@ impl<K: LockKind> Lock<K> {
             ),
         };
         let receivers = if call.is_some() { receivers as i64 } else { 0 };
-        // Only a local hand-off's release answers 3 for "yielded" (a fair hand-off's 3 is
-        // its second named waiter).
+        // Only a local hand-off's release answers 2 + n for "yielded to n other clients"
+        // (a fair hand-off's 3 is its second named waiter).
         let yields = call.is_some() && matches!(to, HandTo::Line(_));
         let call = call.unwrap_or_else(|| self.kind.release(&target, lease_ms, &latch));
         let started = Instant::now();
@@ -221,7 +225,9 @@ impl<K: LockKind> Lock<K> {
                         Value::Null => Ok(UnlockReply::NotOwner),
                         Value::Integer(0) => Ok(UnlockReply::StillHeld),
                         Value::Integer(1) => Ok(UnlockReply::Released),
-                        Value::Integer(3) if yields => Ok(UnlockReply::Yielded),
+                        Value::Integer(others @ 3..) if yields => Ok(UnlockReply::Yielded {
+                            others: u32::try_from(others - 2).unwrap_or(u32::MAX),
+                        }),
                         Value::Integer(to @ 2..) if to - 2 < receivers => Ok(UnlockReply::Handed {
                             to: (to - 2) as usize,
                         }),

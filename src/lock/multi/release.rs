@@ -41,7 +41,7 @@ impl<R: GroupRule> LockGroup<R> {
                 Ok(
                     UnlockReply::StillHeld
                     | UnlockReply::Released
-                    | UnlockReply::Yielded
+                    | UnlockReply::Yielded { .. }
                     | UnlockReply::Handed { .. },
                 ) => continue,
                 Ok(UnlockReply::NotOwner) => Error::NotOwner {
