@@ -201,7 +201,9 @@ impl<K: LockKind> Lock<K> {
             tried_at_deadline = remaining == Some(Duration::ZERO);
             let messages = subscription.as_ref().map_or(0, |s| s.messages());
             if let Some(held) = hold.filter(|h| try_now && !h.over(messages)) {
-                let sleep = tokio::time::sleep_until(held.until);
+                // Never past the caller's deadline (checked above at each turn).
+                let sleep =
+                    tokio::time::sleep_until(deadline.map_or(held.until, |d| d.min(held.until)));
                 match held.yielded {
                     // Every other client's release while they have their turn gives
                     // them another yield time for the next.
