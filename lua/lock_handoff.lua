@@ -51,13 +51,18 @@ local released = 1
 if KEYS[4] == nil then
     hand = hand or redis.call('pubsub', 'numsub', KEYS[2])[2] <= limit
 elseif ARGV[9] ~= '1' or not hand then
-    -- Past the turn or the bounds: are there listeners that are not local lines?
-    local counts = redis.call('pubsub', 'numsub', KEYS[2], KEYS[4])
-    if counts[2] > counts[4] then
-        hand = false
-        released = 2 + counts[2] - counts[4]
+    -- Past the turn or the bounds. Past the bounds with nobody else listening at all:
+    -- hand off (as without the mark). Otherwise: are there listeners that are not
+    -- local lines?
+    local listeners = redis.call('pubsub', 'numsub', KEYS[2])[2]
+    if hand or listeners > limit then
+        local others = listeners - redis.call('pubsub', 'numsub', KEYS[4])[2]
+        if others > 0 then
+            hand = false
+            released = 2 + others
+        end
     else
-        hand = hand or counts[2] <= limit
+        hand = true
     end
 end
 if hand then
