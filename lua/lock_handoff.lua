@@ -19,11 +19,19 @@
 -- ARGV[7]  next owner's lease in ms
 -- ARGV[8]  -1: hand off; n >= 0: hand off only while at most n connections listen on
 --          KEYS[2] (PUBSUB NUMSUB), else release for real
+-- KEYS[4], ARGV[9] (optional, single server): the mark of redisson-lock's local lines
+--          ("redisson_lock_local_line:{N}", subscribed beside KEYS[2] by every client
+--          whose line waits), and whether the releasing client's line may go on
+--          ("1") or has had its turn ("0"). Listeners of KEYS[2] that are not marked wait
+--          the Redisson way; while there are any (n of them), the lock is handed off
+--          only while the turn goes on and ARGV[8] is -1, else released for real with
+--          reply 2 + n.
 --
 -- Returns nil when ARGV[3] does not hold the lock, 0 when holds of ARGV[3] remain (the
 -- TTL re-armed to ARGV[2]), 1 when the lock was released for real, 2 when it was handed
--- to ARGV[6] (one hold, TTL ARGV[7]). A call repeated with the same latch returns the
--- first call's answer and changes nothing.
+-- to ARGV[6] (one hold, TTL ARGV[7]), 2 + n when it was released for real because n
+-- other clients' waiters listen (n >= 1) and the turn is over. A call repeated with the same latch
+-- returns the first call's answer and changes nothing.
 local earlier = redis.call('get', KEYS[3])
 if earlier then
     return tonumber(earlier)
@@ -38,7 +46,26 @@ if remaining > 0 then
     return 0
 end
 local limit = tonumber(ARGV[8])
-if limit < 0 or redis.call('pubsub', 'numsub', KEYS[2])[2] <= limit then
+local hand = limit < 0
+local released = 1
+if KEYS[4] == nil then
+    hand = hand or redis.call('pubsub', 'numsub', KEYS[2])[2] <= limit
+elseif ARGV[9] ~= '1' or not hand then
+    -- Past the turn or the bounds. Past the bounds with nobody else listening at all:
+    -- hand off (as without the mark). Otherwise: are there listeners that are not
+    -- local lines?
+    local listeners = redis.call('pubsub', 'numsub', KEYS[2])[2]
+    if hand or listeners > limit then
+        local others = listeners - redis.call('pubsub', 'numsub', KEYS[4])[2]
+        if others > 0 then
+            hand = false
+            released = 2 + others
+        end
+    else
+        hand = true
+    end
+end
+if hand then
     redis.call('hdel', KEYS[1], ARGV[3])
     redis.call('hincrby', KEYS[1], ARGV[6], 1)
     redis.call('pexpire', KEYS[1], ARGV[7])
@@ -47,5 +74,5 @@ if limit < 0 or redis.call('pubsub', 'numsub', KEYS[2])[2] <= limit then
 end
 redis.call('del', KEYS[1])
 redis.call(ARGV[4], KEYS[2], ARGV[1])
-redis.call('set', KEYS[3], '1', 'px', ARGV[5])
-return 1
+redis.call('set', KEYS[3], released, 'px', ARGV[5])
+return released

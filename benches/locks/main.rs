@@ -15,9 +15,9 @@
 //! * `BENCH_ONLY`: comma-separated scenario names (plus `limits`) to run only those. A
 //!   scenario whose target compares with another scenario (`uncontended_1` with
 //!   `bare_fred_1`, `distinct_64` with `bare_fred_64`, `rw_read_16` with `distinct_16`,
-//!   `spin_contended_16` with `contended_16`, `contended_16` with `bare_chain_16`)
-//!   measures that one too, without a row of
-//!   its own, when it is not selected. Unknown names are reported on stderr.
+//!   `spin_contended_16` with `contended_16`, `contended_16` with `bare_chain_16`,
+//!   `contended_vs_redisson_like` with `contended_16`) measures that one too, without a
+//!   row of its own, when it is not selected. Unknown names are reported on stderr.
 //! * `BENCH_PLOT`: where to draw the SVG plot (default
 //!   `target/bench/benchmarks-pairs.svg`, under `CARGO_TARGET_DIR` if set, so that a run
 //!   leaves the working tree clean; `BENCH_PLOT=docs/benchmarks-pairs.svg` updates the
@@ -56,6 +56,12 @@
 //! * `contended_mixed`: the same loop with two clients (two `Client::connect`s) × 8 tasks
 //!   on one name: besides the above, `client_N_share` of the acquisitions and
 //!   `client_N_wait_p50_us` / `client_N_wait_p99_us` (time in `lock()`) per client.
+//! * `contended_vs_redisson_like`: the crate's client (8 tasks) and a Redisson-like client
+//!   (8 threads; `tests/support/java.rs`: Redisson's wait, each thread an OS thread) on one
+//!   name: `crate_share` / `redisson_like_share` of the acquisitions, each side's wait,
+//!   the total rate against `contended_16`'s (measured too when not selected) and against
+//!   the Redisson-like threads alone (`redisson_like_alone_per_s`, the mean of a run just
+//!   before and one just after).
 //! * `trylock_wait_16`; `watchdog_10k` and `memory` (`bytes_per_held_lock`,
 //!   `bytes_per_waiting_task`).
 //!
@@ -91,6 +97,7 @@ mod measure;
 mod multi;
 mod plot;
 mod read_write;
+mod redisson_like;
 mod reentrant;
 mod report;
 mod server;
@@ -159,6 +166,7 @@ fn known_scenarios() -> Vec<&'static str> {
         spin::SCENARIOS,
         read_write::SCENARIOS,
         multi::SCENARIOS,
+        redisson_like::SCENARIOS,
     ]
     .concat()
 }
@@ -226,6 +234,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     spin::run(&mut bench).await;
     read_write::run(&mut bench).await;
     multi::run(&mut bench).await;
+    redisson_like::run(&mut bench).await;
 
     if let Some(row) = watchdog_row {
         bench.rows.push(row);

@@ -58,8 +58,6 @@ pub(crate) fn release_call(target: &Target<'_>, lease_ms: u64, latch: &str) -> S
     )
 }
 
-/// RLock's force release (§4.3): the default of every kind that force-unlocks as RLock
-/// does.
 /// `lua/lock_handoff.lua`: the release of `target`'s owner that hands the lock to the
 /// next local owner (see [`crate::wait::local_queue`]).
 pub(crate) fn handoff_call(
@@ -68,26 +66,52 @@ pub(crate) fn handoff_call(
     latch: &str,
     next: &HandoffTo,
 ) -> ScriptCall {
-    // The release's keys and arguments, then whom to hand to.
-    let mut call = release_call(target, lease_ms, latch);
-    call.script = &HANDOFF;
-    call.args.extend([
+    // The release's keys and arguments, then whom to hand to; when counting other
+    // clients' waiters, the mark of local lines and whether the turn goes on.
+    let marked = usize::from(next.marked);
+    let mut keys = Vec::with_capacity(3 + marked);
+    keys.extend([
+        target.name_value(),
+        target.channel_value(),
+        Value::from(latch),
+    ]);
+    let mut args = Vec::with_capacity(8 + marked);
+    args.extend([
+        Value::from_static_str("0"),
+        Value::from(lease_ms as i64),
+        target.owner_value(),
+        target.publish(),
+        target.latch_ttl(),
         Value::from(next.field.as_str()),
         Value::from(next.lease_ms as i64),
         Value::from(next.listeners),
     ]);
-    call
+    if next.marked {
+        keys.push(target.marker_value());
+        args.push(Value::from_static_str(if next.turn_goes_on {
+            "1"
+        } else {
+            "0"
+        }));
+    }
+    ScriptCall::with_values(&HANDOFF, keys, args)
 }
 
-/// Whom a hand-off goes to: the next owner's field and lease, and how many listeners on
-/// the channel still allow it (`-1`: any number).
+/// Whom a hand-off goes to: the next owner's field and lease, how many listeners on the
+/// channel still allow it (`-1`: any number), and whether the script tells other
+/// clients' waiters from local lines by their mark (`marked`), and then whether this
+/// client's line may go on handing off while such waiters listen (`turn_goes_on`).
 #[derive(Clone, Debug)]
 pub(crate) struct HandoffTo {
     pub(crate) field: String,
     pub(crate) lease_ms: u64,
     pub(crate) listeners: i64,
+    pub(crate) marked: bool,
+    pub(crate) turn_goes_on: bool,
 }
 
+/// RLock's force release (§4.3): the default of every kind that force-unlocks as RLock
+/// does.
 pub(crate) fn force_release_call(target: &Target<'_>) -> ScriptCall {
     ScriptCall::new(
         &FORCE_RELEASE,

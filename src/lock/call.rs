@@ -49,6 +49,11 @@ impl Target<'_> {
         self.keys.channel(|| crate::names::lock_channel(self.name))
     }
 
+    /// The mark of local lines (see [`crate::names::line_marker`]).
+    pub(crate) fn marker_value(&self) -> Value {
+        self.keys.marker(|| crate::names::line_marker(self.name))
+    }
+
     /// `"PUBLISH"` or `"SPUBLISH"`.
     pub(crate) fn publish(&self) -> Value {
         Value::from_static_str(self.context.publish_command)

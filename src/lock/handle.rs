@@ -525,7 +525,10 @@ impl<K: LockKind> Lock<K> {
                 client_id: self.context.id.clone(),
                 owner,
             }),
-            UnlockReply::StillHeld | UnlockReply::Released | UnlockReply::Handed { .. } => Ok(()),
+            UnlockReply::StillHeld
+            | UnlockReply::Released
+            | UnlockReply::Yielded { .. }
+            | UnlockReply::Handed { .. } => Ok(()),
         }
     }
 

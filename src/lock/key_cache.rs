@@ -45,6 +45,8 @@ impl HandleShared {
 pub(crate) struct KeyCache {
     name: OnceLock<Str>,
     channel: OnceLock<Str>,
+    /// The mark of local lines (`redisson_lock_local_line:{N}`).
+    marker: OnceLock<Str>,
     /// A kind's own keys (the fair lock's queue and deadline set).
     kind_keys: OnceLock<Box<[Str]>>,
     field: Mutex<Option<(LockOwner, Str)>>,
@@ -82,6 +84,11 @@ impl KeyCache {
     /// The lock's channel (built by `channel` the first time).
     pub(crate) fn channel(&self, channel: impl FnOnce() -> String) -> Value {
         Value::String(self.channel.get_or_init(|| shared(channel())).clone())
+    }
+
+    /// The mark of local lines (built by `marker` the first time).
+    pub(crate) fn marker(&self, marker: impl FnOnce() -> String) -> Value {
+        Value::String(self.marker.get_or_init(|| shared(marker())).clone())
     }
 
     /// The kind's own keys (built by `keys` the first time), in the kind's order.

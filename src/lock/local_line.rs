@@ -19,7 +19,7 @@ use super::{Lock, LockKind};
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
 use crate::telemetry;
-use crate::wait::local_queue::{Left, Stage, Ticket};
+use crate::wait::local_queue::{yield_time, Left, Published, Stage, Ticket};
 
 impl<K: LockKind> Lock<K> {
     /// `lock()` and the waiting `try_lock*` of a kind that hands off: one attempt unless
@@ -128,12 +128,21 @@ impl<K: LockKind> Lock<K> {
         };
         let owner = ticket.owner();
         let line = ticket.line();
+        let context = &self.context;
         let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let (subscription, mut backoff) = match line.subscription() {
             Some(subscription) => (Some(subscription), None),
             None => match self.kind.waiting(&self.target(owner)) {
                 Waiting::Channel(channel) => {
-                    match self.subscribe(owner, &channel, deadline).await? {
+                    // With the mark of local lines where the hand-off script counts
+                    // listeners (see `crate::wait::local_queue`).
+                    let marker = context
+                        .handoff_limits
+                        .count_listeners
+                        .then(|| crate::names::line_marker(self.target(owner).name));
+                    let subscribed =
+                        self.subscribe_marked(owner, &channel, marker.as_deref(), deadline);
+                    match subscribed.await? {
                         Some(subscription) => (Some(line.keep_subscription(subscription)), None),
                         None => return Ok(Head::TimedOut),
                     }
@@ -150,11 +159,12 @@ impl<K: LockKind> Lock<K> {
                 && (subscription.is_some() || ttl.is_none()));
         // A message came while a hand-off to us was in flight (we could not try then).
         let mut message_pending = false;
-        // After a local holder's real release: not before other clients had a round trip.
-        // (A head promoted while that holder had the lock slept until its release woke
-        // it: that release's nudge is read here.)
-        let mut not_before: Option<Instant> = match line.take_published() {
-            Some(round_trip) if subscription.is_some() => Some(Instant::now() + round_trip),
+        // After a local holder's real release: not before other clients had a round trip;
+        // after one that yielded to other clients' waiters, not before they had their
+        // turn (see `crate::wait::local_queue`). (A head promoted while that holder had the
+        // lock slept until its release woke it: that release's nudge is read here.)
+        let mut hold = match line.take_published() {
+            Some(published) if subscription.is_some() => Some(HoldBack::after(published)),
             _ => None,
         };
         let mut tried_at_deadline = false;
@@ -189,13 +199,37 @@ impl<K: LockKind> Lock<K> {
                 return Ok(Head::TimedOut);
             }
             tried_at_deadline = remaining == Some(Duration::ZERO);
-            if let Some(at) = not_before.filter(|at| try_now && *at > Instant::now()) {
-                tokio::time::sleep_until(at).await;
+            let messages = subscription.as_ref().map_or(0, |s| s.messages());
+            if let Some(held) = hold.filter(|h| try_now && !h.over(messages)) {
+                // Never past the caller's deadline (checked above at each turn).
+                let sleep =
+                    tokio::time::sleep_until(deadline.map_or(held.until, |d| d.min(held.until)));
+                match held.yielded {
+                    // Every other client's release while they have their turn gives
+                    // them another yield time for the next.
+                    Some((_, span)) => tokio::select! {
+                        _ = &mut woken => {
+                            let now = subscription.as_ref().map_or(0, |s| s.messages());
+                            if now > messages {
+                                hold = Some(HoldBack { until: Instant::now() + span, ..held });
+                            }
+                        }
+                        _ = sleep => {}
+                    },
+                    None => sleep.await,
+                }
                 continue;
             }
             if try_now && ticket.start_trying() {
                 message_pending = false;
-                not_before = None;
+                // A yield's hold-back outlives a try that fails (another client took the
+                // lock: its turn goes on), from the try on.
+                hold = hold
+                    .and_then(|held| held.yielded)
+                    .map(|(messages, span)| HoldBack {
+                        until: Instant::now() + span,
+                        yielded: Some((messages, span)),
+                    });
                 let attempt = self.attempt(owner, lease_ms, mode, wait).await;
                 ticket.stop_trying();
                 match attempt? {
@@ -244,9 +278,11 @@ impl<K: LockKind> Lock<K> {
                 // that would round up to the timer's millisecond).
                 _ = &mut nudged => match line.take_published() {
                     Some(_) if subscription.is_none() => true,
-                    Some(round_trip) => {
-                        not_before = Some(Instant::now() + round_trip);
-                        message_pending
+                    Some(published) => {
+                        let held = HoldBack::after(published);
+                        hold = Some(held);
+                        // A yield's hold-back watches the messages itself.
+                        message_pending || held.yielded.is_some()
                     }
                     None => true,
                 },
@@ -276,6 +312,7 @@ impl<K: LockKind> Lock<K> {
         let Some(handoff) = handoff else {
             let started = Instant::now();
             let released = self.release_script(owner, lease_ms).await;
+            // (A plain release never yields: its reply is 1 whoever listens.)
             match (&line, &released) {
                 (Some(line), Ok(UnlockReply::Released | UnlockReply::NotOwner)) => line
                     .released_by(
@@ -293,6 +330,8 @@ impl<K: LockKind> Lock<K> {
             field: self.kind.field(context, handoff.to),
             lease_ms: handoff.lease_ms.unwrap_or(context.watchdog_ms),
             listeners: handoff.listeners,
+            marked: handoff.marked,
+            turn_goes_on: handoff.turn_goes_on,
         };
         let released = self
             .release_script_with(owner, lease_ms, true, HandTo::Line(&next))
@@ -306,16 +345,58 @@ impl<K: LockKind> Lock<K> {
                     self.with_owner(handoff.to).release_in_background();
                 }
             }
-            Ok(UnlockReply::Released | UnlockReply::NotOwner) => line.not_handed(&handoff, true),
-            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false),
+            Ok(UnlockReply::Released | UnlockReply::NotOwner) => {
+                line.not_handed(&handoff, true, None)
+            }
+            Ok(UnlockReply::Yielded { others }) => {
+                tracing::trace!(lock = %self.name, from = %owner, others, "released for other clients' waiters: the line had its turn");
+                line.not_handed(&handoff, true, Some(*others))
+            }
+            Ok(UnlockReply::StillHeld) => line.not_handed(&handoff, false, None),
             Err(_) => {
                 // The hand-off may have run: the head settles that before it tries.
                 self.with_owner(handoff.to).leave_in_doubt(handoff.to, 0);
-                line.not_handed(&handoff, false);
+                line.not_handed(&handoff, false, None);
             }
         }
         context.lines.retire_if_idle(line);
         released
+    }
+}
+
+/// How long the head of a line holds back after a real release of its line.
+#[derive(Clone, Copy, Debug)]
+struct HoldBack {
+    /// Until then at the latest.
+    until: Instant,
+    /// After a yield: the count of unlock messages that ends it (other clients had
+    /// their turn), and how long it lasts past each of their releases.
+    yielded: Option<(u64, Duration)>,
+}
+
+impl HoldBack {
+    /// The hold-back after `published`: a round trip, or for a yield, until other
+    /// clients had their turn or stopped taking the lock (see `crate::wait::local_queue`).
+    fn after(published: Published) -> HoldBack {
+        let now = Instant::now();
+        match published.yielded_until {
+            Some(messages) => {
+                let span = yield_time(published.round_trip);
+                HoldBack {
+                    until: now + span,
+                    yielded: Some((messages, span)),
+                }
+            }
+            None => HoldBack {
+                until: now + published.round_trip,
+                yielded: None,
+            },
+        }
+    }
+
+    /// Whether it is over, with the line's subscription at `messages` unlock messages.
+    fn over(&self, messages: u64) -> bool {
+        Instant::now() >= self.until || self.yielded.is_some_and(|(until, _)| messages >= until)
     }
 }
 

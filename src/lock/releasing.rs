@@ -32,6 +32,12 @@ pub(crate) enum UnlockReply {
     NotOwner,
     StillHeld,
     Released,
+    /// Released for real by a local hand-off's release that found waiters of `others`
+    /// other clients listening (not local lines) after this client's line had its turn
+    /// (see [`crate::wait::local_queue`]).
+    Yielded {
+        others: u32,
+    },
     /// Released by handing the lock to a waiter of this client: the next of the local
     /// line (see [`crate::wait::local_queue`]), or the `to`-th named waiter of a fair lock's
     /// queue (see [`crate::wait::queued_waiters`]).
@@ -101,7 +107,9 @@ impl<K: LockKind> Lock<K> {
                     .holds
                     .released(&self.name, owner, K::CAPABILITIES.write_lock, false),
             ),
-            Ok(UnlockReply::Released | UnlockReply::Handed { .. }) => (
+            Ok(
+                UnlockReply::Released | UnlockReply::Yielded { .. } | UnlockReply::Handed { .. },
+            ) => (
                 telemetry::UnlockOutcome::Released,
                 self.context
                     .holds
@@ -116,12 +124,12 @@ impl<K: LockKind> Lock<K> {
             Err(_) => (telemetry::UnlockOutcome::Error, None),
         };
         match released {
-            Ok(UnlockReply::Released | UnlockReply::Handed { .. }) => {
-                self.context.registry.released(
-                    &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
-                    false,
-                )
-            }
+            Ok(
+                UnlockReply::Released | UnlockReply::Yielded { .. } | UnlockReply::Handed { .. },
+            ) => self.context.registry.released(
+                &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
+                false,
+            ),
             Ok(UnlockReply::NotOwner) => self.context.registry.released(
                 &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
                 true,
@@ -132,7 +140,10 @@ impl<K: LockKind> Lock<K> {
         telemetry::unlock_finished(K::NAME, outcome, held_for, self.metric_name());
         if matches!(
             released,
-            Ok(UnlockReply::Released | UnlockReply::Handed { .. } | UnlockReply::NotOwner)
+            Ok(UnlockReply::Released
+                | UnlockReply::Yielded { .. }
+                | UnlockReply::Handed { .. }
+                | UnlockReply::NotOwner)
         ) {
             self.shared
                 .internal_lease_ms
@@ -195,6 +206,9 @@ impl<K: LockKind> Lock<K> {
             ),
         };
         let receivers = if call.is_some() { receivers as i64 } else { 0 };
+        // Only a local hand-off's release answers 2 + n for "yielded to n other clients"
+        // (a fair hand-off's 3 is its second named waiter).
+        let yields = call.is_some() && matches!(to, HandTo::Line(_));
         let call = call.unwrap_or_else(|| self.kind.release(&target, lease_ms, &latch));
         let started = Instant::now();
         let mut retries = 0u32;
@@ -214,6 +228,9 @@ impl<K: LockKind> Lock<K> {
                         Value::Null => Ok(UnlockReply::NotOwner),
                         Value::Integer(0) => Ok(UnlockReply::StillHeld),
                         Value::Integer(1) => Ok(UnlockReply::Released),
+                        Value::Integer(others @ 3..) if yields => Ok(UnlockReply::Yielded {
+                            others: u32::try_from(others - 2).unwrap_or(u32::MAX),
+                        }),
                         Value::Integer(to @ 2..) if to - 2 < receivers => Ok(UnlockReply::Handed {
                             to: (to - 2) as usize,
                         }),

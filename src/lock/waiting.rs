@@ -197,11 +197,23 @@ impl<K: LockKind> Lock<K> {
         channel: &str,
         deadline: Option<Instant>,
     ) -> Result<Option<crate::wait::pubsub::Subscription>> {
+        self.subscribe_marked(owner, channel, None, deadline).await
+    }
+
+    /// [`Lock::subscribe`], with `marker` subscribed in the same command when the channel
+    /// is not subscribed yet (the head of a local line: see `crate::wait::local_queue`).
+    pub(super) async fn subscribe_marked(
+        &self,
+        owner: LockOwner,
+        channel: &str,
+        marker: Option<&str>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<crate::wait::pubsub::Subscription>> {
         let pubsub = &self.context.pubsub;
         // Boxed: subscribing is a large future (fred's subscribe and its confirmation)
         // that runs once per wait; inline, every waiting task would carry its size for
         // as long as it waits.
-        let subscribe = Box::pin(pubsub.subscribe(channel));
+        let subscribe = Box::pin(pubsub.subscribe_marked(channel, marker));
         match deadline {
             Some(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
                 Ok(subscribed) => subscribed

@@ -14,6 +14,22 @@
 //! nobody else listens on the lock's channel (a single server) or not at all (Sentinel,
 //! Cluster, where listeners may sit on replicas): it releases for real and publishes.
 //!
+//! Turns with clients that wait the Redisson way (single server): such a waiter needs the
+//! unlock message, a thread wake-up and a script round trip to try, so a line that hands
+//! off up to the bounds and then races it takes nearly every acquisition. The line's head
+//! subscribes to the lock channel and to a mark ([`crate::names::line_marker`]), so that
+//! the hand-off script can count the channel's listeners that are not local lines. While
+//! there are any, the line hands off only for its *turn*: as many acquisitions in a row
+//! as each other client made while the lock was away from it (the unlock messages the
+//! line's subscription got meanwhile, one per real release, divided by the clients it
+//! yielded to; at most the bounds; the first turn, and one after a yield that nobody
+//! took, is the bounds). Past its turn the release is a real one that *yields* (the
+//! script answers 2 + n for n other clients), and the head holds back while each of them
+//! has a turn as long (one unlock message per acquisition after the release's own), each
+//! of their releases within [`yield_time`] of the last, then tries as any waiter does.
+//! Where nobody but local lines listens, nothing changes: the script reads the counts
+//! only past the turn or the bounds.
+//!
 //! Invariants: a line exists only while it has waiters (or a hand-off in flight); at most
 //! one waiter is the head; a hand-off is only started to a head that is not trying in
 //! Redis itself, and a head only tries when no hand-off to it is in flight, so a task
@@ -58,8 +74,38 @@ pub(crate) struct Handoff {
     /// `-1`: hand off; `n >= 0`: hand off only while at most `n` connections listen on
     /// the channel (this client's own subscription), else release for real.
     pub(crate) listeners: i64,
+    /// Whether the script tells other clients' waiters from local lines (by the mark),
+    /// and whether the line's turn goes on while such waiters listen.
+    pub(crate) marked: bool,
+    pub(crate) turn_goes_on: bool,
+    /// The unlock messages the line's subscription had got when the hand-off started.
+    pub(crate) messages: u64,
+    /// The acquisitions the line made in a row up to this release.
+    pub(crate) chain: u32,
     pub(crate) started: Instant,
 }
+
+/// What a real release by a local holder left for the head (see [`Line::take_published`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Published {
+    /// The release script's round trip.
+    pub(crate) round_trip: Duration,
+    /// The release yielded to other clients' waiters (its reply said they listen and the
+    /// line had its turn): the head holds back until the line's subscription has got this
+    /// many unlock messages (the release's own, then one per acquisition the line made in
+    /// its turn: the others' turn as long), or [`yield_time`] passed without one.
+    pub(crate) yielded_until: Option<u64>,
+}
+
+/// How long a head holds back at most after its line yielded (see [`Published`]): twice
+/// the release's round trip, at least [`MIN_YIELD`], enough for a waiter of another
+/// client to get the message, wake its thread and try.
+pub(crate) fn yield_time(round_trip: Duration) -> Duration {
+    round_trip.saturating_mul(2).max(MIN_YIELD)
+}
+
+/// The least hold-back of [`yield_time`]: a JVM thread's wake-up on a busy machine.
+pub(crate) const MIN_YIELD: Duration = Duration::from_millis(1);
 
 /// Every line of this client, by lock name.
 #[derive(Debug, Default)]
@@ -149,6 +195,13 @@ struct LineState {
     held_since: Option<Instant>,
     /// Hand-offs since then.
     handoffs: u32,
+    /// The line's turn while other clients' waiters listen: acquisitions in a row
+    /// (`None`: not counted, the bounds alone).
+    turn: Option<u32>,
+    /// The subscription's unlock messages when the line last yielded the lock (see
+    /// [`Published::yielded_until`]), and to how many other clients: the lock has been
+    /// away since.
+    yielded_at: Option<(u64, u32)>,
     /// The waiters, by ticket number: arrival order. The first is the head.
     waiters: BTreeMap<u64, Arc<Slot>>,
     next_ticket: u64,
@@ -159,7 +212,7 @@ struct LineState {
     /// reached it, and one such round trip later, so that the releasing client's head is
     /// not ahead of other clients' waiters, which learn of the release from the message
     /// and need a round trip to try.
-    published: Option<Duration>,
+    published: Option<Published>,
     /// The head's subscription to the lock's channel, kept while the line lives so that
     /// a new head does not subscribe again.
     subscription: Option<Arc<Subscription>>,
@@ -212,9 +265,7 @@ impl Line {
     pub(crate) fn taken_by(&self, owner: LockOwner, until: Option<Instant>) {
         let mut state = self.state();
         if state.holder != Some(owner) {
-            state.holder = Some(owner);
-            state.held_since = Some(Instant::now());
-            state.handoffs = 0;
+            chain_starts(&mut state, owner);
         }
         state.holder_until = until;
     }
@@ -224,7 +275,10 @@ impl Line {
     /// release's round trip (see [`Line::take_published`]).
     pub(crate) fn released_by(&self, owner: Option<LockOwner>, published: Option<Duration>) {
         let mut state = self.state();
-        state.published = published;
+        state.published = published.map(|round_trip| Published {
+            round_trip,
+            yielded_until: None,
+        });
         if owner.is_none() || state.holder == owner {
             state.holder = None;
             state.holder_until = None;
@@ -237,7 +291,7 @@ impl Line {
     /// Whether the nudge the head got was for a real release that published its message,
     /// and that release's round trip (the head then tries once it has that message, and
     /// that long after); clears it.
-    pub(crate) fn take_published(&self) -> Option<Duration> {
+    pub(crate) fn take_published(&self) -> Option<Published> {
         self.state().published.take()
     }
 
@@ -300,6 +354,16 @@ impl Line {
         } else {
             return None;
         };
+        let turn_goes_on = state
+            .turn
+            .is_none_or(|turn| state.handoffs.saturating_add(1) < turn);
+        // The script counts other clients' waiters when it may have to choose: past the
+        // turn or the bounds (and only if the line's own subscription carries the mark,
+        // or there is none yet).
+        let marked = limits.count_listeners
+            && (listeners >= 0 || !turn_goes_on)
+            && state.subscription.as_ref().is_none_or(|s| s.is_marked());
+        let messages = state.subscription.as_ref().map_or(0, |s| s.messages());
         {
             let mut stage = slot.stage();
             if *stage != Stage::Head {
@@ -316,6 +380,10 @@ impl Line {
             to,
             lease_ms,
             listeners,
+            marked,
+            turn_goes_on,
+            messages,
+            chain: state.handoffs.saturating_add(1),
             started: Instant::now(),
         })
     }
@@ -341,14 +409,22 @@ impl Line {
         true
     }
 
-    /// The hand-off did not happen (the lock was released for real, or still held, or
-    /// the script failed): the head goes back to waiting in Redis, and is woken to look
-    /// again (a message that came while the hand-off was in flight found it unable to
-    /// try, and would otherwise be lost on it).
-    pub(crate) fn not_handed(&self, handoff: &Handoff, released: bool) {
+    /// The hand-off did not happen (the lock was released for real, `yielded` to other
+    /// clients' waiters or not, or still held, or the script failed): the head goes back
+    /// to waiting in Redis, and is woken to look again (a message that came while the
+    /// hand-off was in flight found it unable to try, and would otherwise be lost on it).
+    pub(crate) fn not_handed(&self, handoff: &Handoff, released: bool, yielded: Option<u32>) {
         let mut state = self.state();
         state.handing = None;
-        state.published = released.then(|| handoff.started.elapsed());
+        let others = yielded.filter(|_| released).map(|others| others.max(1));
+        state.yielded_at = others.map(|others| (handoff.messages, others));
+        state.published = released.then(|| Published {
+            round_trip: handoff.started.elapsed(),
+            // The release's own message, then one per acquisition of the line's turn for
+            // each other client.
+            yielded_until: others
+                .map(|others| handoff.messages + 1 + u64::from(handoff.chain) * u64::from(others)),
+        });
         if released && state.holder.is_some() {
             state.holder = None;
             state.holder_until = None;
@@ -393,6 +469,29 @@ impl Line {
             done: false,
         }
     }
+}
+
+/// The lock came into this client by `owner`'s own acquire: a new chain of hand-offs.
+/// Its turn (see the module docs) is the unlock messages the line's subscription got
+/// since the line yielded the lock, less the yielding release's own: the acquisitions
+/// other clients made meanwhile, shared by the number of clients it yielded to (at
+/// least one). Not counted (the bounds alone) when the line did not yield it, or when
+/// nobody took it after the yield (the listeners did not wait for it).
+fn chain_starts(state: &mut LineState, owner: LockOwner) {
+    state.holder = Some(owner);
+    state.held_since = Some(Instant::now());
+    state.handoffs = 0;
+    let messages = state.subscription.as_ref().map(|s| s.messages());
+    state.turn = match (state.yielded_at.take(), messages) {
+        (Some((at, others)), Some(now)) => match now.saturating_sub(at).saturating_sub(1) {
+            0 => None,
+            made => {
+                let share = (made / u64::from(others.max(1))).max(1);
+                Some(u32::try_from(share).unwrap_or(u32::MAX))
+            }
+        },
+        _ => None,
+    };
 }
 
 /// Makes the first queued waiter the head (after the head left, or was handed the
@@ -523,9 +622,7 @@ impl Ticket {
         let removed = state.waiters.remove(&self.number);
         if let Some(until) = taken {
             if state.holder != Some(self.slot.owner) {
-                state.holder = Some(self.slot.owner);
-                state.held_since = Some(Instant::now());
-                state.handoffs = 0;
+                chain_starts(&mut state, self.slot.owner);
             }
             state.holder_until = until;
         }
@@ -662,6 +759,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_release_that_yields_holds_the_head_back_until_another_release() {
+        let (_queues, line) = line();
+        line.taken_by(A, None);
+        let b = line.join(B, None);
+        // No turn counted yet: the bounds alone; within them the script counts nothing.
+        let handoff = line.begin_handoff(A, &limits(1, true)).unwrap();
+        assert!(handoff.turn_goes_on);
+        assert!(
+            !handoff.marked,
+            "within the bounds and the turn: nothing to count"
+        );
+        line.not_handed(&handoff, true, Some(1));
+        let published = line.take_published().unwrap();
+        assert_eq!(published.yielded_until, Some(handoff.messages + 1 + 1));
+        assert!(yield_time(published.round_trip) >= MIN_YIELD);
+        // A hand-off past the bounds on a single server counts, with the mark.
+        let handoff = line.begin_handoff(A, &limits(1, true)).unwrap();
+        assert!(line.handed(&handoff));
+        b.take_grant();
+        let _c = line.join(C, None);
+        let handoff = line.begin_handoff(B, &limits(1, true)).unwrap();
+        assert_eq!(handoff.listeners, 0);
+        assert!(handoff.marked);
+        // Not on Sentinel or Cluster: a real release there, and nothing counted.
+        line.not_handed(&handoff, false, None);
+        assert!(line.begin_handoff(B, &limits(1, false)).is_none());
+    }
+
+    #[tokio::test]
     async fn a_head_trying_itself_is_not_handed_the_lock() {
         let (_queues, line) = line();
         line.taken_by(A, None);
@@ -671,7 +797,7 @@ mod tests {
         b.stop_trying();
         let handoff = line.begin_handoff(A, &limits(8, true)).unwrap();
         // Released for real instead: the head is back to waiting, and nudged.
-        line.not_handed(&handoff, true);
+        line.not_handed(&handoff, true, None);
         assert_eq!(b.stage(), Stage::Head);
         assert_eq!(line.local_holder_other_than(B), None);
         assert!(line.take_published().is_some());

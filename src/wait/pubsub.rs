@@ -25,6 +25,11 @@
 //!   An unlock that the acquire in step 3 did not see happened after it ran, so its
 //!   message arrives after step 2 and is recorded. A `0` that arrives while nobody waits
 //!   is kept as one stored permit, so the next waiter retries at once.
+//! * A channel may be subscribed with a *mark* (`subscribe_marked`): a second channel that
+//!   nobody publishes on, subscribed and unsubscribed with it in the same commands, which
+//!   lets a script count this crate's local lines among the channel's listeners (see
+//!   [`crate::names::line_marker`]). Each channel counts the messages that woke someone
+//!   ([`Subscription::messages`]).
 //! * When the message stream lagged (fred's broadcast buffer overflowed) or the
 //!   subscriber reconnected, every waiter of every channel is woken to retry, and after a
 //!   reconnect the registry subscribes its live channels again itself, never sending an
@@ -40,7 +45,7 @@
 //!   again there, then wakes that channel's waiters once: an unlock published between
 //!   the end of the old subscription and the new one is not lost.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -121,6 +126,11 @@ pub(crate) struct Channel {
     /// unsubscribes only if this count is still the one it was scheduled at (no waiter
     /// took the channel and left it again meanwhile).
     last_shares_returned: AtomicUsize,
+    /// The mark subscribed with the channel, if any (set when it was subscribed).
+    marker: std::sync::OnceLock<String>,
+    /// Messages that woke someone (a lock channel's `0` or `1`) since the channel was
+    /// made.
+    delivered: AtomicU64,
     /// On a cluster, the id of the node the subscription was placed on (as fred's slot
     /// map had it then); `None` before, or when not clustered. Written under the stripe
     /// lock.
@@ -135,6 +145,8 @@ impl Channel {
             refs: AtomicUsize::new(0),
             subscribed: AtomicBool::new(false),
             last_shares_returned: AtomicUsize::new(0),
+            marker: std::sync::OnceLock::new(),
+            delivered: AtomicU64::new(0),
             home: std::sync::Mutex::new(None),
         }
     }
@@ -142,6 +154,7 @@ impl Channel {
     /// Wakes what `payload` says (see [`Messages`]); returns what that was.
     fn wake(&self, payload: &[u8]) -> Option<Wake> {
         let wake = (self.messages)(payload)?;
+        self.delivered.fetch_add(1, Ordering::AcqRel);
         match wake {
             Wake::One => self.notify.notify_one(),
             Wake::All => {
@@ -179,6 +192,17 @@ impl Subscription {
     /// the acquire attempt (see the module docs).
     pub(crate) fn notified(&self) -> Notified<'_> {
         self.channel.notify.notified()
+    }
+
+    /// How many messages that wake someone (a lock channel's `0` or `1`) the channel has
+    /// delivered so far: each is a real release by some client.
+    pub(crate) fn messages(&self) -> u64 {
+        self.channel.delivered.load(Ordering::Acquire)
+    }
+
+    /// Whether the channel is subscribed with a mark (see the module docs).
+    pub(crate) fn is_marked(&self) -> bool {
+        self.channel.marker.get().is_some()
     }
 }
 
@@ -244,25 +268,39 @@ impl PubSub {
         self.closed.load(Ordering::Acquire)
     }
 
-    /// Takes a share of `name`'s subscription, subscribing in Redis when it is the first.
+    /// Takes a share of lock channel `name`'s subscription, subscribing in Redis when it
+    /// is the first; `marker`: a channel to subscribe in the same command then (a channel
+    /// subscribed already keeps what it has; never on a sharded client).
     ///
     /// # Cancel safety
     /// Dropping the future gives the share back; the channel is unsubscribed in the
     /// background if nobody else uses it.
-    pub(crate) async fn subscribe(
+    pub(crate) async fn subscribe_marked(
         self: &Arc<Self>,
         name: &str,
+        marker: Option<&str>,
     ) -> Result<Subscription, fred::error::Error> {
-        self.subscribe_with(name, lock_messages).await
+        self.subscribe_core(name, lock_messages, marker).await
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
-    /// [`PubSub::subscribe`] to a channel whose messages `messages` reads (the first
+    // For channels whose messages carry a count (Redisson's semaphores), which no kind
+    // subscribes to yet.
+    #[allow(dead_code)]
+    /// [`PubSub::subscribe_marked`] to a channel whose messages `messages` reads (the first
     /// subscriber of a channel chooses; a channel's name says what it carries).
     pub(crate) async fn subscribe_with(
         self: &Arc<Self>,
         name: &str,
         messages: Messages,
+    ) -> Result<Subscription, fred::error::Error> {
+        self.subscribe_core(name, messages, None).await
+    }
+
+    async fn subscribe_core(
+        self: &Arc<Self>,
+        name: &str,
+        messages: Messages,
+        marker: Option<&str>,
     ) -> Result<Subscription, fred::error::Error> {
         let _serial = self.stripe(name).lock().await;
         let channel = self
@@ -281,10 +319,16 @@ impl PubSub {
             // Set before the command: if this future is dropped while SUBSCRIBE is in
             // flight, the release of `share` still sends UNSUBSCRIBE.
             channel.subscribed.store(true, Ordering::Release);
+            let marker = marker
+                .filter(|_| !self.sharded)
+                .map(|marker| channel.marker.get_or_init(|| marker.to_owned()));
             let sent = if self.sharded {
                 self.subscriber.ssubscribe(name).await
             } else {
-                self.subscriber.subscribe(name).await
+                match marker {
+                    Some(marker) => self.subscriber.subscribe(vec![name, marker]).await,
+                    None => self.subscriber.subscribe(name).await,
+                }
             };
             if let Err(error) = sent {
                 channel.subscribed.store(false, Ordering::Release);
@@ -307,7 +351,7 @@ impl PubSub {
 
     /// Whether `name` is subscribed (or being subscribed) already, for a waiter that
     /// arrives while an earlier one waits or within [`LINGER`] after it left:
-    /// [`PubSub::subscribe`] then sends nothing.
+    /// [`PubSub::subscribe_marked`] then sends nothing.
     pub(crate) fn is_ready(&self, name: &str) -> bool {
         !self.is_closed()
             && self
@@ -333,7 +377,13 @@ impl PubSub {
             let sent = if self.sharded {
                 self.subscriber.sunsubscribe(name.as_str()).await
             } else {
-                self.subscriber.unsubscribe(name.as_str()).await
+                match channel.marker.get() {
+                    Some(marker) => {
+                        let both = vec![name.as_str(), marker.as_str()];
+                        self.subscriber.unsubscribe(both).await
+                    }
+                    None => self.subscriber.unsubscribe(name.as_str()).await,
+                }
             };
             match sent {
                 Ok(()) => tracing::debug!(channel = %name, "unsubscribed"),
@@ -527,7 +577,12 @@ impl PubSub {
             if live.is_empty() {
                 continue;
             }
-            let names: Vec<String> = live.iter().map(|(name, _)| name.clone()).collect();
+            // With their marks (classic pub/sub only), subscribed again with them.
+            let names: Vec<String> = live
+                .iter()
+                .flat_map(|(name, channel)| [Some(name.clone()), channel.marker.get().cloned()])
+                .flatten()
+                .collect();
             let sent = if self.sharded {
                 self.subscriber.ssubscribe(names).await
             } else {

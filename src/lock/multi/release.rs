@@ -38,9 +38,12 @@ impl<R: GroupRule> LockGroup<R> {
         let mut shut_down = false;
         for (member, reply) in replies {
             let error = match reply {
-                Ok(UnlockReply::StillHeld | UnlockReply::Released | UnlockReply::Handed { .. }) => {
-                    continue
-                }
+                Ok(
+                    UnlockReply::StillHeld
+                    | UnlockReply::Released
+                    | UnlockReply::Yielded { .. }
+                    | UnlockReply::Handed { .. },
+                ) => continue,
                 Ok(UnlockReply::NotOwner) => Error::NotOwner {
                     client_id: member.context().id.clone(),
                     owner,
