@@ -1,8 +1,9 @@
 //! How waiters are woken and ordered: where a wake-up is decided.
 //!
 //! * [`pubsub`]: one Redis subscription per channel per client, shared by its local
-//!   waiters; what a message wakes is the channel's own decoder
-//!   ([`pubsub::lock_messages`] for the lock channels; a count for channels that carry
+//!   waiters, following its slot on a cluster;
+//! * [`messages`]: what a message wakes, each channel's own decoder
+//!   ([`messages::lock_messages`] for the lock channels; a count for channels that carry
 //!   one);
 //! * [`local_queue`]: this client's tasks that wait for the same lock, in order (the
 //!   local line the unlock hands the lock to);
@@ -14,6 +15,7 @@
 //! shutdown. Nothing here sends a lock script: it decides who wakes, the engine retries.
 
 pub(crate) mod local_queue;
+pub(crate) mod messages;
 pub(crate) mod pubsub;
 pub(crate) mod queued_waiters;
 pub(crate) mod writer_gates;

@@ -56,6 +56,8 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::futures::Notified;
 use tokio::sync::{broadcast::error::RecvError, watch, Mutex, Notify};
 
+use super::messages::{lock_messages, Messages, Wake};
+
 /// Subscribe/unsubscribe of one channel are serialised by one of these, chosen by hash.
 const STRIPES: usize = 64;
 
@@ -82,34 +84,6 @@ pub(crate) struct PubSub {
     stripes: Box<[Mutex<()>]>,
     runtime: tokio::runtime::Handle,
     closed: AtomicBool,
-}
-
-/// What one message wakes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) enum Wake {
-    /// One local waiter (or the next one to wait, if none waits now).
-    One,
-    /// Every local waiter, and the next one to wait.
-    All,
-    /// Up to this many local waiters (at least one is remembered if none waits now).
-    Count(u32),
-}
-
-/// Reads one message of a channel: what it wakes, or `None` to ignore it.
-// `Count` and `subscribe_with` are for channels whose messages carry a count (Redisson's
-// semaphores); until one lands they serve the unit tests.
-pub(crate) type Messages = fn(&[u8]) -> Option<Wake>;
-
-/// A lock channel's messages: `0` (Redisson's `UNLOCK_MESSAGE`) wakes one waiter, `1`
-/// (`READ_UNLOCK_MESSAGE`) wakes them all; anything else is ignored, as Redisson's
-/// `LockPubSub` does.
-pub(crate) fn lock_messages(payload: &[u8]) -> Option<Wake> {
-    match payload {
-        b"0" => Some(Wake::One),
-        b"1" => Some(Wake::All),
-        _ => None,
-    }
 }
 
 /// Local state of one subscribed channel.
