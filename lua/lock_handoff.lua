@@ -20,7 +20,7 @@
 -- ARGV[8]  -1: hand off; n >= 0: hand off only while at most n connections listen on
 --          KEYS[2] (PUBSUB NUMSUB), else release for real
 -- KEYS[4], ARGV[9] (optional, single server): the mark of redisson-lock's local lines
---          ("redisson_lock_local_line:{N}", subscribed beside KEYS[2] by every client
+--          ("redisson_lock__channel:{N}:local_line", subscribed beside KEYS[2] by every client
 --          whose line waits), and whether the releasing client's line may go on
 --          ("1") or has had its turn ("0"). Listeners of KEYS[2] that are not marked wait
 --          the Redisson way; while there are any (n of them), the lock is handed off

@@ -314,13 +314,13 @@ async fn two_clients_share_a_contended_lock() {
 }
 
 /// The head of a line listens on the lock channel and, in the same `SUBSCRIBE`, on the
-/// mark of local lines (`redisson_lock_local_line:{N}`, protocol §16), which nobody
+/// mark of local lines (`redisson_lock__channel:{N}:local_line`, protocol §16), which nobody
 /// publishes on: a hand-off script counts the channel's other listeners with it. Both go
 /// once the line is gone (after the channel's linger).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_listens_with_the_mark_of_local_lines() {
     let Bed(_server, client, raw, name) = Bed::new("handoff-mark").await;
-    let marker = format!("redisson_lock_local_line:{{{name}}}");
+    let marker = format!("redisson_lock__channel:{{{name}}}:local_line");
     assert_eq!(java::acquire(&raw, &name, 30_000, 7).await, Value::Null);
     let waiter = in_line(&client, &name, 1, 1).await;
     assert!(
@@ -358,7 +358,7 @@ async fn a_line_listens_with_the_mark_of_local_lines() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hand_off_script_yields_to_unmarked_listeners_past_the_turn() {
     let Bed(server, _client, raw, name) = Bed::new("handoff-script").await;
-    let marker = format!("redisson_lock_local_line:{{{name}}}");
+    let marker = format!("redisson_lock__channel:{{{name}}}:local_line");
     let (a, b) = ("c:1".to_owned(), "c:2".to_owned());
     let handoff = |from: String, to: String, limit: i64, turn: &'static str| {
         let (raw, name, marker) = (raw.clone(), name.clone(), marker.clone());

@@ -45,7 +45,7 @@ impl HandleShared {
 pub(crate) struct KeyCache {
     name: OnceLock<Str>,
     channel: OnceLock<Str>,
-    /// The mark of local lines (`redisson_lock_local_line:{N}`).
+    /// The mark of local lines (`redisson_lock__channel:{N}:local_line`).
     marker: OnceLock<Str>,
     /// A kind's own keys (the fair lock's queue and deadline set).
     kind_keys: OnceLock<Box<[Str]>>,

@@ -27,12 +27,15 @@ pub(crate) fn lock_channel(name: &str) -> String {
     format!("redisson_lock__channel:{}", HashTag(name))
 }
 
-/// The mark of this crate's local lines: `redisson_lock_local_line:{N}`, a channel nobody
-/// publishes on. A client whose local line waits for `N` subscribes to it beside the lock
-/// channel, so that a hand-off script can tell the lock channel's other listeners
-/// (clients that wait the Redisson way) from lines like its own (protocol §16).
+/// The mark of this crate's local lines: `redisson_lock__channel:{N}:local_line`, a
+/// channel nobody publishes on. A client whose local line waits for `N` subscribes to it
+/// beside the lock channel, so that a hand-off script can tell the lock channel's other
+/// listeners (clients that wait the Redisson way) from lines like its own (protocol §16).
+/// It lies under the lock channel's name, so an ACL that grants a lock's channels
+/// (`&redisson_lock__channel:{app:*`) grants it too; no fair waiter's channel
+/// (`...:{N}:<client-id>:<owner>`) can be named so.
 pub(crate) fn line_marker(name: &str) -> String {
-    format!("redisson_lock_local_line:{}", HashTag(name))
+    format!("redisson_lock__channel:{}:local_line", HashTag(name))
 }
 
 /// The fair lock's wait queue: `redisson_lock_queue:{N}`.
