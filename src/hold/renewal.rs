@@ -291,7 +291,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn another_kind_of_hold_is_renewed_checked_and_forced_apart_from_locks() {
+    async fn another_kind_of_hold_gets_its_own_batches_and_force_releases() {
         let registry = HoldRegistry::new(30_000, None);
         let now = Instant::now();
         registry.add_hold(hold("sem", 1), None, now, || Arc::new(Permit { id: "p1" }));
