@@ -77,6 +77,7 @@ pub mod fencing;
 mod hold;
 mod lock;
 mod names;
+mod synchronizers;
 mod telemetry;
 mod wait;
 

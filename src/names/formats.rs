@@ -69,6 +69,28 @@ pub(crate) fn fencing_token(name: &str) -> String {
     format!("redisson_lock_token:{}", HashTag(name))
 }
 
+/// A Redisson semaphore's channel, shared by `RSemaphore` and `RPermitExpirableSemaphore`
+/// of one name: `redisson_sc:{N}` (sync protocol §1.1).
+#[allow(dead_code)] // until the synchronizers land
+pub(crate) fn semaphore_channel(name: &str) -> String {
+    format!("redisson_sc:{}", HashTag(name))
+}
+
+/// A permit-expirable semaphore's held permits (a sorted set, score = expiry):
+/// `{N}:timeout` (sync protocol §1.2).
+#[allow(dead_code)] // until the synchronizers land
+pub(crate) fn permit_timeouts(name: &str) -> String {
+    format!("{}:timeout", HashTag(name))
+}
+
+/// A Redisson count-down latch's channel: `redisson_countdownlatch__channel__{N}`, the
+/// braces added even when `N` has some (sync protocol §1.3; on a cluster such a name's
+/// channel and key hash to different slots, §8.3).
+#[allow(dead_code)] // until the synchronizers land
+pub(crate) fn latch_channel(name: &str) -> String {
+    format!("redisson_countdownlatch__channel__{{{name}}}")
+}
+
 /// The unlock latch of one unlock call: `redisson_unlock_latch:{N}:<request-id>`.
 pub(crate) fn unlock_latch(name: &str, request_id: impl std::fmt::Display) -> String {
     format!("redisson_unlock_latch:{}:{request_id}", HashTag(name))

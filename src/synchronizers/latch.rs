@@ -1,0 +1,1 @@
+//! `CountDownLatch`: Redisson's `RCountDownLatch` (sync protocol §5).

@@ -1,0 +1,1 @@
+//! `PermitExpirableSemaphore`: Redisson's `RPermitExpirableSemaphore` (sync protocol §4).

@@ -1,0 +1,1 @@
+//! `Semaphore`: Redisson's `RSemaphore` (sync protocol §3).
