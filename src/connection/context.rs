@@ -106,10 +106,10 @@ impl LockContext {
             redis: parts.redis,
             subscriber: parts.subscriber,
             pubsub: parts.pubsub,
+            holds: HoldLedger::new(parts.registry.clone()),
             registry: parts.registry,
             replicas: parts.replicas,
             switch: parts.switch,
-            holds: HoldLedger::default(),
             writers: Arc::default(),
             lines: LocalQueues::default(),
             handoff_limits: HandoffLimits {

@@ -9,36 +9,47 @@
 //! client on that lock and owner settles it first (undoing a hold that ran but was never
 //! reported).
 //!
+//! The counts are kept in the registry's slot of each (lock, owner) ([`Book`]), beside
+//! what the watchdog renews: one key and one map entry per pair, as a client may hold
+//! many locks.
+//!
 //! Invariants: every acquisition the caller was told about adds one hold; every unlock
 //! reply takes one (`Released` / `NotOwner` clear the entry); `force_unlock` clears the
 //! lock's entries. A count whose lease has run out, or whose watchdog hold was found lost,
 //! counts as zero: Redis no longer has it either.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use crate::hold::registry::{HoldKey, HoldRegistry};
 use crate::hold::state::{instant, millis, HoldSignal};
 use crate::names::owner::LockOwner;
 
-/// A lock name, the owner, and whether the holds are a write lock's (field
-/// `<id>:<owner>:write`, beside the same owner's read holds on the same name).
-type HoldKey = (Arc<str>, LockOwner, bool);
-
-/// An entry lives as long as its holds, and a client may hold many: its start is kept as
-/// ms since the signals' epoch ([`millis`]) and what only a doubt needs is boxed.
-#[derive(Debug, Default)]
-struct Entry {
+/// One (lock, owner)'s count, kept in the registry's slot for that pair (beside what the
+/// watchdog renews, under one key: a client may hold many locks). A slot's book and its
+/// registered hold live and leave on their own terms.
+#[derive(Debug)]
+pub(crate) struct Book {
     count: u32,
-    /// When the owner took its first hold (for the hold-time metric).
+    /// When the owner took its first hold (ms since the signals' epoch, for the
+    /// hold-time metric).
     since_ms: u64,
-    /// When the last lease-mode acquisition's lease ends; `None` for watchdog holds.
-    lease_end: Option<Instant>,
-    /// The hold's signal, for watchdog holds.
-    lost: Option<Arc<HoldSignal>>,
+    /// How the last acquisition is kept.
+    kept: Kept,
     /// An acquire whose outcome could not be learned.
     doubt: Option<Box<Doubt>>,
+}
+
+/// How a book's last acquisition is kept, which says when its count stops counting.
+#[derive(Debug)]
+enum Kept {
+    /// No acquisition yet (a doubt's book).
+    Unknown,
+    /// By the watchdog, until its signal says lost.
+    Watchdog(Arc<HoldSignal>),
+    /// By its lease, until this moment (ms since the signals' epoch).
+    Until(u64),
 }
 
 #[derive(Debug, Default)]
@@ -49,15 +60,27 @@ struct Doubt {
     settling: Arc<tokio::sync::Mutex<()>>,
 }
 
-impl Entry {
+impl Book {
+    fn new() -> Book {
+        Book {
+            count: 0,
+            since_ms: 0,
+            kept: Kept::Unknown,
+            doubt: None,
+        }
+    }
+
     fn in_doubt(&self) -> Option<u32> {
         self.doubt.as_ref().and_then(|d| d.before)
     }
 
     fn live_count(&self) -> u32 {
-        let expired = self.lease_end.is_some_and(|end| Instant::now() >= end);
-        let lost = self.lost.as_ref().is_some_and(|l| l.is_lost());
-        if expired || lost {
+        let over = match &self.kept {
+            Kept::Unknown => false,
+            Kept::Watchdog(signal) => signal.is_lost(),
+            Kept::Until(end_ms) => millis(Instant::now()) >= *end_ms,
+        };
+        if over {
             0
         } else {
             self.count
@@ -65,24 +88,47 @@ impl Entry {
     }
 }
 
-/// See the module docs.
-#[derive(Debug, Default)]
+/// See the module docs. The counts live in the registry's slots ([`HoldRegistry::book`]).
+#[derive(Debug)]
 pub(crate) struct HoldLedger {
-    holds: Mutex<HashMap<HoldKey, Entry>>,
+    registry: Arc<HoldRegistry>,
 }
 
 impl HoldLedger {
-    fn holds(&self) -> MutexGuard<'_, HashMap<HoldKey, Entry>> {
-        // Every critical section is one map operation: a poisoned lock is consistent.
-        self.holds.lock().unwrap_or_else(|p| p.into_inner())
+    /// The ledger of the holds `registry` registers.
+    pub(crate) fn new(registry: Arc<HoldRegistry>) -> HoldLedger {
+        HoldLedger { registry }
     }
 
-    /// The holds `owner` has on `name` (its write holds when `write`) as far as this client knows (0 once their lease
-    /// ran out or the watchdog found them lost).
+    /// Runs `f` on the book of (name, owner, write), if there is one.
+    fn read<R>(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        f: impl FnOnce(&Book) -> R,
+    ) -> Option<R> {
+        let key: HoldKey = (name.clone(), owner, write);
+        self.registry.book(&key, false, |book| book.as_ref().map(f))
+    }
+
+    /// Runs `f` on the book of (name, owner, write) (`None` in it: there is none; `f` may
+    /// make or end one).
+    fn write<R>(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        f: impl FnOnce(&mut Option<Book>) -> R,
+    ) -> R {
+        let key: HoldKey = (name.clone(), owner, write);
+        self.registry.book(&key, true, f)
+    }
+
+    /// The holds `owner` has on `name` (its write holds when `write`) as far as this
+    /// client knows (0 once their lease ran out or the watchdog found them lost).
     pub(crate) fn known(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> u32 {
-        self.holds()
-            .get(&(name.clone(), owner, write))
-            .map_or(0, Entry::live_count)
+        self.read(name, owner, write, Book::live_count).unwrap_or(0)
     }
 
     /// One acquisition reported to the caller.
@@ -94,15 +140,18 @@ impl HoldLedger {
         lease_end: Option<Instant>,
         lost: Arc<HoldSignal>,
     ) {
-        let mut holds = self.holds();
-        let entry = holds.entry((name.clone(), owner, write)).or_default();
-        let live = entry.live_count();
-        if live == 0 {
-            entry.since_ms = millis(Instant::now());
-        }
-        entry.count = live + 1;
-        entry.lease_end = lease_end;
-        entry.lost = lease_end.is_none().then_some(lost);
+        self.write(name, owner, write, |book| {
+            let book = book.get_or_insert_with(Book::new);
+            let live = book.live_count();
+            if live == 0 {
+                book.since_ms = millis(Instant::now());
+            }
+            book.count = live + 1;
+            book.kept = match lease_end {
+                Some(end) => Kept::Until(millis(end)),
+                None => Kept::Watchdog(lost),
+            };
+        });
     }
 
     /// One hold given back (`released`: the last one, or the lock was not held at all).
@@ -114,21 +163,21 @@ impl HoldLedger {
         write: bool,
         released: bool,
     ) -> Option<std::time::Duration> {
-        let mut holds = self.holds();
-        let key = (name.clone(), owner, write);
-        if released {
-            holds.remove(&key).map(|e| instant(e.since_ms).elapsed())
-        } else {
-            if let Some(entry) = holds.get_mut(&key) {
-                entry.count = entry.count.saturating_sub(1);
+        self.write(name, owner, write, |book| {
+            if released {
+                book.take().map(|b| instant(b.since_ms).elapsed())
+            } else {
+                if let Some(book) = book.as_mut() {
+                    book.count = book.count.saturating_sub(1);
+                }
+                None
             }
-            None
-        }
+        })
     }
 
     /// Every hold on `name` is gone (force unlock).
     pub(crate) fn forget_lock(&self, name: &str) {
-        self.holds().retain(|(n, _, _), _| &**n != name);
+        self.registry.forget_books(name);
     }
 
     /// An acquire whose outcome is unknown: `before` is the count before it.
@@ -139,17 +188,16 @@ impl HoldLedger {
         write: bool,
         before: u32,
     ) {
-        let mut holds = self.holds();
-        let entry = holds.entry((name.clone(), owner, write)).or_default();
-        entry.count = before;
-        entry.doubt.get_or_insert_with(Default::default).before = Some(before);
+        self.write(name, owner, write, |book| {
+            let book = book.get_or_insert_with(Book::new);
+            book.count = before;
+            book.doubt.get_or_insert_with(Default::default).before = Some(before);
+        });
     }
 
     /// The count before an acquire in doubt, if one is.
     pub(crate) fn in_doubt(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> Option<u32> {
-        self.holds()
-            .get(&(name.clone(), owner, write))
-            .and_then(Entry::in_doubt)
+        self.read(name, owner, write, Book::in_doubt).flatten()
     }
 
     /// The lock that serialises settling the doubt on this entry, if it is in doubt.
@@ -159,24 +207,27 @@ impl HoldLedger {
         owner: LockOwner,
         write: bool,
     ) -> Option<Arc<tokio::sync::Mutex<()>>> {
-        self.holds()
-            .get(&(name.clone(), owner, write))
-            .filter(|e| e.in_doubt().is_some())
-            .and_then(|e| e.doubt.as_ref().map(|d| d.settling.clone()))
+        self.read(name, owner, write, |book| {
+            book.doubt
+                .as_ref()
+                .filter(|d| d.before.is_some())
+                .map(|d| d.settling.clone())
+        })
+        .flatten()
     }
 
     /// The doubt is settled; the owner has `count` holds known to the caller.
     pub(crate) fn settled(&self, name: &Arc<str>, owner: LockOwner, write: bool, count: u32) {
-        let mut holds = self.holds();
-        let key = (name.clone(), owner, write);
-        if count == 0 {
-            holds.remove(&key);
-        } else if let Some(entry) = holds.get_mut(&key) {
-            if let Some(doubt) = entry.doubt.as_mut() {
-                doubt.before = None;
+        self.write(name, owner, write, |book| {
+            if count == 0 {
+                *book = None;
+            } else if let Some(book) = book.as_mut() {
+                if let Some(doubt) = book.doubt.as_mut() {
+                    doubt.before = None;
+                }
+                book.count = count;
             }
-            entry.count = count;
-        }
+        });
     }
 }
 
@@ -185,13 +236,17 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    fn ledger() -> HoldLedger {
+        HoldLedger::new(Arc::new(HoldRegistry::new(30_000, None)))
+    }
+
     const OF: LockOwner = LockOwner::from_raw(1);
     const OA: LockOwner = LockOwner::from_raw(2);
     const OB: LockOwner = LockOwner::from_raw(3);
 
     #[tokio::test]
     async fn counts_follow_acquisitions_and_releases() {
-        let ledger = HoldLedger::default();
+        let ledger = ledger();
         let name: Arc<str> = Arc::from("n");
         assert_eq!(ledger.known(&name, OF, false), 0);
         let signal = Arc::new(HoldSignal::new(Instant::now(), 60_000, 10));
@@ -206,7 +261,7 @@ mod tests {
 
     #[tokio::test]
     async fn expired_leases_and_lost_holds_count_zero() {
-        let ledger = HoldLedger::default();
+        let ledger = ledger();
         let name: Arc<str> = Arc::from("n");
         let signal = || Arc::new(HoldSignal::new(Instant::now(), 60_000, 10));
         ledger.acquired(&name, OA, false, Some(Instant::now()), signal());
@@ -221,7 +276,7 @@ mod tests {
 
     #[tokio::test]
     async fn doubt_is_recorded_and_settled() {
-        let ledger = HoldLedger::default();
+        let ledger = ledger();
         let name: Arc<str> = Arc::from("n");
         ledger.mark_in_doubt(&name, OF, false, 0);
         assert_eq!(ledger.in_doubt(&name, OF, false), Some(0));

@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::hold::held::{Forced, Held};
+use crate::hold::ledger::Book;
 use crate::hold::state::{millis, Cause, HoldSignal, Transition};
 use crate::names::owner::LockOwner;
 
@@ -53,30 +54,74 @@ pub(crate) struct Snapshot {
     pub(crate) signal: Arc<HoldSignal>,
 }
 
-/// The entries, and how many of them have watchdog holds.
+/// One (lock, owner)'s slot: its registered hold ([`Entry`]: what the watchdog renews
+/// and the sentry watches) and its [`Book`] (the ledger's count, see
+/// [`crate::hold::ledger`]). They come and go on their own terms (a count outlives its
+/// registration while an unlock is in flight, a doubt needs no hold); the slot leaves
+/// with the later, and one key serves both.
+#[derive(Debug, Default)]
+struct Slot {
+    entry: Option<Entry>,
+    book: Option<Book>,
+}
+
+impl Slot {
+    fn is_empty(&self) -> bool {
+        self.entry.is_none() && self.book.is_none()
+    }
+}
+
+/// The slots, and how many of them have watchdog holds.
 #[derive(Debug, Default)]
 struct Entries {
-    map: HashMap<HoldKey, Entry>,
+    map: HashMap<HoldKey, Slot>,
     renewed: usize,
 }
 
 impl Entries {
+    fn get(&self, hold: &HoldKey) -> Option<&Entry> {
+        self.map.get(hold).and_then(|slot| slot.entry.as_ref())
+    }
+
+    fn get_mut(&mut self, hold: &HoldKey) -> Option<&mut Entry> {
+        self.map.get_mut(hold).and_then(|slot| slot.entry.as_mut())
+    }
+
+    /// The registered holds.
+    fn iter(&self) -> impl Iterator<Item = (&HoldKey, &Entry)> {
+        self.map
+            .iter()
+            .filter_map(|(k, slot)| slot.entry.as_ref().map(|e| (k, e)))
+    }
+
     fn remove(&mut self, hold: &HoldKey) {
-        if let Some(entry) = self.map.remove(hold) {
+        let Some(slot) = self.map.get_mut(hold) else {
+            return;
+        };
+        if let Some(entry) = slot.entry.take() {
             if entry.watchdog_holds > 0 {
                 self.renewed -= 1;
             }
         }
+        if slot.is_empty() {
+            self.map.remove(hold);
+        }
     }
 
-    fn retain(&mut self, mut keep: impl FnMut(&HoldKey, &Entry) -> bool) {
+    /// Keeps the registered holds that `keep` keeps (it may change them).
+    fn retain(&mut self, mut keep: impl FnMut(&HoldKey, &mut Entry) -> bool) {
         let mut dropped_renewed = 0;
-        self.map.retain(|k, e| {
-            let kept = keep(k, e);
-            if !kept && e.watchdog_holds > 0 {
-                dropped_renewed += 1;
+        self.map.retain(|k, slot| {
+            if let Some(e) = slot.entry.as_mut() {
+                let renewed = e.watchdog_holds > 0;
+                if !keep(k, e) {
+                    if renewed {
+                        dropped_renewed += 1;
+                    }
+                    slot.entry = None;
+                }
             }
-            kept
+            !slot.is_empty()
         });
         self.renewed -= dropped_renewed;
     }
@@ -171,9 +216,8 @@ impl HoldRegistry {
         let mut held = self.held();
         let had_watchdog_holds = held.renewed > 0;
         let mut recovered = None;
-        let entry = match held.map.entry(hold) {
-            std::collections::hash_map::Entry::Occupied(entry) => {
-                let entry = entry.into_mut();
+        let entry = match &mut held.map.entry(hold).or_default().entry {
+            Some(entry) => {
                 // The acquire script set the lease (re-entry re-arms the whole hash).
                 recovered =
                     entry
@@ -187,7 +231,7 @@ impl HoldRegistry {
                 }
                 entry
             }
-            std::collections::hash_map::Entry::Vacant(vacant) => vacant.insert(Entry {
+            vacant @ None => vacant.insert(Entry {
                 held: held_now(),
                 watchdog_holds: 0,
                 leased: false,
@@ -234,7 +278,7 @@ impl HoldRegistry {
     /// the entry leaves with its last one unless a lease hold keeps it.
     pub(crate) fn remove_hold(&self, hold: &HoldKey) {
         let mut held = self.held();
-        let Some(entry) = held.map.get_mut(hold) else {
+        let Some(entry) = held.get_mut(hold) else {
             return;
         };
         if entry.watchdog_holds == 0 {
@@ -243,9 +287,10 @@ impl HoldRegistry {
         entry.watchdog_holds -= 1;
         if entry.watchdog_holds == 0 {
             let leased = entry.leased;
+            // Counted out here, so that `remove` does not count it again.
             held.renewed -= 1;
             if !leased {
-                held.map.remove(hold);
+                held.remove(hold);
             }
         }
     }
@@ -255,7 +300,7 @@ impl HoldRegistry {
     /// the same (name, owner) has it too.
     pub(crate) fn remove_part(&self, hold: &HoldKey, part: &dyn Held) {
         let mut held = self.held();
-        let Some(entry) = held.map.get_mut(hold) else {
+        let Some(entry) = held.get_mut(hold) else {
             return;
         };
         let empty = match entry.held.leave(part) {
@@ -282,7 +327,7 @@ impl HoldRegistry {
     /// lease holds included; after `Released`, unless a watchdog hold came back meanwhile.
     pub(crate) fn released(&self, hold: &HoldKey, gone: bool) {
         let mut held = self.held();
-        let Some(entry) = held.map.get(hold) else {
+        let Some(entry) = held.get(hold) else {
             return;
         };
         if entry.watchdog_holds > 0 && !gone {
@@ -307,11 +352,11 @@ impl HoldRegistry {
     pub(crate) fn remove_lock(&self, name: &str, forced: &dyn Held) {
         let mut held = self.held();
         let mut stopped = 0;
-        held.map.retain(|(n, _, _), e| {
-            if &**n != name {
+        held.map.retain(|(n, _, _), slot| {
+            let Some(e) = slot.entry.as_mut().filter(|_| &**n == name) else {
                 return true;
-            }
-            match e.held.forced(forced) {
+            };
+            let keep = match e.held.forced(forced) {
                 Forced::Kept => true,
                 Forced::Ended => {
                     if e.watchdog_holds > 0 {
@@ -331,7 +376,11 @@ impl HoldRegistry {
                     }
                     keep
                 }
+            };
+            if !keep {
+                slot.entry = None;
             }
+            !slot.is_empty()
         });
         held.renewed -= stopped;
     }
@@ -341,7 +390,13 @@ impl HoldRegistry {
         let drained: Vec<Entry> = {
             let mut held = self.held();
             held.renewed = 0;
-            held.map.drain().map(|(_, e)| e).collect()
+            let drained = held
+                .map
+                .values_mut()
+                .filter_map(|s| s.entry.take())
+                .collect();
+            held.map.retain(|_, slot| !slot.is_empty());
+            drained
         };
         for entry in drained {
             if let Some(t) = entry.signal.lose(Cause::Shutdown) {
@@ -379,7 +434,6 @@ impl HoldRegistry {
     pub(crate) fn found_gone(&self, hold: &HoldKey, signal: &Arc<HoldSignal>) {
         let mut held = self.held();
         if held
-            .map
             .get(hold)
             .is_some_and(|e| Arc::ptr_eq(&e.signal, signal))
         {
@@ -394,7 +448,6 @@ impl HoldRegistry {
     /// The holds to send in one round: `filter` picks them.
     pub(crate) fn snapshot(&self, filter: impl Fn(bool, &HoldSignal) -> bool) -> Vec<Snapshot> {
         self.held()
-            .map
             .iter()
             .filter(|(_, e)| filter(e.watchdog_holds > 0, &e.signal))
             .map(|(k, e)| Snapshot {
@@ -422,7 +475,6 @@ impl HoldRegistry {
     ) {
         let picked: Vec<(HoldKey, Arc<HoldSignal>)> = self
             .held()
-            .map
             .iter()
             .filter(|(k, e)| pick(fred::util::redis_keyslot(k.0.as_bytes()), &e.signal))
             .map(|(k, e)| (k.clone(), e.signal.clone()))
@@ -465,6 +517,46 @@ impl HoldRegistry {
             }
         }
         next
+    }
+
+    /// Runs `f` on the ledger's book of `hold` (see [`crate::hold::ledger`]); `f` sees
+    /// `None` when there is none, and may make one (kept only when `make`) or end one.
+    /// The slot leaves once it has neither a book nor a registered hold.
+    pub(crate) fn book<R>(
+        &self,
+        hold: &HoldKey,
+        make: bool,
+        f: impl FnOnce(&mut Option<Book>) -> R,
+    ) -> R {
+        let mut held = self.held();
+        match held.map.get_mut(hold) {
+            Some(slot) => {
+                let r = f(&mut slot.book);
+                if slot.is_empty() {
+                    held.map.remove(hold);
+                }
+                r
+            }
+            None if make => {
+                let mut book = None;
+                let r = f(&mut book);
+                if book.is_some() {
+                    held.map.insert(hold.clone(), Slot { entry: None, book });
+                }
+                r
+            }
+            None => f(&mut None),
+        }
+    }
+
+    /// Ends every book of `name` (a force unlock; see [`crate::hold::ledger`]).
+    pub(crate) fn forget_books(&self, name: &str) {
+        self.held().map.retain(|(n, _, _), slot| {
+            if &**n == name {
+                slot.book = None;
+            }
+            !slot.is_empty()
+        });
     }
 
     /// Records when the sentry next scans; returns the notifier of sooner deadlines.

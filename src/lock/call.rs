@@ -44,6 +44,12 @@ impl Target<'_> {
         self.keys.field_str(self.owner, || self.owner_field())
     }
 
+    /// `<client-id>:<owner>` as a hold (what the watchdog renews), shared by the owner's
+    /// holds through this handle.
+    pub(crate) fn owner_held(&self) -> std::sync::Arc<crate::lock::holds::OwnerField> {
+        self.keys.field_held(self.owner, || self.owner_field())
+    }
+
     /// `redisson_lock__channel:{N}` as a ready-made value.
     pub(crate) fn channel_value(&self) -> Value {
         self.keys.channel(|| crate::names::lock_channel(self.name))

@@ -61,14 +61,13 @@ pub struct Lock<K: LockKind = Reentrant> {
     /// The name as stored in Redis (protocol `N`, Redisson's `getRawName()`): the given
     /// name through the client's name mapper. Every key and channel derives from it.
     pub(super) name: Arc<str>,
-    /// The name as given, when a name mapper is set (`None`: the same as `name`).
-    pub(super) given: Option<Arc<str>>,
     pub(super) kind: K,
     pub(super) owner: Option<LockOwner>,
     /// Shared by the handle's clones: Redisson's `internalLockLeaseTime` (the lease a
     /// partial unlock re-arms: the lease of the last lease-mode acquisition through this
     /// handle, reset to the watchdog timeout by a full unlock), and the handle's keys and
-    /// owner field as ready-made script values.
+    /// owner field as ready-made script values, and the name as given when a name mapper
+    /// changed it.
     pub(super) shared: Arc<super::key_cache::HandleShared>,
 }
 
@@ -100,7 +99,6 @@ impl<K: LockKind> Clone for Lock<K> {
         Lock {
             context: self.context.clone(),
             name: self.name.clone(),
-            given: self.given.clone(),
             kind: self.kind.clone(),
             owner: self.owner,
             shared: self.shared.clone(),
@@ -137,10 +135,12 @@ impl<K: LockKind> Lock<K> {
         Lock {
             context,
             name: names.raw,
-            given: names.given,
             kind,
             owner: None,
-            shared: Arc::new(super::key_cache::HandleShared::new(watchdog_ms)),
+            shared: Arc::new(super::key_cache::HandleShared::new(
+                watchdog_ms,
+                names.given,
+            )),
         }
     }
 
@@ -172,7 +172,7 @@ impl<K: LockKind> Lock<K> {
     /// # }
     /// ```
     pub fn name(&self) -> &str {
-        self.given.as_deref().unwrap_or(&self.name)
+        self.shared.keys.given().map_or(&self.name, |given| given)
     }
 
     /// The lock's name as stored in Redis, the key of its hash: [`Lock::name`] through the

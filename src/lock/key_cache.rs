@@ -2,10 +2,12 @@
 //! shared by the handle's clones.
 //!
 //! A script call carries its keys and arguments as [`Value`]s that fred takes by value.
-//! Formatting a key (`redisson_lock__channel:{N}`, a fair lock's queue) and copying it
-//! into a fresh value on every call cost an allocation or two each, per call. Here each
-//! is built once per handle, made shared (see [`shared`]), and every call clones it by
-//! reference count.
+//! Formatting a key (`redisson_lock__channel:{N}`, a fair lock's queue) or an owner field
+//! and copying it into a fresh value on every call cost an allocation or two each, per
+//! call. Here each is built once per handle, made shared (see [`shared`]), and every call
+//! clones it by reference count. The name itself is copied per call instead: it is short
+//! (one small allocation, no formatting), and a handle kept as long as its hold then
+//! carries no second copy of it.
 //!
 //! Invariants: a cached value is exactly what the kind would format for this handle (the
 //! same name, the same owner); the owner field is cached for the last owner asked, and
@@ -14,10 +16,10 @@
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use fred::bytes::Bytes;
 use fred::bytes_utils::Str;
 use fred::prelude::Value;
 
+use crate::lock::holds::OwnerField;
 use crate::names::owner::LockOwner;
 
 /// What a handle's clones share: Redisson's `internalLockLeaseTime` and the ready-made
@@ -30,10 +32,18 @@ pub(crate) struct HandleShared {
 }
 
 impl HandleShared {
-    pub(crate) fn new(watchdog_ms: u64) -> HandleShared {
+    /// `given`: the name as the application gave it, when a name mapper changed it.
+    pub(crate) fn new(watchdog_ms: u64, given: Option<Arc<str>>) -> HandleShared {
+        let keys = KeyCache::default();
+        if given.is_some() {
+            let _ = keys.rare.set(Box::new(RareKeys {
+                given,
+                ..RareKeys::default()
+            }));
+        }
         HandleShared {
             internal_lease_ms: AtomicU64::new(watchdog_ms),
-            keys: KeyCache::default(),
+            keys,
         }
     }
 }
@@ -43,22 +53,24 @@ impl HandleShared {
 /// a `Value` per call, which copies no bytes.
 #[derive(Debug, Default)]
 pub(crate) struct KeyCache {
-    name: OnceLock<Str>,
     channel: OnceLock<Str>,
-    /// The mark of local lines (`redisson_lock__channel:{N}:local_line`).
+    /// What only some handles use, made on first use: most handles never need it, and a
+    /// held lock's handle is kept as long as the hold.
+    rare: OnceLock<Box<RareKeys>>,
+    /// The last owner asked, and its field as a hold of it (what the watchdog renews):
+    /// every hold of that owner through this handle shares it.
+    field: Mutex<Option<(LockOwner, Arc<OwnerField>)>>,
+}
+
+/// The names and keys only some handles use.
+#[derive(Debug, Default)]
+struct RareKeys {
+    /// The name as given, when a name mapper changed it (set when the handle is made).
+    given: Option<Arc<str>>,
+    /// The mark of local lines (`redisson_lock__channel:{N}:local_line`): contended locks.
     marker: OnceLock<Str>,
     /// A kind's own keys (the fair lock's queue and deadline set).
     kind_keys: OnceLock<Box<[Str]>>,
-    field: Mutex<Option<(LockOwner, Str)>>,
-}
-
-/// An `Arc<str>` as the owner of a [`Bytes`] buffer.
-struct ArcBytes(Arc<str>);
-
-impl AsRef<[u8]> for ArcBytes {
-    fn as_ref(&self) -> &[u8] {
-        self.0.as_bytes()
-    }
 }
 
 /// A string made from `text` whose clones share its buffer: the first clone of a string
@@ -72,13 +84,19 @@ pub(crate) fn shared(mut text: String) -> Str {
 }
 
 impl KeyCache {
-    /// The lock's name `N`: the handle's own `Arc<str>`, shared without a copy.
+    /// The lock's name `N`, copied per call: a name is short, and a held lock's handle
+    /// keeps no second copy of it.
     pub(crate) fn name(&self, name: &Arc<str>) -> Value {
-        let name = self.name.get_or_init(|| {
-            Str::from_inner(Bytes::from_owner(ArcBytes(name.clone())))
-                .unwrap_or_else(|_| shared(name.to_string()))
-        });
-        Value::String(name.clone())
+        Value::String(Str::from(&**name))
+    }
+
+    /// The name as given, when a name mapper changed it.
+    pub(crate) fn given(&self) -> Option<&Arc<str>> {
+        self.rare.get().and_then(|rare| rare.given.as_ref())
+    }
+
+    fn rare(&self) -> &RareKeys {
+        self.rare.get_or_init(Box::default)
     }
 
     /// The lock's channel (built by `channel` the first time).
@@ -88,12 +106,13 @@ impl KeyCache {
 
     /// The mark of local lines (built by `marker` the first time).
     pub(crate) fn marker(&self, marker: impl FnOnce() -> String) -> Value {
-        Value::String(self.marker.get_or_init(|| shared(marker())).clone())
+        Value::String(self.rare().marker.get_or_init(|| shared(marker())).clone())
     }
 
     /// The kind's own keys (built by `keys` the first time), in the kind's order.
     pub(crate) fn kind_keys(&self, keys: impl FnOnce() -> Vec<String>) -> &[Str] {
-        self.kind_keys
+        self.rare()
+            .kind_keys
             .get_or_init(|| keys().into_iter().map(shared).collect())
     }
 
@@ -104,14 +123,24 @@ impl KeyCache {
 
     /// [`KeyCache::field`] as a shared string.
     pub(crate) fn field_str(&self, owner: LockOwner, field: impl FnOnce() -> String) -> Str {
+        self.field_held(owner, field).0.clone()
+    }
+
+    /// [`KeyCache::field`] as a hold of it (an [`OwnerField`], shared by every hold of
+    /// `owner` through this handle).
+    pub(crate) fn field_held(
+        &self,
+        owner: LockOwner,
+        field: impl FnOnce() -> String,
+    ) -> Arc<OwnerField> {
         // Each critical section is one read or one write: a poisoned lock is consistent.
         let mut cached = self.field.lock().unwrap_or_else(|p| p.into_inner());
         match cached.as_ref() {
-            Some((cached_owner, value)) if *cached_owner == owner => value.clone(),
+            Some((cached_owner, held)) if *cached_owner == owner => held.clone(),
             _ => {
-                let value = shared(field());
-                *cached = Some((owner, value.clone()));
-                value
+                let held = Arc::new(OwnerField(shared(field())));
+                *cached = Some((owner, held.clone()));
+                held
             }
         }
     }
@@ -125,12 +154,8 @@ mod tests {
     fn values_are_built_once_and_per_owner() {
         let cache = KeyCache::default();
         let given: Arc<str> = Arc::from("orders");
-        for _ in 0..3 {
-            let name = cache.name(&given);
-            assert_eq!(name.as_str().as_deref(), Some("orders"));
-        }
-        // Built once, from the handle's own name, not a copy of it.
-        assert_eq!(Arc::strong_count(&given), 2);
+        let name = cache.name(&given);
+        assert_eq!(name.as_str().as_deref(), Some("orders"));
         let (a, b) = (LockOwner::from_raw(1), LockOwner::from_raw(2));
         assert_eq!(
             cache.field(a, || "c:1".to_owned()).as_str().as_deref(),

@@ -9,7 +9,6 @@
 
 use fred::prelude::Value;
 
-use super::holds::OwnerField;
 use crate::connection::context::LockContext;
 use crate::error::Error;
 use crate::hold::held::Held;
@@ -142,7 +141,7 @@ mod sealed {
         /// default the owner field `<client-id>:<owner>` (shared with the handle's
         /// ready-made values). Kinds whose [`Kind::field`] differs override this too.
         fn held(&self, target: &Target<'_>) -> std::sync::Arc<dyn Held> {
-            std::sync::Arc::new(OwnerField(target.owner_str()))
+            target.owner_held()
         }
 
         /// The values the watchdog renews for one hold of this handle, for the kinds that
