@@ -144,7 +144,7 @@ async fn unlock_racing_an_acquire_of_the_same_lock_leaves_no_renewal() {
     let name = key("7272-racing-acquire");
     let lock = client.get_lock(&name).with_owner(owner);
     let (mut dropped, mut raced) = (0, 0);
-    for round in 0..40 {
+    for round in 0..60 {
         if round % 2 == 0 {
             // A re-entry completing while the first hold is unlocked.
             lock.lock().await.unwrap();
@@ -158,23 +158,33 @@ async fn unlock_racing_an_acquire_of_the_same_lock_leaves_no_renewal() {
             lock.unlock().await.unwrap();
             raced += 1;
         } else {
-            // An acquire dropped at a random point, then an unlock "in finally": it
-            // gives back the hold if the acquire returned, else answers NotOwner (the
-            // dropped acquire's own hold, if its script ran, is given back by the
-            // client in the background).
-            let limit = Duration::from_micros(rng.gen_range(0..600));
-            let taken = tokio::time::timeout(limit, lock.lock()).await;
-            match lock.unlock().await {
-                // A returned acquire's hold; or a dropped one's, whose script ran (the
-                // client's own release of it then finds nothing to give back).
-                Ok(()) => {}
-                Err(Error::NotOwner { .. }) => {
-                    assert!(taken.is_err(), "a returned acquire was not held")
+            // An acquire dropped at a random point (after 1 to 3 polls, 0-200 µs apart:
+            // before its script is written, while it runs, or once it answered), then an
+            // unlock "in finally" (Redisson's interrupted `lockInterruptibly`). The
+            // client finishes the dropped acquire and gives back what it took before any
+            // other call of the owner: the unlock gives back a hold the caller was told
+            // about, or answers NotOwner, and never the dropped acquire's hold (whose
+            // own undoing would then give back the owner's next hold, as it did before
+            // the fix: the next round's last unlock answered NotOwner).
+            let mut acquire = Box::pin(lock.lock());
+            let mut taken = None;
+            for _ in 0..rng.gen_range(1..=3) {
+                if let std::task::Poll::Ready(result) = futures::poll!(acquire.as_mut()) {
+                    taken = Some(result);
+                    break;
                 }
-                Err(other) => panic!("unlock after a dropped acquire: {other:?}"),
+                tokio::time::sleep(Duration::from_micros(rng.gen_range(0..200))).await;
             }
-            if taken.is_err() {
-                dropped += 1;
+            drop(acquire);
+            match (lock.unlock().await, &taken) {
+                (Ok(()), Some(_)) | (Err(Error::NotOwner { .. }), None) => {}
+                (outcome, taken) => {
+                    panic!("round {round}: unlock answered {outcome:?} after acquire {taken:?}")
+                }
+            }
+            match taken {
+                None => dropped += 1,
+                Some(result) => result.unwrap(),
             }
         }
     }
