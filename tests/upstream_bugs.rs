@@ -133,7 +133,9 @@ async fn unlock_with_a_renewal_batch_in_flight_stops_every_renewal() {
 /// acquires dropped at random points (Redisson's interrupted `lockInterruptibly`) with
 /// an `unlock()` after them, as a `finally` would. When everything is given back, no
 /// renewal is left: none registered, nothing in Redis, and keys put back with the owner
-/// field never re-armed.
+/// field never re-armed. It found a defect of this crate (docs/reliability.md, "Found
+/// and fixed"): the unlock after a dropped acquire gave back that acquire's hold, and
+/// the client's background undoing of it then the owner's next hold.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unlock_racing_an_acquire_of_the_same_lock_leaves_no_renewal() {
     let server = RedisServer::start();
