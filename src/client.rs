@@ -432,8 +432,11 @@ impl Client {
         self.inner.pubsub.close();
         self.inner.lines.wake_all();
         self.inner.flush_latches().await;
-        let commands = self.inner.redis.quit().await;
-        let subscriptions = self.inner.subscriber.quit().await;
+        let limit = self.inner.config.settings.response_timeout;
+        let (commands, subscriptions) = tokio::join!(
+            quit_once_connected(&self.inner.redis, limit),
+            quit_once_connected(&self.inner.subscriber, limit)
+        );
         commands?;
         subscriptions?;
         Ok(())
@@ -538,4 +541,15 @@ async fn supports_sharded_pubsub(redis: &fred::prelude::Client) -> bool {
         .custom::<Value, _>(probe, vec!["SHARDNUMSUB", "0"])
         .await
         .is_ok()
+}
+
+/// `QUIT`, once a `PING` (waited for up to `limit`) showed the connection up: fred's
+/// `QUIT` stops its reconnection, so one sent while a connection killed moments before is
+/// being re-made would never be written, and would time out.
+async fn quit_once_connected(
+    client: &fred::prelude::Client,
+    limit: std::time::Duration,
+) -> Result<()> {
+    let _ = tokio::time::timeout(limit, client.ping::<Value>(None)).await;
+    Ok(client.quit().await?)
 }

@@ -373,8 +373,8 @@ async fn a_sentinel_failover_warns_the_holder_then_confirms_the_replicated_lock(
         .await
     );
 
+    let answer = sentinel.failover();
     let fault = Instant::now();
-    let answer = redis_cli(sentinel.port, &["sentinel", "failover", "mymaster"]);
     assert!(
         answer.contains("OK"),
         "SENTINEL FAILOVER answered {answer:?}"

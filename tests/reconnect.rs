@@ -128,3 +128,53 @@ async fn unlock_works_after_the_command_connection_was_killed() {
         .unwrap();
     client.shutdown().await.unwrap();
 }
+
+/// `shutdown()` moments after the subscriber connection was killed (found by
+/// tests/upstream_bugs.rs): fred's `QUIT` stops its reconnection, so a `QUIT` sent while
+/// the subscriber was being re-made was never written and timed out (3 s, then
+/// `Err(Timeout)`) in about a third of the rounds. The kill lands 0 to 27 ms before the
+/// shutdown; every shutdown must be `Ok` and quick.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_just_after_the_subscriber_was_killed_is_ok_and_quick() {
+    let server = RedisServer::start();
+    let raw = server.raw().await;
+    let holder = server.client().await;
+    for round in 0..10u64 {
+        let waiter_client = server.client().await;
+        let name = key("shutdown-after-kill");
+        let lock = holder
+            .get_lock(&name)
+            .with_owner(redisson_lock::LockOwner::from_raw(1));
+        lock.lock().await.unwrap();
+        let waiter = waiter_client
+            .get_lock(&name)
+            .with_owner(redisson_lock::LockOwner::from_raw(2));
+        let waiting = tokio::spawn(async move {
+            let taken = waiter.try_lock_for(Duration::from_secs(5)).await.unwrap();
+            waiter.unlock().await.unwrap();
+            taken
+        });
+        let subscribed = eventually(Duration::from_secs(5), || async {
+            numsub(&raw, &channel(&name)).await == 1
+        })
+        .await;
+        assert!(subscribed, "the waiter never subscribed");
+        lock.unlock().await.unwrap();
+        assert!(waiting.await.unwrap());
+        tokio::time::sleep(Duration::from_millis(round * 3)).await;
+        kill_clients(&raw, "pubsub").await;
+        let started = Instant::now();
+        let outcome = waiter_client.shutdown().await;
+        let took = started.elapsed();
+        println!("round {round}: shutdown {outcome:?} in {took:?}");
+        assert!(
+            outcome.is_ok(),
+            "round {round}: shutdown failed: {outcome:?}"
+        );
+        assert!(
+            took < Duration::from_secs(2),
+            "round {round}: shutdown took {took:?}"
+        );
+    }
+    holder.shutdown().await.unwrap();
+}

@@ -87,7 +87,7 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
     lock.unlock().await.unwrap();
 
     // Manual failover: the replica is promoted; the old primary is demoted.
-    let answer = redis_cli(sentinel.port, &["sentinel", "failover", "mymaster"]);
+    let answer = sentinel.failover();
     assert!(
         answer.contains("OK"),
         "SENTINEL FAILOVER answered {answer:?}"

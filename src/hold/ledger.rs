@@ -18,8 +18,11 @@
 //! lock's entries. A count whose lease has run out, or whose watchdog hold was found lost,
 //! counts as zero: Redis no longer has it either.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::hold::registry::{HoldKey, HoldRegistry};
@@ -92,12 +95,45 @@ impl Book {
 #[derive(Debug)]
 pub(crate) struct HoldLedger {
     registry: Arc<HoldRegistry>,
+    /// Acquires whose caller went away, finished in the background, by (lock, owner);
+    /// and how many there are in all (0 on the happy path: nothing to look up).
+    abandoned: Mutex<HashMap<HoldKey, Arc<Abandoned>>>,
+    abandoned_now: Arc<AtomicUsize>,
+}
+
+/// The abandoned acquires of one (lock, owner) still running.
+#[derive(Debug, Default)]
+struct Abandoned {
+    running: AtomicU32,
+    done: Notify,
+}
+
+/// One abandoned acquire, finished in the background (its script, then giving back the
+/// hold it took): until this is dropped, the owner's next call on the lock waits (see
+/// [`HoldLedger::abandoned_finished`]), so that neither an `unlock()` nor a new acquisition
+/// of the owner runs between the abandoned hold and its undoing (redisson#7272's race).
+#[derive(Debug)]
+pub(crate) struct AbandonedAcquire {
+    of: Arc<Abandoned>,
+    now: Arc<AtomicUsize>,
+}
+
+impl Drop for AbandonedAcquire {
+    fn drop(&mut self) {
+        self.of.running.fetch_sub(1, Ordering::AcqRel);
+        self.now.fetch_sub(1, Ordering::AcqRel);
+        self.of.done.notify_waiters();
+    }
 }
 
 impl HoldLedger {
     /// The ledger of the holds `registry` registers.
     pub(crate) fn new(registry: Arc<HoldRegistry>) -> HoldLedger {
-        HoldLedger { registry }
+        HoldLedger {
+            registry,
+            abandoned: Mutex::default(),
+            abandoned_now: Arc::default(),
+        }
     }
 
     /// Runs `f` on the book of (name, owner, write), if there is one.
@@ -214,6 +250,52 @@ impl HoldLedger {
                 .map(|d| d.settling.clone())
         })
         .flatten()
+    }
+
+    /// An acquire of `owner` on `name` was abandoned by its caller and is being finished
+    /// in the background: the owner's next call waits for the returned value's drop.
+    pub(crate) fn abandon(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+    ) -> AbandonedAcquire {
+        let mut abandoned = self.abandoned.lock().unwrap_or_else(|p| p.into_inner());
+        abandoned.retain(|_, a| a.running.load(Ordering::Acquire) > 0);
+        let of = abandoned
+            .entry((name.clone(), owner, write))
+            .or_default()
+            .clone();
+        of.running.fetch_add(1, Ordering::AcqRel);
+        self.abandoned_now.fetch_add(1, Ordering::AcqRel);
+        AbandonedAcquire {
+            of,
+            now: self.abandoned_now.clone(),
+        }
+    }
+
+    /// Completes once no abandoned acquire of `owner` on `name` is running (at once on
+    /// the happy path: one atomic load).
+    pub(crate) async fn abandoned_finished(&self, name: &Arc<str>, owner: LockOwner, write: bool) {
+        if self.abandoned_now.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let of = {
+            let abandoned = self.abandoned.lock().unwrap_or_else(|p| p.into_inner());
+            abandoned.get(&(name.clone(), owner, write)).cloned()
+        };
+        let Some(of) = of else {
+            return;
+        };
+        loop {
+            let done = of.done.notified();
+            tokio::pin!(done);
+            done.as_mut().enable();
+            if of.running.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            done.await;
+        }
     }
 
     /// The doubt is settled; the owner has `count` holds known to the caller.

@@ -26,7 +26,7 @@ use crate::connection::replicas::Synced;
 use crate::connection::scripts::{outcome_unknown, Resend};
 use crate::error::{Error, Result};
 use crate::hold::state::HoldSignal;
-use crate::lock::detach::FinishOnDrop;
+use crate::lock::detach::{FinishOnDrop, Kept};
 use crate::names::owner::LockOwner;
 use crate::telemetry;
 
@@ -249,6 +249,9 @@ impl<K: LockKind> Lock<K> {
         wait: Wait,
     ) -> Result<Attempt> {
         let lease = lease_ms.unwrap_or(self.context.watchdog_ms);
+        // Before the script, not in it: an abandoned attempt's work never waits for
+        // itself (see `HoldLedger::abandon`).
+        self.settle_doubt(owner).await?;
         let started = Instant::now();
         let settle_by = self.settle_by(wait, lease);
         let work = {
@@ -273,7 +276,15 @@ impl<K: LockKind> Lock<K> {
                 }
             }
         };
-        let token = match FinishOnDrop::new(work, undo).await? {
+        // Dropped before it answered: the owner's next call on the lock waits until the
+        // work and its undoing are over (redisson#7272).
+        let write = K::CAPABILITIES.write_lock;
+        let mark = move || -> Kept {
+            Some(Box::new(
+                self.context.holds.abandon(&self.name, owner, write),
+            ))
+        };
+        let token = match FinishOnDrop::new(work, undo).keeping(mark).await? {
             Acquire::Held { ttl } => return Ok(Attempt::Held(ttl)),
             Acquire::Taken { token } => token,
         };
@@ -352,7 +363,6 @@ impl<K: LockKind> Lock<K> {
         mode: AcquireMode,
         settle_by: Instant,
     ) -> Result<Acquire> {
-        self.settle_doubt(owner).await?;
         let mut sends = 0u32;
         loop {
             sends += 1;

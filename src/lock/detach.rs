@@ -12,26 +12,34 @@ use std::task::{Context, Poll};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
+/// What a [`FinishOnDrop`]'s drop hook returns: kept until the abandoned work and its
+/// handler are over (e.g. a mark that makes the owner's next call wait for them).
+pub(crate) type Kept = Option<Box<dyn Send>>;
+
 /// See the module docs. The work is boxed (a future that was polled cannot be moved out
-/// to finish elsewhere unless it lives in a box); the abandon handler is not.
-pub(crate) struct FinishOnDrop<T, A, AF>
+/// to finish elsewhere unless it lives in a box); the abandon handler is not. `H`, set
+/// by [`FinishOnDrop::keeping`], runs at the drop itself, before the work is handed over.
+pub(crate) struct FinishOnDrop<T, A, AF, H = fn() -> Kept>
 where
     T: Send + 'static,
     A: FnOnce(T) -> AF + Send + 'static,
     AF: Future<Output = ()> + Send + 'static,
+    H: FnOnce() -> Kept,
 {
     work: Option<BoxFuture<T>>,
     abandoned: Option<A>,
+    on_drop: Option<H>,
     _handler: std::marker::PhantomData<fn() -> AF>,
 }
 
 // Nothing is pinned in place: the work lives in its own box, and the handler is only
 // ever moved out whole.
-impl<T, A, AF> Unpin for FinishOnDrop<T, A, AF>
+impl<T, A, AF, H> Unpin for FinishOnDrop<T, A, AF, H>
 where
     T: Send + 'static,
     A: FnOnce(T) -> AF + Send + 'static,
     AF: Future<Output = ()> + Send + 'static,
+    H: FnOnce() -> Kept,
 {
 }
 
@@ -50,16 +58,32 @@ where
         FinishOnDrop {
             work: Some(Box::pin(work)),
             abandoned: Some(abandoned),
+            on_drop: None,
+            _handler: std::marker::PhantomData,
+        }
+    }
+
+    /// Runs `hook` when this future is dropped before `work` completes, at the drop
+    /// itself; what it returns is kept until the work and the abandon handler are over.
+    pub(crate) fn keeping<H>(mut self, hook: H) -> FinishOnDrop<T, A, AF, H>
+    where
+        H: FnOnce() -> Kept,
+    {
+        FinishOnDrop {
+            work: self.work.take(),
+            abandoned: self.abandoned.take(),
+            on_drop: Some(hook),
             _handler: std::marker::PhantomData,
         }
     }
 }
 
-impl<T, A, AF> Future for FinishOnDrop<T, A, AF>
+impl<T, A, AF, H> Future for FinishOnDrop<T, A, AF, H>
 where
     T: Send + 'static,
     A: FnOnce(T) -> AF + Send + 'static,
     AF: Future<Output = ()> + Send + 'static,
+    H: FnOnce() -> Kept,
 {
     type Output = T;
 
@@ -72,6 +96,7 @@ where
             Poll::Ready(output) => {
                 self.work = None;
                 self.abandoned = None;
+                self.on_drop = None;
                 Poll::Ready(output)
             }
             Poll::Pending => Poll::Pending,
@@ -79,17 +104,22 @@ where
     }
 }
 
-impl<T, A, AF> Drop for FinishOnDrop<T, A, AF>
+impl<T, A, AF, H> Drop for FinishOnDrop<T, A, AF, H>
 where
     T: Send + 'static,
     A: FnOnce(T) -> AF + Send + 'static,
     AF: Future<Output = ()> + Send + 'static,
+    H: FnOnce() -> Kept,
 {
     fn drop(&mut self) {
         if let (Some(work), Some(abandoned)) = (self.work.take(), self.abandoned.take()) {
+            let kept = self.on_drop.take().and_then(|hook| hook());
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {
-                    runtime.spawn(async move { abandoned(work.await).await });
+                    runtime.spawn(async move {
+                        abandoned(work.await).await;
+                        drop(kept);
+                    });
                 }
                 Err(_) => tracing::warn!(
                     "a lock operation was dropped outside a tokio runtime; it cannot be finished"

@@ -116,8 +116,15 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// Settles an acquire left in doubt by an earlier call: if it ran, nobody was told,
-    /// so its hold is given back before anything else happens.
+    /// so its hold is given back before anything else happens. Waits first for the
+    /// owner's acquires abandoned by their callers (see `HoldLedger::abandon`).
     pub(super) async fn settle_doubt(&self, owner: LockOwner) -> Result<()> {
+        // An acquire of this owner abandoned by its caller first finishes (and gives back
+        // what it took): no call of the owner runs between its hold and the undoing.
+        self.context
+            .holds
+            .abandoned_finished(&self.name, owner, K::CAPABILITIES.write_lock)
+            .await;
         let Some(settling) =
             self.context
                 .holds

@@ -825,3 +825,19 @@ pub fn epoch_secs() -> f64 {
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
 }
+
+impl SentinelServer {
+    /// `SENTINEL FAILOVER mymaster`, asked again for up to 10 s while the sentinel answers
+    /// `NOGOODSLAVE` (right after it discovered the replica, its view of it can still be
+    /// too old to promote it); returns the last answer.
+    pub fn failover(&self) -> String {
+        let started = Instant::now();
+        loop {
+            let answer = redis_cli(self.port, &["sentinel", "failover", "mymaster"]);
+            if !answer.contains("NOGOODSLAVE") || started.elapsed() > Duration::from_secs(10) {
+                return answer;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
