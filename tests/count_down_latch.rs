@@ -599,3 +599,112 @@ async fn a_cluster_refuses_braced_names_and_serves_the_others() {
     assert_eq!(latch.get_count().await.unwrap(), 0);
     client.shutdown().await.unwrap();
 }
+
+/// The blocking latch is the same latch: a thread blocked in `wait` is released by an
+/// async client's count down; `wait_for` times out on its own.
+#[cfg(feature = "blocking")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_latch_waits_on_a_thread() {
+    let Bed(server, client, raw, name) = Bed::new("latch-blocking").await;
+    let url = server.url();
+    let blocking = tokio::task::spawn_blocking(move || {
+        redisson_lock::blocking::Client::connect(redisson_lock::Config::from_url(&url).unwrap())
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let latch = blocking.get_count_down_latch(&name);
+    assert_eq!(latch.name(), name);
+    let waiter = std::thread::spawn({
+        let latch = latch.clone();
+        move || {
+            assert!(latch.try_set_count(1).unwrap());
+            let t = Instant::now();
+            assert!(!latch.wait_for(Duration::from_millis(200)).unwrap());
+            assert!(t.elapsed() >= Duration::from_millis(200));
+            latch.wait().unwrap();
+            latch.get_count().unwrap()
+        }
+    });
+    subscribed(&raw, &channel(&name), 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client
+        .get_count_down_latch(&name)
+        .count_down()
+        .await
+        .unwrap();
+    let count = tokio::task::spawn_blocking(move || waiter.join().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(count, 0);
+    tokio::task::spawn_blocking(move || blocking.shutdown().unwrap())
+        .await
+        .unwrap();
+    client.shutdown().await.unwrap();
+}
+
+/// The latch's metrics, recorded by a recorder local to this test's thread (the client's
+/// tasks run on this thread's runtime): one count down that opens, one that does not; a
+/// wait that opened and one that timed out; the waiters gauge back at 0.
+#[cfg(feature = "metrics")]
+#[test]
+fn latch_metrics() {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let Bed(_server, client, _raw, name) = Bed::new("latch-metrics").await;
+            let latch = client.get_count_down_latch(&name);
+            assert!(latch.try_set_count(2).await.unwrap());
+            latch.count_down().await.unwrap();
+            assert!(!latch.wait_for(Duration::from_millis(50)).await.unwrap());
+            latch.count_down().await.unwrap();
+            assert!(latch.wait_for(Duration::from_millis(50)).await.unwrap());
+            client.shutdown().await.unwrap();
+        });
+    });
+    let mut seen = std::collections::BTreeMap::new();
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        let key = key.key();
+        let mut labels: Vec<String> = key
+            .labels()
+            .map(|l| format!("{}={}", l.key(), l.value()))
+            .collect();
+        labels.sort();
+        let id = format!("{}{{{}}}", key.name(), labels.join(","));
+        let shown = match value {
+            DebugValue::Counter(n) => n as f64,
+            DebugValue::Gauge(g) => g.0,
+            DebugValue::Histogram(h) => h.len() as f64,
+        };
+        seen.insert(id, shown);
+    }
+    let get = |id: &str| {
+        seen.get(id)
+            .copied()
+            .unwrap_or_else(|| panic!("{id} in {seen:#?}"))
+    };
+    assert_eq!(
+        get("redisson_lock_latch_count_down_total{opened=false}"),
+        1.0
+    );
+    assert_eq!(
+        get("redisson_lock_latch_count_down_total{opened=true}"),
+        1.0
+    );
+    assert_eq!(get("redisson_lock_latch_wait_total{outcome=opened}"), 1.0);
+    assert_eq!(
+        get("redisson_lock_latch_wait_total{outcome=timed_out}"),
+        1.0
+    );
+    assert_eq!(
+        get("redisson_lock_latch_wait_seconds{outcome=timed_out}"),
+        1.0
+    );
+    assert_eq!(get("redisson_lock_waiters{kind=count_down_latch}"), 0.0);
+}
