@@ -708,3 +708,42 @@ fn latch_metrics() {
     );
     assert_eq!(get("redisson_lock_waiters{kind=count_down_latch}"), 0.0);
 }
+
+/// A count down whose reply is lost (the server stalls past the response timeout) is
+/// reported as `OutcomeUnknown` and never sent again: the count went down exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_down_whose_reply_is_lost_is_not_sent_again() {
+    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let client = server
+        .client_with(server.config().response_timeout(Duration::from_millis(500)))
+        .await;
+    let raw = server.raw().await;
+    let name = key("latch-lost-reply");
+    let latch = client.get_count_down_latch(&name);
+    assert!(latch.try_set_count(3).await.unwrap());
+    latch.count_down().await.unwrap(); // the script is in the server's cache: 2 left
+    let sleeper = server.raw().await;
+    let paused = tokio::spawn(async move {
+        let _: Value = sleeper
+            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "1.5"])
+            .await
+            .expect("DEBUG SLEEP");
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let outcome = latch.count_down().await;
+    assert!(
+        matches!(
+            &outcome,
+            Err(Error::OutcomeUnknown {
+                operation: "count_down",
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+    paused.await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(raw_count(&raw, &name).await.as_deref(), Some("1"));
+    assert_eq!(latch.get_count().await.unwrap(), 1);
+    client.shutdown().await.unwrap();
+}
