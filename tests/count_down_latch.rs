@@ -747,3 +747,34 @@ async fn a_count_down_whose_reply_is_lost_is_not_sent_again() {
     assert_eq!(latch.get_count().await.unwrap(), 1);
     client.shutdown().await.unwrap();
 }
+
+/// Through Sentinel: the count lands on the primary, the waiter's subscription works, and
+/// a Java count down on the primary releases it (the latch never sends `WAIT`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_a_sentinel() {
+    let primary = RedisServer::start();
+    let replica = RedisServer::start_replica_of(&primary);
+    wait_replica_linked(replica.port, Duration::from_secs(20));
+    let sentinel = SentinelServer::start(primary.port, 2000);
+    let url = format!(
+        "redis-sentinel://127.0.0.1:{}/0?sentinelServiceName=mymaster",
+        sentinel.port
+    );
+    let client = redisson_lock::Client::connect(redisson_lock::Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
+    let raw = primary.raw().await;
+    let name = key("latch-sentinel");
+    let latch = client.get_count_down_latch(&name);
+    assert!(latch.try_set_count(1).await.unwrap());
+    assert_eq!(raw_count(&raw, &name).await.as_deref(), Some("1"));
+    let waiter = tokio::spawn({
+        let latch = latch.clone();
+        async move { latch.wait_for(Duration::from_secs(20)).await }
+    });
+    subscribed(&raw, &channel(&name), 1).await;
+    java::count_down(&raw, &name).await;
+    assert!(waiter.await.unwrap().unwrap());
+    assert_eq!(command_calls(&raw, "wait").await, 0, "no WAIT for a latch");
+    client.shutdown().await.unwrap();
+}
