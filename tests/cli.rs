@@ -753,3 +753,67 @@ async fn inspect_and_list_show_semaphores_expirable_semaphores_and_latches() {
     assert!(waiter.await.unwrap().unwrap());
     client.shutdown().await.unwrap();
 }
+
+/// On a cluster `list` asks every primary: a latch with a waiter (sharded subscription,
+/// found by `PUBSUB SHARDCHANNELS`) and an expirable semaphore's permit set (`SCAN`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_finds_synchronizers_on_every_primary_of_a_cluster() {
+    let cluster = support::cluster::Cluster::start();
+    let url = cluster.url();
+    let client = redisson_lock::Client::connect(redisson_lock::Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
+    let raw = cluster.raw().await;
+    let mut waiters = Vec::new();
+    for name in ["c:latch-a", "c:latch-b", "c:latch-c"] {
+        let latch = client.get_count_down_latch(name);
+        assert!(latch.try_set_count(1).await.unwrap());
+        waiters.push(tokio::spawn(async move {
+            latch.wait_for(Duration::from_secs(30)).await
+        }));
+    }
+    let _: () = raw.set("c:pes", 1, None, None, false).await.unwrap();
+    let _: i64 = raw
+        .custom(
+            redisson_lock::fred::cmd!("ZADD"),
+            vec![
+                Value::from("{c:pes}:timeout"),
+                Value::from(922_337_203_685_477i64),
+                Value::Bytes(vec![7u8; 16].into()),
+            ],
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let out = cli(&url, ["--json", "list", "--match", "c:*"]).await;
+    no_panic(&out);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let listed = json(&out);
+    let kinds: Vec<(&str, &str)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("c:latch-a", "count-down-latch"),
+            ("c:latch-b", "count-down-latch"),
+            ("c:latch-c", "count-down-latch"),
+            ("c:pes", "permit-expirable-semaphore"),
+        ]
+    );
+    assert_eq!(listed[3]["holders"][0]["permit_id"], "07".repeat(16));
+    for name in ["c:latch-a", "c:latch-b", "c:latch-c"] {
+        client
+            .get_count_down_latch(name)
+            .count_down()
+            .await
+            .unwrap();
+    }
+    for waiter in waiters {
+        assert!(waiter.await.unwrap().unwrap());
+    }
+    client.shutdown().await.unwrap();
+}
