@@ -274,4 +274,17 @@ mod bounds {
         send(&guard.lost());
         send(&guard.unlock());
     }
+
+    #[allow(dead_code, clippy::let_underscore_future)]
+    fn latch_futures_are_send(latch: CountDownLatch) {
+        sync::<CountDownLatch>();
+        send(&latch.try_set_count(1));
+        send(&latch.count_down());
+        send(&latch.get_count());
+        send(&latch.delete());
+        send(&latch.wait());
+        send(&latch.wait_for(std::time::Duration::from_secs(1)));
+        send(&latch.count_down_and_wait());
+        send(&latch.count_down_and_wait_for(std::time::Duration::from_secs(1)));
+    }
 }
