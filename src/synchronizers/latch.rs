@@ -8,7 +8,8 @@
 //!
 //! Invariants of a wait:
 //! * it reads the count (`GET`) before subscribing, after subscribing and after every
-//!   wake-up, and returns as soon as it reads 0 or less;
+//!   wake-up, and returns as soon as it reads 0 or less (joining a channel this client is
+//!   subscribed to already costs nothing, so such a waiter joins first and reads once);
 //! * the channel's subscription is this client's one share per channel
 //!   ([`PubSub::subscribe_with`](crate::wait::pubsub::PubSub::subscribe_with) with
 //!   [`latch_messages`]): 64 waiters of one client are one `SUBSCRIBE`;
@@ -490,7 +491,11 @@ impl CountDownLatch {
     /// Reads, subscribes, reads, then sleeps and reads after each wake-up (see the module
     /// docs). `skip_first_read`: the caller knows the count is positive.
     async fn wait_until(&self, deadline: Option<Instant>, skip_first_read: bool) -> Result<bool> {
-        if !skip_first_read && self.read_count().await? <= 0 {
+        // A channel this client is subscribed to already (other waiters, or one that left
+        // less than `LINGER` ago) costs nothing to join: join it first, and the loop's
+        // first read is the only one before sleeping.
+        let warm = self.context.pubsub.is_ready(&self.channel);
+        if !skip_first_read && !warm && self.read_count().await? <= 0 {
             return Ok(true);
         }
         let Some(subscription) = self.subscribe(deadline).await? else {
