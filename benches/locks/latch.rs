@@ -5,10 +5,12 @@
 //! the last one started), then counts down and times, from the `count_down` call, each
 //! waiter's return. The figures: the round trip until the **last** waiter returned
 //! (p50/p99 over rounds, the row's latency columns), each waiter's release (p50), and
-//! the `GET`s per round (each waiter reads the count before and after subscribing and
-//! after its wake-up: about 3 × 64, the subscription shared). Server limits beside it:
-//! the PING round trip (the floor of one script, its message and one `GET` is about three
-//! of them) and `redis-benchmark` EVALSHA -c 1.
+//! the `GET`s per round (each waiter reads the count once before sleeping, the channel
+//! being subscribed from the previous round, and once after its wake-up: about 2 × 64;
+//! 3 × 64 on a cold channel). Server limits beside it: the PING round trip (one script,
+//! its message and one `GET` is about three of them), `redis-benchmark` PING_MBULK -c 50
+//! (64 reads take at least 64 / that rate: `reads_64_at_ping_mbulk_c50_us`) and EVALSHA
+//! -c 1.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -96,6 +98,14 @@ pub async fn run(bench: &mut Bench) {
     row.set("rounds", json!(rounds));
     row.set("ping_rtt_p50_us", json!(round1(bench.ping)));
     row.set("evalsha_c1_rps", json!(bench.limits.evalsha_c1.map(round1)));
+    let reads_floor_us = bench
+        .limits
+        .ping_mbulk_c50
+        .map(|rate| WAITERS as f64 / rate * 1e6);
+    row.set(
+        "reads_64_at_ping_mbulk_c50_us",
+        json!(reads_floor_us.map(round1)),
+    );
     row.set(
         "each_waiter_release_p50_us",
         json!(percentile_us(&each, 50.0).map(round1)),
