@@ -375,6 +375,26 @@ impl Client {
         Lock::new(self.inner.clone(), name.into(), NonReentrantFair)
     }
 
+    /// A handle to the count-down latch `name` (Redisson's `RCountDownLatch`): a count in
+    /// the string key `name` that tasks count down and waiters wait on, shared with Java
+    /// apps. The name goes through the client's name mapper. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getCountDownLatch(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let latch = client.get_count_down_latch("jobs:batch-7");
+    /// latch.try_set_count(3).await?;
+    /// latch.count_down().await?;
+    /// assert_eq!(latch.get_count().await?, 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn get_count_down_latch(&self, name: impl Into<String>) -> crate::CountDownLatch {
+        crate::CountDownLatch::new(self.inner.clone(), name.into())
+    }
+
     /// The configuration this client was connected with.
     ///
     /// # Examples

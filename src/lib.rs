@@ -107,6 +107,7 @@ pub use lock::{
 pub use names::keys::LockKeys;
 pub use names::mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 pub use names::owner::LockOwner;
+pub use synchronizers::latch::CountDownLatch;
 
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
 /// [`Client::redis`].
@@ -191,6 +192,14 @@ pub mod lua {
     /// `lua/fencing_ops.lua`: the fenced `SET`/`HSET`/`DEL` write function.
     pub const FENCING_OPS: &str = crate::fencing::FENCING_OPS;
 
+    /// `lua/latch_try_set_count.lua` (`CountDownLatch::try_set_count`).
+    pub const LATCH_TRY_SET_COUNT: &str = crate::synchronizers::latch::LATCH_TRY_SET_COUNT;
+    /// `lua/latch_count_down.lua` (`CountDownLatch::count_down`).
+    pub const LATCH_COUNT_DOWN: &str = crate::synchronizers::latch::LATCH_COUNT_DOWN;
+    /// `lua/latch_delete.lua` (`CountDownLatch::delete`: publishes `0` where Redisson
+    /// publishes `1`).
+    pub const LATCH_DELETE: &str = crate::synchronizers::latch::LATCH_DELETE;
+
     /// Every script above.
     pub const ALL: &[&str] = &[
         LOCK_HANDOFF,
@@ -227,6 +236,9 @@ pub mod lua {
         SPIN_HANDOFF,
         FENCING_GUARD,
         FENCING_OPS,
+        LATCH_TRY_SET_COUNT,
+        LATCH_COUNT_DOWN,
+        LATCH_DELETE,
     ];
 }
 
@@ -261,5 +273,18 @@ mod bounds {
         send(&lock.acquire());
         send(&guard.lost());
         send(&guard.unlock());
+    }
+
+    #[allow(dead_code, clippy::let_underscore_future)]
+    fn latch_futures_are_send(latch: CountDownLatch) {
+        sync::<CountDownLatch>();
+        send(&latch.try_set_count(1));
+        send(&latch.count_down());
+        send(&latch.get_count());
+        send(&latch.delete());
+        send(&latch.wait());
+        send(&latch.wait_for(std::time::Duration::from_secs(1)));
+        send(&latch.count_down_and_wait());
+        send(&latch.count_down_and_wait_for(std::time::Duration::from_secs(1)));
     }
 }

@@ -75,6 +75,13 @@ pub(crate) mod names {
     pub(crate) const WAITERS: &str = "redisson_lock_waiters";
     /// Gauge: lock channels this process is subscribed to.
     pub(crate) const SUBSCRIPTIONS: &str = "redisson_lock_subscriptions";
+    /// Counter: count-down latch waits, by `outcome` (`opened`, `timed_out`, `error`).
+    pub(crate) const LATCH_WAIT_TOTAL: &str = "redisson_lock_latch_wait_total";
+    /// Histogram (seconds): from a latch wait's call to its outcome, by `outcome`.
+    pub(crate) const LATCH_WAIT: &str = "redisson_lock_latch_wait_seconds";
+    /// Counter: count-down latch `count_down` calls applied, by `opened` (`true` when it
+    /// left a count of 0 or less).
+    pub(crate) const LATCH_COUNT_DOWN: &str = "redisson_lock_latch_count_down_total";
 }
 
 #[cfg(feature = "metrics")]
@@ -242,4 +249,42 @@ pub(crate) fn report(
         }
     }
     hold_transition(transition, signal.at_risk_for(tokio::time::Instant::now()));
+}
+
+/// How a count-down latch wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LatchWaitOutcome {
+    Opened,
+    TimedOut,
+    Error,
+}
+
+impl LatchWaitOutcome {
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            LatchWaitOutcome::Opened => "opened",
+            LatchWaitOutcome::TimedOut => "timed_out",
+            LatchWaitOutcome::Error => "error",
+        }
+    }
+}
+
+/// A count-down latch wait ended after `waited`.
+#[allow(unused_variables)]
+pub(crate) fn latch_wait_finished(outcome: LatchWaitOutcome, waited: Duration) {
+    #[cfg(feature = "metrics")]
+    {
+        let outcome = outcome.as_str();
+        metrics::counter!(names::LATCH_WAIT_TOTAL, "outcome" => outcome).increment(1);
+        metrics::histogram!(names::LATCH_WAIT, "outcome" => outcome).record(waited.as_secs_f64());
+    }
+}
+
+/// A latch's `count_down` was applied; `opened`: it left 0 or less.
+#[allow(unused_variables)]
+pub(crate) fn latch_count_down(opened: bool) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::LATCH_COUNT_DOWN, "opened" => if opened { "true" } else { "false" })
+        .increment(1);
 }

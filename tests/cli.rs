@@ -598,3 +598,222 @@ async fn force_unlock_wakes_a_waiter_of_every_kind() {
     holder.shutdown().await.unwrap();
     waiter_client.shutdown().await.unwrap();
 }
+
+/// Redisson's synchronizers: a semaphore's permits and a latch's count are an integer in a
+/// string key (ambiguous until waiters or `--kind` tell), an expirable semaphore's holders
+/// are a sorted set of 16-byte ids (shown as 32 hex) with their expiry or "no lease".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_and_list_show_semaphores_expirable_semaphores_and_latches() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let client = server.client().await;
+    let raw = server.raw().await;
+
+    // A bare integer: a semaphore with 3 permits, or a latch with count 3.
+    let _: () = raw.set("sync:sem", 3, None, None, false).await.unwrap();
+    // An expirable semaphore (raw, as Java writes it): 2 available, three holders.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let _: () = raw.set("sync:pes", 2, None, None, false).await.unwrap();
+    let leased: Vec<u8> = (1..=16).collect();
+    let forever = vec![
+        0x1e, 0xb2, 0x48, 0x8e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xb9,
+    ];
+    let expired = vec![0xff; 16];
+    for (score, member) in [
+        (now + 60_000, leased),
+        (922_337_203_685_477, forever),
+        (now - 5_000, expired),
+    ] {
+        let _: i64 = raw
+            .custom(
+                redisson_lock::fred::cmd!("ZADD"),
+                vec![
+                    Value::from("{sync:pes}:timeout"),
+                    Value::from(score),
+                    Value::Bytes(member.into()),
+                ],
+            )
+            .await
+            .unwrap();
+    }
+    // A latch with a waiter of this crate.
+    let latch = client.get_count_down_latch("sync:latch");
+    assert!(latch.try_set_count(2).await.unwrap());
+    let waiter = tokio::spawn({
+        let latch = latch.clone();
+        async move { latch.wait_for(Duration::from_secs(60)).await }
+    });
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            numsub(&raw, "redisson_countdownlatch__channel__{sync:latch}").await == 1
+        })
+        .await
+    );
+
+    let out = cli(
+        &url,
+        ["--json", "inspect", "sync:sem", "sync:pes", "sync:latch"],
+    )
+    .await;
+    no_panic(&out);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reports = json(&out);
+    let sem = &reports[0];
+    assert_eq!(sem["kind"], "semaphore-or-latch", "{sem}");
+    assert_eq!(sem["value"], 3);
+    assert_eq!(
+        sem["candidates"],
+        serde_json::json!(["semaphore", "count-down-latch"])
+    );
+    assert!(
+        sem["notes"][0].as_str().unwrap().contains("ambiguous"),
+        "{sem}"
+    );
+    let pes = &reports[1];
+    assert_eq!(pes["kind"], "permit-expirable-semaphore", "{pes}");
+    assert_eq!(pes["available_permits"], 2);
+    assert_eq!(pes["expired_permits"], 1);
+    let holders = pes["holders"].as_array().unwrap();
+    assert_eq!(holders.len(), 3);
+    assert_eq!(holders[0]["permit_id"], "f".repeat(32));
+    assert!(holders[0]["lease_left_ms"].as_i64().unwrap() < 0);
+    assert_eq!(holders[1]["permit_id"], "0102030405060708090a0b0c0d0e0f10");
+    let left = holders[1]["lease_left_ms"].as_i64().unwrap();
+    assert!((50_000..=60_000).contains(&left), "{left}");
+    assert_eq!(holders[2]["permit_id"], "1eb2488e0000000000000000000000b9");
+    assert_eq!(holders[2]["no_lease"], true);
+    assert_eq!(holders[2]["lease_left_ms"], Json::Null);
+    let lat = &reports[2];
+    assert_eq!(lat["kind"], "count-down-latch", "{lat}");
+    assert_eq!(lat["count"], 2);
+    assert_eq!(lat["open"], false);
+    assert_eq!(lat["subscribers"]["classic"], 1);
+
+    // Text; --kind settles the ambiguous key, and never overrides what Redis shows.
+    let out = cli(
+        &url,
+        ["inspect", "--kind", "semaphore", "sync:sem", "sync:pes"],
+    )
+    .await;
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    assert!(text.contains("3 available permit(s)"), "{text}");
+    assert!(text.contains("evidence  --kind semaphore"), "{text}");
+    assert!(
+        text.contains("no lease") && text.contains("expired"),
+        "{text}"
+    );
+    assert!(text.contains("1eb2488e0000000000000000000000b9"), "{text}");
+    assert!(text.contains("--kind semaphore ignored"), "{text}");
+    let out = cli(&url, ["inspect", "sync:sem"]).await;
+    assert!(stdout(&out).contains("ambiguous"), "{}", stdout(&out));
+
+    // list: what Redis can tell (the expirable semaphore, the latch with a waiter); the
+    // bare integer only with --kind.
+    let out = cli(&url, ["--json", "list", "--match", "sync:*"]).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let listed = json(&out);
+    let kinds: Vec<(&str, &str)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("sync:latch", "count-down-latch"),
+            ("sync:pes", "permit-expirable-semaphore")
+        ]
+    );
+    let out = cli(&url, ["list", "--match", "sync:*"]).await;
+    assert!(stderr(&out).contains("--kind"), "{}", stderr(&out));
+    let out = cli(&url, ["list", "--match", "sync:*", "--kind", "latch"]).await;
+    let text = stdout(&out);
+    assert!(
+        text.contains("sync:sem") && text.contains("count 3"),
+        "{text}"
+    );
+
+    // orphans does not take any of them for lock-family keys.
+    let out = cli(&url, ["--json", "orphans"]).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        json(&out)["orphans"],
+        serde_json::json!([]),
+        "{}",
+        stdout(&out)
+    );
+
+    latch.count_down().await.unwrap();
+    latch.count_down().await.unwrap();
+    assert!(waiter.await.unwrap().unwrap());
+    client.shutdown().await.unwrap();
+}
+
+/// On a cluster `list` asks every primary: a latch with a waiter (sharded subscription,
+/// found by `PUBSUB SHARDCHANNELS`) and an expirable semaphore's permit set (`SCAN`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_finds_synchronizers_on_every_primary_of_a_cluster() {
+    let cluster = support::cluster::Cluster::start();
+    let url = cluster.url();
+    let client = redisson_lock::Client::connect(redisson_lock::Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
+    let raw = cluster.raw().await;
+    let mut waiters = Vec::new();
+    for name in ["c:latch-a", "c:latch-b", "c:latch-c"] {
+        let latch = client.get_count_down_latch(name);
+        assert!(latch.try_set_count(1).await.unwrap());
+        waiters.push(tokio::spawn(async move {
+            latch.wait_for(Duration::from_secs(30)).await
+        }));
+    }
+    let _: () = raw.set("c:pes", 1, None, None, false).await.unwrap();
+    let _: i64 = raw
+        .custom(
+            redisson_lock::fred::cmd!("ZADD"),
+            vec![
+                Value::from("{c:pes}:timeout"),
+                Value::from(922_337_203_685_477i64),
+                Value::Bytes(vec![7u8; 16].into()),
+            ],
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let out = cli(&url, ["--json", "list", "--match", "c:*"]).await;
+    no_panic(&out);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let listed = json(&out);
+    let kinds: Vec<(&str, &str)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("c:latch-a", "count-down-latch"),
+            ("c:latch-b", "count-down-latch"),
+            ("c:latch-c", "count-down-latch"),
+            ("c:pes", "permit-expirable-semaphore"),
+        ]
+    );
+    assert_eq!(listed[3]["holders"][0]["permit_id"], "07".repeat(16));
+    for name in ["c:latch-a", "c:latch-b", "c:latch-c"] {
+        client
+            .get_count_down_latch(name)
+            .count_down()
+            .await
+            .unwrap();
+    }
+    for waiter in waiters {
+        assert!(waiter.await.unwrap().unwrap());
+    }
+    client.shutdown().await.unwrap();
+}

@@ -64,6 +64,8 @@
 //!   before and one just after).
 //! * `trylock_wait_16`; `watchdog_10k` and `memory` (`bytes_per_held_lock`,
 //!   `bytes_per_waiting_task`).
+//! * `latch_fanout_64` (`latch`): one `count_down` releasing 64 waiting tasks; the time
+//!   to the last one's release against the PING round trip.
 //!
 //! Allocations come from a counting global allocator (`alloc_count`) read at the edges of
 //! each measured window: process-wide, so fred's connection task, tokio and the bench's
@@ -92,6 +94,7 @@ mod support;
 mod alloc_count;
 mod fair;
 mod fenced;
+mod latch;
 mod limits;
 mod measure;
 mod multi;
@@ -167,6 +170,7 @@ fn known_scenarios() -> Vec<&'static str> {
         read_write::SCENARIOS,
         multi::SCENARIOS,
         redisson_like::SCENARIOS,
+        latch::SCENARIOS,
     ]
     .concat()
 }
@@ -235,6 +239,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     read_write::run(&mut bench).await;
     multi::run(&mut bench).await;
     redisson_like::run(&mut bench).await;
+    latch::run(&mut bench).await;
 
     if let Some(row) = watchdog_row {
         bench.rows.push(row);

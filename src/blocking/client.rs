@@ -98,6 +98,26 @@ impl Client {
         self.shared.client.id()
     }
 
+    /// A handle to the count-down latch `name` (Redisson's `RCountDownLatch`). No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getCountDownLatch(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// let latch = client.get_count_down_latch("jobs");
+    /// latch.try_set_count(1)?;
+    /// latch.count_down()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_count_down_latch(&self, name: impl Into<String>) -> super::CountDownLatch {
+        super::CountDownLatch {
+            shared: self.shared.clone(),
+            inner: self.shared.client.get_count_down_latch(name),
+        }
+    }
+
     /// The configuration this client was connected with.
     ///
     /// # Examples

@@ -10,6 +10,7 @@
 //!   [`WriteLock`], [`FencedLock`], [`SpinLock`], [`NonReentrantLock`],
 //!   [`NonReentrantFairLock`]), and [`ReadWriteLock`] for the read-write pair.
 //! * [`LockGuard<K>`]: one hold, released when dropped (also while a panic unwinds).
+//! * [`CountDownLatch`]: Redisson's `RCountDownLatch`.
 //!
 //! The locks are the async locks underneath: same scripts, same keys, same watchdog. A
 //! blocking client, an async [`crate::Client`] and a Java Redisson client contend for one
@@ -101,6 +102,7 @@
 mod client;
 mod forward;
 mod guards;
+mod latch;
 mod lock;
 mod runtime;
 
@@ -112,6 +114,7 @@ use crate::lock::{
 
 pub use client::Client;
 pub use guards::LockGuard;
+pub use latch::CountDownLatch;
 pub use lock::{Lock, ReadWriteLock};
 
 #[cfg(doc)]
@@ -166,5 +169,6 @@ mod tests {
         send_sync::<ReadWriteLock>();
         send_sync::<LockGuard>();
         send_sync::<LockGuard<Fenced>>();
+        send_sync::<CountDownLatch>();
     }
 }

@@ -86,7 +86,6 @@ pub(crate) fn permit_timeouts(name: &str) -> String {
 /// A Redisson count-down latch's channel: `redisson_countdownlatch__channel__{N}`, the
 /// braces added even when `N` has some (sync protocol §1.3; on a cluster such a name's
 /// channel and key hash to different slots, §8.3).
-#[allow(dead_code)] // until the synchronizers land
 pub(crate) fn latch_channel(name: &str) -> String {
     format!("redisson_countdownlatch__channel__{{{name}}}")
 }

@@ -2,7 +2,7 @@
 //! ([`Messages`]): a lock channel's `0` wakes one waiter and `1` all
 //! ([`lock_messages`]); a channel that carries a number (a Redisson semaphore's) wakes up
 //! to that many ([`Wake::Count`], [`semaphore_messages`]); a count-down latch's channel
-//! opens on `0` ([`latch_messages`]).
+//! wakes its waiters to read the count on `0` and `1` ([`latch_messages`]).
 
 /// What one message wakes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,12 +42,13 @@ pub(crate) fn semaphore_messages(payload: &[u8]) -> Option<Wake> {
 }
 
 /// A Redisson count-down latch's channel (`redisson_countdownlatch__channel__{N}`): `0`
-/// (`ZERO_COUNT_MESSAGE`, the count reached zero) wakes every waiter; `1`
-/// (`NEW_COUNT_MESSAGE`, the count was set or the key deleted) and anything else wakes
-/// nobody. A waiter re-reads the count after each wake-up, so a stray `0` costs one `GET`.
-#[allow(dead_code)] // until the synchronizers land
+/// (`ZERO_COUNT_MESSAGE`, the count reached zero) and `1` (`NEW_COUNT_MESSAGE`, the count
+/// was set, or Java's `delete()` removed the key) wake every waiter; anything else wakes
+/// nobody. A waiter re-reads the count after each wake-up, so a stray `0` (or a `1` of a
+/// new count) costs one `GET`; the `1` of Java's `delete()` is what releases this crate's
+/// waiters of a deleted latch (sync protocol §5.3, §6.4).
 pub(crate) fn latch_messages(payload: &[u8]) -> Option<Wake> {
-    (payload == b"0").then_some(Wake::All)
+    (payload == b"0" || payload == b"1").then_some(Wake::All)
 }
 
 #[cfg(test)]
@@ -68,6 +69,7 @@ mod tests {
             Some(Wake::Count(u32::MAX))
         );
         assert_eq!(latch_messages(b"0"), Some(Wake::All));
-        assert_eq!(latch_messages(b"1"), None);
+        assert_eq!(latch_messages(b"1"), Some(Wake::All));
+        assert_eq!(latch_messages(b"2"), None);
     }
 }

@@ -93,14 +93,21 @@ impl Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Show each lock's kind, holders, TTL, fencing token and waiters.
+    /// Show each lock's kind, holders, TTL, fencing token and waiters; a semaphore's
+    /// permits, a permit-expirable semaphore's holders, a count-down latch's count.
     Inspect {
         /// Lock names, as stored in Redis (the key of the lock hash); with --prefix, the
         /// names without the prefix.
         #[arg(required = true, value_name = "NAME")]
         names: Vec<OsString>,
+        /// What a string key holding an integer is: a semaphore's permits and a latch's
+        /// count are the same bytes in Redis, told apart only by their waiters (a
+        /// permit-expirable semaphore also by its `{N}:timeout` set).
+        #[arg(long, value_enum, value_name = "KIND")]
+        kind: Option<crate::synchronizers::KindArg>,
     },
-    /// List every lock-shaped key (SCAN, never KEYS; every primary of a cluster).
+    /// List every lock-shaped key, and the semaphores and latches Redis can tell (SCAN,
+    /// never KEYS; every primary of a cluster).
     List {
         /// Only keys matching this glob pattern (SCAN's MATCH), e.g. 'orders:*'; with
         /// --prefix, the pattern of the names without the prefix.
@@ -110,6 +117,11 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 500, value_name = "N",
               value_parser = clap::value_parser!(u32).range(1..))]
         count: u32,
+        /// List every string key holding an integer as this kind. Without it, such keys
+        /// are listed only when Redis tells their kind (waiters on a semaphore or latch
+        /// channel, a permit-expirable semaphore's `{N}:timeout` set).
+        #[arg(long, value_enum, value_name = "KIND")]
+        kind: Option<crate::synchronizers::KindArg>,
     },
     /// Find the lock-family keys no client will ever remove (fair queues and deadline
     /// sets of dead waiters, token counters without a lock, latches without a TTL,

@@ -10,6 +10,7 @@ mod inspect;
 mod list;
 mod orphans;
 mod render;
+mod synchronizers;
 mod watch;
 
 use std::ffi::OsString;
@@ -166,16 +167,20 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         },
     };
     match cli.command {
-        Command::Inspect { names } => {
+        Command::Inspect { names, kind } => {
             let names = names.iter().map(lock_name).collect::<Result<Vec<_>, _>>()?;
             let session = connect(&url, &access, timeout).await?;
-            let code = run_inspect(&session, &out, &names).await;
+            let code = run_inspect(&session, &out, &names, kind).await;
             shutdown(&session).await;
             code
         }
-        Command::List { pattern, count } => {
+        Command::List {
+            pattern,
+            count,
+            kind,
+        } => {
             let session = connect(&url, &access, timeout).await?;
-            let code = list::run(&session, &out, &pattern, count).await;
+            let code = list::run(&session, &out, &pattern, count, kind).await;
             shutdown(&session).await;
             code
         }
@@ -245,27 +250,74 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     }
 }
 
-async fn run_inspect(session: &Session, out: &Out, names: &[String]) -> Result<u8, Failure> {
+/// What one name turned out to be: a lock (or nothing), or a synchronizer.
+enum Found {
+    Lock(inspect::Outcome),
+    Sync(Box<synchronizers::SyncReport>),
+}
+
+async fn run_inspect(
+    session: &Session,
+    out: &Out,
+    names: &[String],
+    kind: Option<synchronizers::KindArg>,
+) -> Result<u8, Failure> {
     let redis = session.client.redis();
-    let mut outcomes = Vec::with_capacity(names.len());
+    let mut found = Vec::with_capacity(names.len());
     for name in names {
-        let outcome = inspect::inspect(redis, &session.keys(name), name)
+        let failure = |e| session.failure(format!("reading {}: {e}", inspect::escape(name)));
+        let keys = session.keys(name);
+        let outcome = inspect::inspect(redis, &keys, name)
             .await
-            .map_err(|e| session.failure(format!("reading lock {}: {e}", inspect::escape(name))))?;
-        outcomes.push(outcome);
+            .map_err(failure)?;
+        // A string key (or a permit set without its key) may be a synchronizer.
+        let maybe_sync = match &outcome {
+            inspect::Outcome::NotFound { .. } => true,
+            inspect::Outcome::NotALock { key_type, .. } => key_type == "string",
+            inspect::Outcome::Lock(_) => false,
+        };
+        let sync = if maybe_sync {
+            synchronizers::inspect(redis, keys.name(), name, kind)
+                .await
+                .map_err(failure)?
+        } else {
+            None
+        };
+        found.push(match sync {
+            Some(report) => Found::Sync(Box::new(report)),
+            None => Found::Lock(outcome),
+        });
     }
     if out.json() {
-        let all: Vec<_> = outcomes.iter().map(render::outcome_json).collect();
+        let all: Vec<_> = found
+            .iter()
+            .map(|f| match f {
+                Found::Lock(outcome) => render::outcome_json(outcome),
+                Found::Sync(report) => synchronizers::json(report),
+            })
+            .collect();
         out.write_json(&serde_json::Value::Array(all), false);
     } else {
-        let text: Vec<String> = outcomes.iter().map(render::outcome_text).collect();
+        let text: Vec<String> = found
+            .iter()
+            .map(|f| match f {
+                Found::Lock(outcome) => render::outcome_text(outcome),
+                Found::Sync(report) => synchronizers::text(report),
+            })
+            .collect();
         out.write(&text.join("\n"));
     }
-    Ok(if outcomes.iter().all(inspect::Outcome::is_held) {
-        EXIT_OK
-    } else {
-        EXIT_NOT_FOUND
-    })
+    // Found: a held lock, or a synchronizer (its key or its permit set exists).
+    Ok(
+        if found.iter().all(|f| match f {
+            Found::Lock(outcome) => outcome.is_held(),
+            Found::Sync(_) => true,
+        }) {
+            EXIT_OK
+        } else {
+            EXIT_NOT_FOUND
+        },
+    )
 }
 
 /// A lock name from the command line. Redisson lock names are strings, so the bytes must

@@ -306,7 +306,7 @@ fn reason(family: Family, a: &str, b: &str) -> String {
 }
 
 /// A glob match (`*`, `?`, `[...]`, `\` escapes) as Redis's MATCH, for `--pattern`.
-fn glob(pattern: &[u8], text: &[u8]) -> bool {
+pub(crate) fn glob(pattern: &[u8], text: &[u8]) -> bool {
     let (mut p, mut t) = (0usize, 0usize);
     let (mut star_p, mut star_t) = (None, 0usize);
     while t < text.len() {

@@ -19,7 +19,7 @@ pub(crate) fn duration_ms(ms: i64) -> String {
     }
 }
 
-fn ttl_text(ttl_ms: Option<i64>) -> String {
+pub(crate) fn ttl_text(ttl_ms: Option<i64>) -> String {
     match ttl_ms {
         None => "-".to_owned(),
         Some(-1) => "no expiry".to_owned(),
@@ -51,7 +51,7 @@ pub(crate) fn timestamp(epoch_ms: i64) -> String {
 }
 
 /// Left-aligned columns, two spaces apart, each line prefixed by `indent`.
-fn table(indent: &str, rows: &[Vec<String>]) -> String {
+pub(crate) fn table(indent: &str, rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
