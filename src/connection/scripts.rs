@@ -277,6 +277,16 @@ fn keyed_call<'a, S: ScriptKey>(
     (slot, 2 + keys.len() + args.len(), push_call)
 }
 
+/// Milliseconds since the Unix epoch on this machine, as the scripts that compare
+/// client-clock deadlines take `now` (the fair lock's queue, the faster multi-lock's
+/// values; Redisson passes `System.currentTimeMillis()`).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@
 //! client on that lock and owner settles it first (undoing a hold that ran but was never
 //! reported).
 //!
-//! The counts are kept in the registry's slot of each (lock, owner) ([`Book`]), beside
+//! The counts are kept in the registry's slot of each (lock, owner) (a [`Book`]), beside
 //! what the watchdog renews: one key and one map entry per pair, as a client may hold
 //! many locks.
 //!
@@ -25,71 +25,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::hold::book::Book;
 use crate::hold::registry::{HoldKey, HoldRegistry};
-use crate::hold::state::{instant, millis, HoldSignal};
+use crate::hold::state::HoldSignal;
 use crate::names::owner::LockOwner;
-
-/// One (lock, owner)'s count, kept in the registry's slot for that pair (beside what the
-/// watchdog renews, under one key: a client may hold many locks). A slot's book and its
-/// registered hold live and leave on their own terms.
-#[derive(Debug)]
-pub(crate) struct Book {
-    count: u32,
-    /// When the owner took its first hold (ms since the signals' epoch, for the
-    /// hold-time metric).
-    since_ms: u64,
-    /// How the last acquisition is kept.
-    kept: Kept,
-    /// An acquire whose outcome could not be learned.
-    doubt: Option<Box<Doubt>>,
-}
-
-/// How a book's last acquisition is kept, which says when its count stops counting.
-#[derive(Debug)]
-enum Kept {
-    /// No acquisition yet (a doubt's book).
-    Unknown,
-    /// By the watchdog, until its signal says lost.
-    Watchdog(Arc<HoldSignal>),
-    /// By its lease, until this moment (ms since the signals' epoch).
-    Until(u64),
-}
-
-#[derive(Debug, Default)]
-struct Doubt {
-    /// The count before that acquire; `None` once settled.
-    before: Option<u32>,
-    /// Serialises settling the doubt (the caller's next call and the background settler).
-    settling: Arc<tokio::sync::Mutex<()>>,
-}
-
-impl Book {
-    fn new() -> Book {
-        Book {
-            count: 0,
-            since_ms: 0,
-            kept: Kept::Unknown,
-            doubt: None,
-        }
-    }
-
-    fn in_doubt(&self) -> Option<u32> {
-        self.doubt.as_ref().and_then(|d| d.before)
-    }
-
-    fn live_count(&self) -> u32 {
-        let over = match &self.kept {
-            Kept::Unknown => false,
-            Kept::Watchdog(signal) => signal.is_lost(),
-            Kept::Until(end_ms) => millis(Instant::now()) >= *end_ms,
-        };
-        if over {
-            0
-        } else {
-            self.count
-        }
-    }
-}
 
 /// See the module docs. The counts live in the registry's slots ([`HoldRegistry::book`]).
 #[derive(Debug)]
@@ -177,16 +116,7 @@ impl HoldLedger {
         lost: Arc<HoldSignal>,
     ) {
         self.write(name, owner, write, |book| {
-            let book = book.get_or_insert_with(Book::new);
-            let live = book.live_count();
-            if live == 0 {
-                book.since_ms = millis(Instant::now());
-            }
-            book.count = live + 1;
-            book.kept = match lease_end {
-                Some(end) => Kept::Until(millis(end)),
-                None => Kept::Watchdog(lost),
-            };
+            Book::acquired(book, lease_end, lost)
         });
     }
 
@@ -199,16 +129,7 @@ impl HoldLedger {
         write: bool,
         released: bool,
     ) -> Option<std::time::Duration> {
-        self.write(name, owner, write, |book| {
-            if released {
-                book.take().map(|b| instant(b.since_ms).elapsed())
-            } else {
-                if let Some(book) = book.as_mut() {
-                    book.count = book.count.saturating_sub(1);
-                }
-                None
-            }
-        })
+        self.write(name, owner, write, |book| Book::released(book, released))
     }
 
     /// Every hold on `name` is gone (force unlock).
@@ -224,11 +145,7 @@ impl HoldLedger {
         write: bool,
         before: u32,
     ) {
-        self.write(name, owner, write, |book| {
-            let book = book.get_or_insert_with(Book::new);
-            book.count = before;
-            book.doubt.get_or_insert_with(Default::default).before = Some(before);
-        });
+        self.write(name, owner, write, |book| Book::mark_in_doubt(book, before));
     }
 
     /// The count before an acquire in doubt, if one is.
@@ -243,13 +160,7 @@ impl HoldLedger {
         owner: LockOwner,
         write: bool,
     ) -> Option<Arc<tokio::sync::Mutex<()>>> {
-        self.read(name, owner, write, |book| {
-            book.doubt
-                .as_ref()
-                .filter(|d| d.before.is_some())
-                .map(|d| d.settling.clone())
-        })
-        .flatten()
+        self.read(name, owner, write, Book::settling).flatten()
     }
 
     /// An acquire of `owner` on `name` was abandoned by its caller and is being finished
@@ -300,16 +211,7 @@ impl HoldLedger {
 
     /// The doubt is settled; the owner has `count` holds known to the caller.
     pub(crate) fn settled(&self, name: &Arc<str>, owner: LockOwner, write: bool, count: u32) {
-        self.write(name, owner, write, |book| {
-            if count == 0 {
-                *book = None;
-            } else if let Some(book) = book.as_mut() {
-                if let Some(doubt) = book.doubt.as_mut() {
-                    doubt.before = None;
-                }
-                book.count = count;
-            }
-        });
+        self.write(name, owner, write, |book| Book::settled(book, count));
     }
 }
 

@@ -8,7 +8,8 @@
 //! * [`registry`]: every hold by (name, owner), with its signal: what the watchdog
 //!   renews and the sentry watches;
 //! * [`ledger`]: how many holds each (name, owner) has as far as the caller was told, to
-//!   settle an acquire whose reply was lost;
+//!   settle an acquire whose reply was lost; each count is a [`book::Book`] kept in the
+//!   registry's slot of its (name, owner);
 //! * [`renewal`]: the watchdog, one timer per client sending batched scripts;
 //! * [`sentry`]: tells holders at risk on a fault or a deadline, and checks their holds
 //!   after a reconnect;
@@ -19,6 +20,7 @@
 //! watch and clears the registry on shutdown. Nothing here knows a lock kind, a key
 //! format or a script of a kind: those come in through [`held::Held`].
 
+pub(crate) mod book;
 pub(crate) mod failover_watch;
 pub(crate) mod held;
 pub(crate) mod ledger;

@@ -21,8 +21,8 @@ use fred::prelude::Value;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::hold::book::Book;
 use crate::hold::held::{Forced, Held};
-use crate::hold::ledger::Book;
 use crate::hold::state::{millis, Cause, HoldSignal, Transition};
 use crate::names::owner::LockOwner;
 

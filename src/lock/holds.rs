@@ -50,7 +50,7 @@ static RENEW_VALUES: BatchScript = BatchScript {
     script: LazyLock::new(|| Script::new(FASTER_MULTI_RENEW)),
     prelude: |lease, args| {
         args.push(lease.clone());
-        args.push(Value::from(super::call::now_ms()));
+        args.push(Value::from(crate::connection::scripts::now_ms()));
     },
     confirms: renewed,
 };

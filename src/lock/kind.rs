@@ -210,4 +210,4 @@ pub(crate) enum LockedProbe {
     Script(ScriptCall),
 }
 
-pub(crate) use super::call::now_ms;
+pub(crate) use crate::connection::scripts::now_ms;
