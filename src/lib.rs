@@ -107,6 +107,9 @@ pub use lock::{
 pub use names::keys::LockKeys;
 pub use names::mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 pub use names::owner::LockOwner;
+pub use synchronizers::permit_expirable::{
+    Permit, PermitExpirableSemaphore, PermitId, PermitIdError,
+};
 
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
 /// [`Client::redis`].
@@ -191,6 +194,32 @@ pub mod lua {
     /// `lua/fencing_ops.lua`: the fenced `SET`/`HSET`/`DEL` write function.
     pub const FENCING_OPS: &str = crate::fencing::FENCING_OPS;
 
+    /// `lua/pes_acquire.lua` (`RPermitExpirableSemaphore`'s acquire attempt).
+    pub const PES_ACQUIRE: &str = crate::synchronizers::permit_expirable::ops::PES_ACQUIRE;
+    /// `lua/pes_release.lua`.
+    pub const PES_RELEASE: &str = crate::synchronizers::permit_expirable::ops::PES_RELEASE;
+    /// `lua/pes_release_many.lua`.
+    pub const PES_RELEASE_MANY: &str =
+        crate::synchronizers::permit_expirable::ops::PES_RELEASE_MANY;
+    /// `lua/pes_permits.lua` (available, held and total permits).
+    pub const PES_PERMITS: &str = crate::synchronizers::permit_expirable::ops::PES_PERMITS;
+    /// `lua/pes_try_set_permits.lua`.
+    pub const PES_TRY_SET_PERMITS: &str =
+        crate::synchronizers::permit_expirable::ops::PES_TRY_SET_PERMITS;
+    /// `lua/pes_set_permits.lua`.
+    pub const PES_SET_PERMITS: &str = crate::synchronizers::permit_expirable::ops::PES_SET_PERMITS;
+    /// `lua/pes_add_permits.lua`.
+    pub const PES_ADD_PERMITS: &str = crate::synchronizers::permit_expirable::ops::PES_ADD_PERMITS;
+    /// `lua/pes_update_lease.lua`.
+    pub const PES_UPDATE_LEASE: &str =
+        crate::synchronizers::permit_expirable::ops::PES_UPDATE_LEASE;
+    /// `lua/pes_lease_time.lua`.
+    pub const PES_LEASE_TIME: &str = crate::synchronizers::permit_expirable::ops::PES_LEASE_TIME;
+    /// `lua/pes_renew.lua` (the watchdog's renewal of kept permits; not a Redisson script).
+    pub const PES_RENEW: &str = crate::synchronizers::permit_expirable::hold::PES_RENEW;
+    /// `lua/pes_check.lua` (the check of permits after a fault; not a Redisson script).
+    pub const PES_CHECK: &str = crate::synchronizers::permit_expirable::hold::PES_CHECK;
+
     /// Every script above.
     pub const ALL: &[&str] = &[
         LOCK_HANDOFF,
@@ -227,6 +256,17 @@ pub mod lua {
         SPIN_HANDOFF,
         FENCING_GUARD,
         FENCING_OPS,
+        PES_ACQUIRE,
+        PES_RELEASE,
+        PES_RELEASE_MANY,
+        PES_PERMITS,
+        PES_TRY_SET_PERMITS,
+        PES_SET_PERMITS,
+        PES_ADD_PERMITS,
+        PES_UPDATE_LEASE,
+        PES_LEASE_TIME,
+        PES_RENEW,
+        PES_CHECK,
     ];
 }
 
