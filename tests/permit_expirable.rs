@@ -482,10 +482,22 @@ async fn dropped_acquires_never_leak_a_permit_or_a_subscription() {
                     id
                 })
             } else {
-                sem2.acquire(Some(Duration::from_secs(60))).await
+                // No lease: a permit leaked here would never come back.
+                sem2.acquire(None).await
             }
         };
-        match tokio::time::timeout(after, attempt).await {
+        // Dropped after one poll (the script just handed to the connection), or after a
+        // random time.
+        let outcome = if round % 2 == 0 {
+            let mut attempt = Box::pin(attempt);
+            match futures::poll!(attempt.as_mut()) {
+                std::task::Poll::Ready(result) => Ok(result),
+                std::task::Poll::Pending => Err(()),
+            }
+        } else {
+            tokio::time::timeout(after, attempt).await.map_err(|_| ())
+        };
+        match outcome {
             // Taken before the drop: the caller owns it.
             Ok(Ok(id)) => kept.push(id),
             Ok(Err(error)) => panic!("{error}"),
@@ -497,7 +509,10 @@ async fn dropped_acquires_never_leak_a_permit_or_a_subscription() {
         }
     }
     // Contended: waiters dropped while they wait.
-    let blocker = sem.acquire_many(2, None).await.unwrap();
+    let blocker = tokio::time::timeout(Duration::from_secs(10), sem.acquire_many(2, None))
+        .await
+        .expect("both permits free again: none leaked")
+        .unwrap();
     for _ in 0..20 {
         let after = Duration::from_millis(rand::thread_rng().gen_range(0..30));
         let _ = tokio::time::timeout(after, sem.acquire(None)).await;
@@ -525,6 +540,7 @@ async fn dropped_acquires_never_leak_a_permit_or_a_subscription() {
 /// returned one that had expired 28 s earlier, sync protocol §7.2), never a ghost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_acquire_reply_never_returns_an_expired_permit() {
+    init_tracing();
     let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
     let client = server
         .client_with(server.config().response_timeout(Duration::from_millis(300)))
@@ -533,6 +549,9 @@ async fn a_lost_acquire_reply_never_returns_an_expired_permit() {
     let name = key("pes-lost");
     let sem = client.get_permit_expirable_semaphore(&name);
     sem.try_set_permits(1).await.unwrap();
+    // The scripts in the server's cache, so that the paused one runs (not NOSCRIPT).
+    let warm = sem.acquire(None).await.unwrap();
+    sem.release(warm).await.unwrap();
 
     let pauser = server.raw().await;
     let pause = tokio::spawn(async move {
@@ -562,6 +581,28 @@ async fn a_lost_acquire_reply_never_returns_an_expired_permit() {
         "the permit returned had expired {} ms before it was returned",
         returned_at - held[0].1
     );
+    assert_eq!(get(&raw, &name).await.as_deref(), Some("0"));
+    assert!(sem.try_release(id).await.unwrap());
+
+    // A lease that outlives the pause: the permit the lost reply took is the one
+    // returned (found by its id), and no second one is taken.
+    let pauser = server.raw().await;
+    let pause = tokio::spawn(async move {
+        let _: Value = pauser
+            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "0.8"])
+            .await
+            .unwrap();
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let id = sem
+        .try_acquire(Duration::from_secs(5), Some(Duration::from_secs(30)))
+        .await
+        .unwrap()
+        .expect("a permit");
+    pause.await.unwrap();
+    let held = zrange(&raw, &timeouts(&name)).await;
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(held[0].0, id.as_bytes().to_vec());
     assert_eq!(get(&raw, &name).await.as_deref(), Some("0"));
     assert!(sem.try_release(id).await.unwrap());
     client.shutdown().await.unwrap();
