@@ -633,3 +633,47 @@ async fn the_clients_clock_against_the_servers_time() {
     sem.release(id).await.unwrap();
     client.shutdown().await.unwrap();
 }
+
+/// With replicas that acknowledge nothing (frozen), an acquire is undone by its ids and
+/// fails with Redisson's text, once: no re-run with the old expiry, nothing held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_no_replica_acknowledged_is_undone_by_its_ids() {
+    let primary = RedisServer::start();
+    let replica = RedisServer::start_replica_of(&primary);
+    wait_replica_linked(replica.port, Duration::from_secs(20));
+    let sentinel = SentinelServer::start(primary.port, 10_000);
+    sentinel.wait_for(|s| s.known_replicas() == 1, "sentinel to see the replica");
+    let config = redisson_lock::Config::builder()
+        .url(sentinel.url())
+        .build()
+        .unwrap();
+    let client = redisson_lock::Client::connect(config).await.unwrap();
+    let raw = primary.raw().await;
+    let name = key("pes-sync");
+    let sem = client.get_permit_expirable_semaphore(&name);
+    assert!(sem.try_set_permits(2).await.unwrap());
+    let kept = sem.acquire(None).await.unwrap();
+
+    replica.pause();
+    let started = Instant::now();
+    let error = sem
+        .try_acquire(Duration::ZERO, Some(Duration::from_secs(5)))
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    eprintln!("unsynced acquire failed after {took:?}: {error}");
+    assert!(
+        matches!(error, Error::NoSyncedReplicas { replicas: 1, .. }),
+        "{error:?}"
+    );
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert_eq!(get(&raw, &name).await.as_deref(), Some("1"));
+    let held = zrange(&raw, &timeouts(&name)).await;
+    assert_eq!(held, vec![(kept.as_bytes().to_vec(), java_pes::NO_LEASE)]);
+    replica.resume();
+    let id = sem.acquire(None).await.unwrap();
+    assert_eq!(get(&raw, &name).await.as_deref(), Some("0"));
+    sem.release(id).await.unwrap();
+    sem.release(kept).await.unwrap();
+    client.shutdown().await.unwrap();
+}

@@ -277,6 +277,13 @@ impl Shared {
     /// Redisson does). A lost reply is settled by looking for the id, never by
     /// reporting "not held" for a release that ran.
     pub(crate) async fn release_one(&self, id: &PermitId) -> Result<bool> {
+        self.release_one_with(id, true).await
+    }
+
+    /// [`Shared::release_one`]; `synced`: with the `WAIT` for the replicas behind it (not
+    /// for the give-back of permits nobody was told about, which must not double a wait
+    /// the replicas just failed).
+    async fn release_one_with(&self, id: &PermitId, synced: bool) -> Result<bool> {
         let keys = [
             self.name_value.clone(),
             self.channel_value.clone(),
@@ -291,7 +298,14 @@ impl Shared {
                 Value::from(now_ms()),
                 self.publish(),
             ];
-            match self.run_synced(&RELEASE, &keys, &args, Resend::Never).await {
+            let sent = if synced {
+                self.run_synced(&RELEASE, &keys, &args, Resend::Never).await
+            } else {
+                self.run(&RELEASE, &keys, &args, Resend::Never)
+                    .await
+                    .map(|reply| (reply, Synced::Unchecked))
+            };
+            match sent {
                 Ok((reply, synced)) => {
                     self.log_unsynced("release", &synced);
                     return match reply.as_i64() {
@@ -371,7 +385,7 @@ impl Shared {
         for id in ids {
             let mut pause = Duration::from_millis(20);
             loop {
-                match self.release_one(&id).await {
+                match self.release_one_with(&id, false).await {
                     Ok(_) => break,
                     Err(Error::Shutdown) => return,
                     Err(error) if Instant::now() + pause < until => {
