@@ -677,3 +677,35 @@ async fn an_acquire_no_replica_acknowledged_is_undone_by_its_ids() {
     sem.release(kept).await.unwrap();
     client.shutdown().await.unwrap();
 }
+
+/// The blocking API: the same permits from a plain thread; a dropped kept permit is
+/// given back.
+#[cfg(feature = "blocking")]
+#[test]
+fn blocking_permits_from_a_plain_thread() {
+    let server = RedisServer::start();
+    let client =
+        redisson_lock::blocking::Client::connect(server.config().build().unwrap()).unwrap();
+    let name = key("pes-blocking");
+    let sem = client.get_permit_expirable_semaphore(&name);
+    assert!(sem.try_set_permits(2).unwrap());
+    let id = sem.acquire(Some(Duration::from_secs(10))).unwrap();
+    let permit = sem.acquire_kept().unwrap();
+    assert_eq!(permit.state(), HoldState::Held);
+    assert_eq!(sem.acquired_permits().unwrap(), 2);
+    assert!(sem
+        .try_acquire(Duration::from_millis(50), None)
+        .unwrap()
+        .is_none());
+    sem.release(id).unwrap();
+    drop(permit);
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while sem.available_permits().unwrap() != 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the dropped permit came back"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    client.shutdown().unwrap();
+}

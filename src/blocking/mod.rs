@@ -102,6 +102,7 @@ mod client;
 mod forward;
 mod guards;
 mod lock;
+mod permit_expirable;
 mod runtime;
 
 use std::time::Duration;
@@ -113,6 +114,7 @@ use crate::lock::{
 pub use client::Client;
 pub use guards::LockGuard;
 pub use lock::{Lock, ReadWriteLock};
+pub use permit_expirable::{Permit, PermitExpirableSemaphore};
 
 #[cfg(doc)]
 use crate::error::Error;
