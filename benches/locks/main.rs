@@ -62,6 +62,8 @@
 //!   the total rate against `contended_16`'s (measured too when not selected) and against
 //!   the Redisson-like threads alone (`redisson_like_alone_per_s`, the mean of a run just
 //!   before and one just after).
+//! * `pes_uncontended_1`: a permit-expirable semaphore's `acquire(None)` + `release(id)`
+//!   pair on one task, against two PINGs timed in rotation (the two-round-trip floor).
 //! * `trylock_wait_16`; `watchdog_10k` and `memory` (`bytes_per_held_lock`,
 //!   `bytes_per_waiting_task`).
 //!
@@ -95,6 +97,7 @@ mod fenced;
 mod limits;
 mod measure;
 mod multi;
+mod permits;
 mod plot;
 mod read_write;
 mod redisson_like;
@@ -167,6 +170,7 @@ fn known_scenarios() -> Vec<&'static str> {
         read_write::SCENARIOS,
         multi::SCENARIOS,
         redisson_like::SCENARIOS,
+        permits::SCENARIOS,
     ]
     .concat()
 }
@@ -235,6 +239,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     read_write::run(&mut bench).await;
     multi::run(&mut bench).await;
     redisson_like::run(&mut bench).await;
+    permits::run(&mut bench).await;
 
     if let Some(row) = watchdog_row {
         bench.rows.push(row);
