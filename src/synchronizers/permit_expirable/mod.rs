@@ -39,6 +39,17 @@ pub(crate) fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// A release call ended: the unlock metrics, kind `permit_expirable_semaphore`.
+pub(crate) fn released_metric(shared: &Shared, released: &Result<bool>) {
+    use crate::telemetry::UnlockOutcome;
+    let outcome = match released {
+        Ok(true) => UnlockOutcome::Released,
+        Ok(false) => UnlockOutcome::NotOwner,
+        Err(_) => UnlockOutcome::Error,
+    };
+    crate::telemetry::unlock_finished(acquiring::KIND, outcome, None, shared.metric_name());
+}
+
 /// Redisson's `IllegalArgumentException` for a permit that is not held.
 pub(crate) fn not_held(id: &PermitId) -> Error {
     Error::InvalidArgument(format!(
@@ -349,10 +360,13 @@ impl PermitExpirableSemaphore {
     /// ```
     pub async fn try_release(&self, id: PermitId) -> Result<bool> {
         self.shared.check_usable()?;
-        self.shared
+        let released = self
+            .shared
             .release_one(&id)
             .instrument(self.span("release", 1))
-            .await
+            .await;
+        released_metric(&self.shared, &released);
+        released
     }
 
     /// Gives `ids` back, all or none: the number given back (`ids.len()`), or 0 when any

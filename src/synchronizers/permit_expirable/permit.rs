@@ -223,8 +223,15 @@ impl Permit {
         self.shared.context.registry.remove_hold(&self.hold);
         let shared = self.shared.clone();
         let id = self.id;
-        let released =
-            FinishOnDrop::new(async move { shared.release_one(&id).await }, |_| async {}).await?;
+        let released = FinishOnDrop::new(
+            async move {
+                let released = shared.release_one(&id).await;
+                super::released_metric(&shared, &released);
+                released
+            },
+            |_| async {},
+        )
+        .await?;
         if released {
             Ok(())
         } else {
