@@ -709,3 +709,35 @@ fn blocking_permits_from_a_plain_thread() {
     }
     client.shutdown().unwrap();
 }
+
+/// Kept permits are renewed in batches with the locks' renewals: ten permits and a lock
+/// cost two scripts per watchdog round (one per kind of hold), not eleven.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_permits_are_renewed_in_one_batch_per_round() {
+    const WATCHDOG: Duration = Duration::from_millis(900);
+    let Bed(_server, client, raw, name) =
+        Bed::with_config("pes-batch", |c| c.watchdog_timeout(WATCHDOG)).await;
+    let sem = client.get_permit_expirable_semaphore(&name);
+    sem.try_set_permits(10).await.unwrap();
+    let mut permits = Vec::new();
+    for _ in 0..10 {
+        permits.push(sem.acquire_kept().await.unwrap());
+    }
+    let lock = client.get_lock(format!("{name}-lock"));
+    lock.lock().await.unwrap();
+    assert_eq!(client.renewed_locks(), 11);
+    reset_stats(&raw).await;
+    // Three rounds (one every 300 ms).
+    tokio::time::sleep(WATCHDOG + Duration::from_millis(50)).await;
+    let scripts = script_calls(&raw).await;
+    eprintln!("{scripts} scripts renewed 10 permits and a lock over 3 rounds");
+    // 3 or 4 rounds of 2 scripts; one script per hold would be 33 or more.
+    assert!((2..=10).contains(&scripts), "{scripts} scripts in 3 rounds");
+    let now = now_ms();
+    for (_, score) in zrange(&raw, &timeouts(&name)).await {
+        assert!(score > now + 400, "renewed: {} ms left", score - now);
+    }
+    lock.unlock().await.unwrap();
+    drop(permits);
+    client.shutdown().await.unwrap();
+}
