@@ -741,3 +741,71 @@ async fn kept_permits_are_renewed_in_one_batch_per_round() {
     drop(permits);
     client.shutdown().await.unwrap();
 }
+
+/// On a cluster: every key and the channel of a semaphore share its slot (braced names
+/// too), kept permits on many slots are renewed per slot, and a release reaches a waiter
+/// of another client through sharded pub/sub.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permits_on_a_cluster() {
+    let cluster = support::cluster::Cluster::start();
+    let config = || {
+        redisson_lock::Config::builder()
+            .url(cluster.url())
+            .watchdog_timeout(Duration::from_millis(900))
+            .build()
+            .unwrap()
+    };
+    let a = redisson_lock::Client::connect(config()).await.unwrap();
+    let b = redisson_lock::Client::connect(config()).await.unwrap();
+    let raw = cluster.raw().await;
+    let names: Vec<String> = (0..12)
+        .map(|i| {
+            if i % 3 == 0 {
+                key(&format!("pes{{tag{i}}}x"))
+            } else {
+                key(&format!("pes-cluster-{i}"))
+            }
+        })
+        .collect();
+    let mut permits = Vec::new();
+    for name in &names {
+        let sem = a.get_permit_expirable_semaphore(name);
+        assert!(sem.try_set_permits(1).await.unwrap());
+        permits.push(sem.acquire_kept().await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(2_700)).await;
+    let now = now_ms();
+    for (name, permit) in names.iter().zip(&permits) {
+        let t = if name.contains('{') {
+            format!("{name}:timeout")
+        } else {
+            timeouts(name)
+        };
+        let held = zrange(&raw, &t).await;
+        assert_eq!(held.len(), 1, "{name}");
+        assert!(held[0].1 > now, "{name}: renewed");
+        assert_eq!(permit.state(), HoldState::Held);
+    }
+    // A waiter of client B, woken by A's release.
+    let name = names[1].clone();
+    let waiter = {
+        let sem = b.get_permit_expirable_semaphore(&name);
+        tokio::spawn(async move {
+            let id = sem.try_acquire(Duration::from_secs(5), None).await.unwrap();
+            (id, Instant::now())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let released = Instant::now();
+    permits.remove(1).release().await.unwrap();
+    let (id, got) = waiter.await.unwrap();
+    assert!(id.is_some());
+    assert!(
+        got - released < Duration::from_millis(300),
+        "{:?}",
+        got - released
+    );
+    drop(permits);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
