@@ -809,3 +809,28 @@ async fn permits_on_a_cluster() {
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
+
+/// The name mapper maps the semaphore's name, and every key and the channel follow it.
+#[tokio::test]
+async fn the_name_mapper_maps_every_key_and_the_channel() {
+    let Bed(server, client, raw, name) = Bed::with_config("pes-mapped", |c| {
+        c.name_mapper(redisson_lock::PrefixNameMapper::new("app1:"))
+    })
+    .await;
+    let mapped = format!("app1:{name}");
+    let (_subscriber, mut rx) = listen(&server, &sc(&mapped)).await;
+    let sem = client.get_permit_expirable_semaphore(&name);
+    assert_eq!(sem.name(), name);
+    assert_eq!(sem.raw_name(), mapped);
+    sem.try_set_permits(1).await.unwrap();
+    let id = sem.acquire(None).await.unwrap();
+    assert_eq!(get(&raw, &mapped).await.as_deref(), Some("0"));
+    assert_eq!(zrange(&raw, &timeouts(&mapped)).await.len(), 1);
+    sem.release(id).await.unwrap();
+    assert_eq!(
+        texts(&drain(&mut rx, Duration::from_millis(150)).await),
+        ["1", "1"]
+    );
+    assert!(!exists(&raw, &name).await);
+    client.shutdown().await.unwrap();
+}
