@@ -302,4 +302,17 @@ mod bounds {
         send(&guard.lost());
         send(&guard.unlock());
     }
+
+    #[allow(dead_code, clippy::let_underscore_future)]
+    fn permit_futures_are_send(sem: PermitExpirableSemaphore, permit: Permit, id: PermitId) {
+        sync::<PermitExpirableSemaphore>();
+        sync::<Permit>();
+        send(&sem.acquire(None));
+        send(&sem.try_acquire_many(2, std::time::Duration::ZERO, None));
+        send(&sem.acquire_kept());
+        send(&sem.try_release(id));
+        send(&sem.available_permits());
+        send(&permit.at_risk());
+        send(&permit.release());
+    }
 }
