@@ -834,3 +834,43 @@ async fn the_name_mapper_maps_every_key_and_the_channel() {
     assert!(!exists(&raw, &name).await);
     client.shutdown().await.unwrap();
 }
+
+/// A release after the lease ended (nothing reclaimed it yet) gives the permit back and
+/// publishes, but answers `false`, as Redisson (sync protocol §4.4, capture P9).
+#[tokio::test]
+async fn a_release_after_the_lease_ended_gives_back_and_answers_false() {
+    let Bed(server, client, raw, name) = Bed::new("pes-late").await;
+    let sem = client.get_permit_expirable_semaphore(&name);
+    sem.try_set_permits(3).await.unwrap();
+    let (_subscriber, mut rx) = listen(&server, &sc(&name)).await;
+    let id = sem.acquire(Some(Duration::from_millis(200))).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(!sem.try_release(id).await.unwrap());
+    assert_eq!(get(&raw, &name).await.as_deref(), Some("3"));
+    assert!(zrange(&raw, &timeouts(&name)).await.is_empty());
+    assert_eq!(
+        texts(&drain(&mut rx, Duration::from_millis(150)).await),
+        ["3"]
+    );
+    client.shutdown().await.unwrap();
+}
+
+/// Shutdown: a waiter returns `Error::Shutdown` at once, a kept permit says `Lost`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_waiters_and_kept_permits() {
+    let Bed(_server, client, _raw, name) = Bed::new("pes-shutdown").await;
+    let sem = client.get_permit_expirable_semaphore(&name);
+    sem.try_set_permits(1).await.unwrap();
+    let permit = sem.acquire_kept().await.unwrap();
+    let waiter = {
+        let sem = sem.clone();
+        tokio::spawn(async move { sem.acquire(None).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    client.shutdown().await.unwrap();
+    let outcome = waiter.await.unwrap();
+    assert!(matches!(outcome, Err(Error::Shutdown)), "{outcome:?}");
+    assert!(started.elapsed() < Duration::from_millis(500));
+    assert!(permit.is_lost());
+}
