@@ -63,7 +63,8 @@
 //!   the Redisson-like threads alone (`redisson_like_alone_per_s`, the mean of a run just
 //!   before and one just after).
 //! * `pes_uncontended_1`: a permit-expirable semaphore's `acquire(None)` + `release(id)`
-//!   pair on one task, against two PINGs timed in rotation (the two-round-trip floor).
+//!   pair on one task, against the two-round-trip floor (the same two scripts sent
+//!   without the crate) and a PING, timed in rotation.
 //! * `trylock_wait_16`; `watchdog_10k` and `memory` (`bytes_per_held_lock`,
 //!   `bytes_per_waiting_task`).
 //!
