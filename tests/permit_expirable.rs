@@ -419,3 +419,35 @@ async fn a_release_after_the_lease_ended_gives_back_and_answers_false() {
     );
     client.shutdown().await.unwrap();
 }
+
+/// A waiter for several permits is woken by any release and takes them all once there
+/// are enough (Redisson 3.23.4–3.50 slept until its timeout: redisson#6664, #6687).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_for_two_permits_is_woken_by_a_release_of_one() {
+    let Bed(_server, client, raw, name) = Bed::new("pes-two").await;
+    let sem = client.get_permit_expirable_semaphore(&name);
+    sem.try_set_permits(1).await.unwrap();
+    let waiter = {
+        let sem = sem.clone();
+        tokio::spawn(async move {
+            let ids = sem
+                .try_acquire_many(2, Duration::from_secs(5), None)
+                .await
+                .unwrap();
+            (ids, Instant::now())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let added = Instant::now();
+    sem.add_permits(1).await.unwrap();
+    let (ids, got) = waiter.await.unwrap();
+    assert_eq!(ids.len(), 2);
+    assert!(
+        got - added < Duration::from_millis(200),
+        "{:?}",
+        got - added
+    );
+    assert_eq!(get(&raw, &name).await.as_deref(), Some("0"));
+    assert_eq!(sem.try_release_many(&ids).await.unwrap(), 2);
+    client.shutdown().await.unwrap();
+}
