@@ -395,6 +395,29 @@ impl Client {
         crate::CountDownLatch::new(self.inner.clone(), name.into())
     }
 
+    /// A handle to the permit-expirable semaphore `name` (Redisson's
+    /// `RPermitExpirableSemaphore`): permits with ids and optional leases, shared with
+    /// Java apps. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getPermitExpirableSemaphore(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let sem = client.get_permit_expirable_semaphore("exports");
+    /// sem.try_set_permits(2).await?;
+    /// let permit = sem.acquire_kept().await?;
+    /// permit.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_permit_expirable_semaphore(
+        &self,
+        name: impl Into<String>,
+    ) -> crate::PermitExpirableSemaphore {
+        crate::PermitExpirableSemaphore::new(self.inner.clone(), name.into())
+    }
+
     /// The configuration this client was connected with.
     ///
     /// # Examples

@@ -108,6 +108,9 @@ pub use names::keys::LockKeys;
 pub use names::mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 pub use names::owner::LockOwner;
 pub use synchronizers::latch::CountDownLatch;
+pub use synchronizers::permit_expirable::{
+    Permit, PermitExpirableSemaphore, PermitId, PermitIdError,
+};
 
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
 /// [`Client::redis`].
@@ -199,6 +202,31 @@ pub mod lua {
     /// `lua/latch_delete.lua` (`CountDownLatch::delete`: publishes `0` where Redisson
     /// publishes `1`).
     pub const LATCH_DELETE: &str = crate::synchronizers::latch::LATCH_DELETE;
+    /// `lua/pes_acquire.lua` (`RPermitExpirableSemaphore`'s acquire attempt).
+    pub const PES_ACQUIRE: &str = crate::synchronizers::permit_expirable::ops::PES_ACQUIRE;
+    /// `lua/pes_release.lua`.
+    pub const PES_RELEASE: &str = crate::synchronizers::permit_expirable::ops::PES_RELEASE;
+    /// `lua/pes_release_many.lua`.
+    pub const PES_RELEASE_MANY: &str =
+        crate::synchronizers::permit_expirable::ops::PES_RELEASE_MANY;
+    /// `lua/pes_permits.lua` (available, held and total permits).
+    pub const PES_PERMITS: &str = crate::synchronizers::permit_expirable::ops::PES_PERMITS;
+    /// `lua/pes_try_set_permits.lua`.
+    pub const PES_TRY_SET_PERMITS: &str =
+        crate::synchronizers::permit_expirable::ops::PES_TRY_SET_PERMITS;
+    /// `lua/pes_set_permits.lua`.
+    pub const PES_SET_PERMITS: &str = crate::synchronizers::permit_expirable::ops::PES_SET_PERMITS;
+    /// `lua/pes_add_permits.lua`.
+    pub const PES_ADD_PERMITS: &str = crate::synchronizers::permit_expirable::ops::PES_ADD_PERMITS;
+    /// `lua/pes_update_lease.lua`.
+    pub const PES_UPDATE_LEASE: &str =
+        crate::synchronizers::permit_expirable::ops::PES_UPDATE_LEASE;
+    /// `lua/pes_lease_time.lua`.
+    pub const PES_LEASE_TIME: &str = crate::synchronizers::permit_expirable::ops::PES_LEASE_TIME;
+    /// `lua/pes_renew.lua` (the watchdog's renewal of kept permits; not a Redisson script).
+    pub const PES_RENEW: &str = crate::synchronizers::permit_expirable::hold::PES_RENEW;
+    /// `lua/pes_check.lua` (the check of permits after a fault; not a Redisson script).
+    pub const PES_CHECK: &str = crate::synchronizers::permit_expirable::hold::PES_CHECK;
 
     /// Every script above.
     pub const ALL: &[&str] = &[
@@ -239,6 +267,17 @@ pub mod lua {
         LATCH_TRY_SET_COUNT,
         LATCH_COUNT_DOWN,
         LATCH_DELETE,
+        PES_ACQUIRE,
+        PES_RELEASE,
+        PES_RELEASE_MANY,
+        PES_PERMITS,
+        PES_TRY_SET_PERMITS,
+        PES_SET_PERMITS,
+        PES_ADD_PERMITS,
+        PES_UPDATE_LEASE,
+        PES_LEASE_TIME,
+        PES_RENEW,
+        PES_CHECK,
     ];
 }
 
@@ -286,5 +325,18 @@ mod bounds {
         send(&latch.wait_for(std::time::Duration::from_secs(1)));
         send(&latch.count_down_and_wait());
         send(&latch.count_down_and_wait_for(std::time::Duration::from_secs(1)));
+    }
+
+    #[allow(dead_code, clippy::let_underscore_future)]
+    fn permit_futures_are_send(sem: PermitExpirableSemaphore, permit: Permit, id: PermitId) {
+        sync::<PermitExpirableSemaphore>();
+        sync::<Permit>();
+        send(&sem.acquire(None));
+        send(&sem.try_acquire_many(2, std::time::Duration::ZERO, None));
+        send(&sem.acquire_kept());
+        send(&sem.try_release(id));
+        send(&sem.available_permits());
+        send(&permit.at_risk());
+        send(&permit.release());
     }
 }

@@ -62,6 +62,9 @@
 //!   the total rate against `contended_16`'s (measured too when not selected) and against
 //!   the Redisson-like threads alone (`redisson_like_alone_per_s`, the mean of a run just
 //!   before and one just after).
+//! * `pes_uncontended_1`: a permit-expirable semaphore's `acquire(None)` + `release(id)`
+//!   pair on one task, against the two-round-trip floor (the same two scripts sent
+//!   without the crate) and a PING, timed in rotation.
 //! * `trylock_wait_16`; `watchdog_10k` and `memory` (`bytes_per_held_lock`,
 //!   `bytes_per_waiting_task`).
 //! * `latch_fanout_64` (`latch`): one `count_down` releasing 64 waiting tasks; the time
@@ -98,6 +101,7 @@ mod latch;
 mod limits;
 mod measure;
 mod multi;
+mod permits;
 mod plot;
 mod read_write;
 mod redisson_like;
@@ -171,6 +175,7 @@ fn known_scenarios() -> Vec<&'static str> {
         multi::SCENARIOS,
         redisson_like::SCENARIOS,
         latch::SCENARIOS,
+        permits::SCENARIOS,
     ]
     .concat()
 }
@@ -240,6 +245,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     multi::run(&mut bench).await;
     redisson_like::run(&mut bench).await;
     latch::run(&mut bench).await;
+    permits::run(&mut bench).await;
 
     if let Some(row) = watchdog_row {
         bench.rows.push(row);

@@ -299,6 +299,29 @@ impl Client {
         /// ```
         pub fn get_non_reentrant_fair_lock(&self, name: impl Into<String>) -> NonReentrantFairLock;
     }
+
+    /// A handle to the permit-expirable semaphore `name` (Redisson's
+    /// `RPermitExpirableSemaphore`), blocking. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getPermitExpirableSemaphore(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// let sem = client.get_permit_expirable_semaphore("exports");
+    /// sem.try_set_permits(2)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_permit_expirable_semaphore(
+        &self,
+        name: impl Into<String>,
+    ) -> super::PermitExpirableSemaphore {
+        super::PermitExpirableSemaphore {
+            shared: self.shared.clone(),
+            inner: self.shared.client.get_permit_expirable_semaphore(name),
+        }
+    }
     /// Shuts the client down and stops its runtime: dropped guards' unlocks still in
     /// flight are finished, waiters in other threads get [`Error::Shutdown`], the
     /// connections close, and the runtime's threads end before this returns (each step

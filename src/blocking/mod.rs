@@ -104,6 +104,7 @@ mod forward;
 mod guards;
 mod latch;
 mod lock;
+mod permit_expirable;
 mod runtime;
 
 use std::time::Duration;
@@ -116,6 +117,7 @@ pub use client::Client;
 pub use guards::LockGuard;
 pub use latch::CountDownLatch;
 pub use lock::{Lock, ReadWriteLock};
+pub use permit_expirable::{Permit, PermitExpirableSemaphore};
 
 #[cfg(doc)]
 use crate::error::Error;

@@ -76,6 +76,17 @@ pub(crate) struct LockContext {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RequestId(u64, u64);
 
+impl RequestId {
+    /// The id as 16 bytes (big-endian halves): a permit id of a permit-expirable
+    /// semaphore (see [`crate::PermitId`]).
+    pub(crate) fn to_bytes(self) -> [u8; 16] {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&self.0.to_be_bytes());
+        bytes[8..].copy_from_slice(&self.1.to_be_bytes());
+        bytes
+    }
+}
+
 impl std::fmt::Display for RequestId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:016x}{:016x}", self.0, self.1)

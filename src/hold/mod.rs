@@ -4,7 +4,8 @@
 //! * [`state`]: a hold's signal (`Held` / `AtRisk` / `Lost`), its deadlines and margins;
 //! * [`held`]: what a hold is in Redis for this machinery ([`held::Held`]): which batched
 //!   script renews it and which checks it; the lock kinds implement it in
-//!   `lock/holds.rs`, a semaphore's permit would too;
+//!   `lock/holds.rs`, a permit-expirable semaphore's kept permit in
+//!   `synchronizers/permit_expirable/hold.rs`;
 //! * [`registry`]: every hold by (name, owner), with its signal: what the watchdog
 //!   renews and the sentry watches;
 //! * [`ledger`]: how many holds each (name, owner) has as far as the caller was told, to

@@ -12,6 +12,8 @@ pub mod cluster;
 pub mod faulty;
 pub mod java;
 pub mod java_latch;
+pub mod java_pes;
+pub mod pes;
 pub mod tls;
 
 #[allow(unused_imports)] // not every test file uses them all

@@ -1,0 +1,27 @@
+-- pes_release.lua: gives back one permit by its id (Redisson's tryRelease(id), sync
+-- protocol §4.4).
+--
+-- KEYS[1]  N
+-- KEYS[2]  redisson_sc:{N} (Redisson's key order: the channel second)
+-- KEYS[3]  {N}:timeout
+-- ARGV[1]  the permit id (16 bytes)
+-- ARGV[2]  1 (the number given back)
+-- ARGV[3]  now: the client's clock, epoch ms
+-- ARGV[4]  "PUBLISH" or "SPUBLISH"
+--
+-- Returns 1 when the permit was held and its lease had not ended; 0 when it was unknown
+-- (never taken, given back, reclaimed), or when its lease had ended (it is given back
+-- anyway, as Redisson does). Publishes the new count, unless it is 0 or less (a count
+-- Java waiters ignore or throw on, sync protocol §6.3).
+local score = redis.call('zscore', KEYS[3], ARGV[1])
+if redis.call('zrem', KEYS[3], ARGV[1]) ~= 1 then
+    return 0
+end
+local count = redis.call('incrby', KEYS[1], ARGV[2])
+if count > 0 then
+    redis.call(ARGV[4], KEYS[2], count)
+end
+if tonumber(score) <= tonumber(ARGV[3]) then
+    return 0
+end
+return 1

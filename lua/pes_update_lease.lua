@@ -1,0 +1,26 @@
+-- pes_update_lease.lua: sets a held permit's expiry (Redisson's updateLeaseTime, sync
+-- protocol §4.7).
+--
+-- KEYS[1]  N
+-- KEYS[2]  {N}:timeout
+-- KEYS[3]  redisson_sc:{N}
+-- ARGV[1]  the permit id
+-- ARGV[2]  the new expiry (the client's now + lease, or the no-lease score)
+-- ARGV[3]  now: the client's clock, epoch ms
+-- ARGV[4]  "PUBLISH" or "SPUBLISH"
+--
+-- Expired permits go back first (the count published when above zero). Returns 1 when
+-- the permit is held and was updated, 0 when it is unknown, given back or expired.
+local expired = redis.call('zrangebyscore', KEYS[2], 0, ARGV[3])
+if #expired > 0 then
+    redis.call('zrem', KEYS[2], unpack(expired))
+    local count = redis.call('incrby', KEYS[1], #expired)
+    if count > 0 then
+        redis.call(ARGV[4], KEYS[3], count)
+    end
+end
+if redis.call('zscore', KEYS[2], ARGV[1]) ~= false then
+    redis.call('zadd', KEYS[2], ARGV[2], ARGV[1])
+    return 1
+end
+return 0

@@ -1,1 +1,0 @@
-//! `PermitExpirableSemaphore`: Redisson's `RPermitExpirableSemaphore` (sync protocol §4).
