@@ -107,6 +107,7 @@ pub use lock::{
 pub use names::keys::LockKeys;
 pub use names::mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 pub use names::owner::LockOwner;
+pub use synchronizers::semaphore::{Semaphore, SemaphorePermits};
 
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
 /// [`Client::redis`].
@@ -191,6 +192,19 @@ pub mod lua {
     /// `lua/fencing_ops.lua`: the fenced `SET`/`HSET`/`DEL` write function.
     pub const FENCING_OPS: &str = crate::fencing::FENCING_OPS;
 
+    /// `lua/semaphore_acquire.lua` (`RSemaphore#tryAcquire`).
+    pub const SEMAPHORE_ACQUIRE: &str = crate::synchronizers::semaphore::SEMAPHORE_ACQUIRE;
+    /// `lua/semaphore_release.lua` (`RSemaphore#release`, `#releaseIfExists`).
+    pub const SEMAPHORE_RELEASE: &str = crate::synchronizers::semaphore::SEMAPHORE_RELEASE;
+    /// `lua/semaphore_try_set_permits.lua` (`RSemaphore#trySetPermits`).
+    pub const SEMAPHORE_TRY_SET_PERMITS: &str =
+        crate::synchronizers::semaphore::SEMAPHORE_TRY_SET_PERMITS;
+    /// `lua/semaphore_add_permits.lua` (`RSemaphore#addPermits`).
+    pub const SEMAPHORE_ADD_PERMITS: &str = crate::synchronizers::semaphore::SEMAPHORE_ADD_PERMITS;
+    /// `lua/semaphore_drain_permits.lua` (`RSemaphore#drainPermits`).
+    pub const SEMAPHORE_DRAIN_PERMITS: &str =
+        crate::synchronizers::semaphore::SEMAPHORE_DRAIN_PERMITS;
+
     /// Every script above.
     pub const ALL: &[&str] = &[
         LOCK_HANDOFF,
@@ -227,6 +241,11 @@ pub mod lua {
         SPIN_HANDOFF,
         FENCING_GUARD,
         FENCING_OPS,
+        SEMAPHORE_ACQUIRE,
+        SEMAPHORE_RELEASE,
+        SEMAPHORE_TRY_SET_PERMITS,
+        SEMAPHORE_ADD_PERMITS,
+        SEMAPHORE_DRAIN_PERMITS,
     ];
 }
 

@@ -71,7 +71,6 @@ pub(crate) fn fencing_token(name: &str) -> String {
 
 /// A Redisson semaphore's channel, shared by `RSemaphore` and `RPermitExpirableSemaphore`
 /// of one name: `redisson_sc:{N}` (sync protocol §1.1).
-#[allow(dead_code)] // until the synchronizers land
 pub(crate) fn semaphore_channel(name: &str) -> String {
     format!("redisson_sc:{}", HashTag(name))
 }

@@ -35,7 +35,6 @@ pub(crate) fn lock_messages(payload: &[u8]) -> Option<Wake> {
 /// `RPermitExpirableSemaphore`): the payload is a decimal number, a wake-up budget
 /// (sync protocol §6): `n > 0` wakes up to `n` local waiters; `0`, negatives and anything
 /// that is not a number wake nobody (as a Java subscriber ignores them, or throws).
-#[allow(dead_code)] // until the synchronizers land
 pub(crate) fn semaphore_messages(payload: &[u8]) -> Option<Wake> {
     let n: i64 = std::str::from_utf8(payload).ok()?.parse().ok()?;
     (n > 0).then(|| Wake::Count(u32::try_from(n).unwrap_or(u32::MAX)))

@@ -257,9 +257,6 @@ impl PubSub {
         self.subscribe_core(name, lock_messages, marker).await
     }
 
-    // For channels whose messages carry a count (Redisson's semaphores), which no kind
-    // subscribes to yet.
-    #[allow(dead_code)]
     /// [`PubSub::subscribe_marked`] to a channel whose messages `messages` reads (the first
     /// subscriber of a channel chooses; a channel's name says what it carries).
     pub(crate) async fn subscribe_with(

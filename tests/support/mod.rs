@@ -11,6 +11,7 @@ pub mod cli;
 pub mod cluster;
 pub mod faulty;
 pub mod java;
+pub mod java_semaphore;
 pub mod tls;
 
 #[allow(unused_imports)] // not every test file uses them all
