@@ -661,3 +661,35 @@ async fn without_replica_acks_an_acquire_is_undone_once_and_add_permits_applied_
     assert_eq!(count(&raw, &name).await.as_deref(), Some("4"));
     client.shutdown().await.unwrap();
 }
+
+/// The blocking API: the same semaphore from plain threads; a dropped guard's permits
+/// come back.
+#[cfg(feature = "blocking")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_semaphore_shares_the_permits() {
+    let server = RedisServer::start();
+    let raw = server.raw().await;
+    let name = key("sem-blocking");
+    let url = server.url();
+    let thread_name = name.clone();
+    let taken = std::thread::spawn(move || {
+        let client =
+            redisson_lock::blocking::Client::connect(Config::from_url(&url).unwrap()).unwrap();
+        let semaphore = client.get_semaphore(&thread_name);
+        assert!(semaphore.try_set_permits(2).unwrap());
+        let two = semaphore.acquire(2).unwrap();
+        assert!(semaphore.try_acquire(1).unwrap().is_none());
+        drop(two);
+        let one = semaphore
+            .try_acquire_for(1, Duration::from_secs(2))
+            .unwrap()
+            .expect("the dropped guard's permits came back");
+        let kept = one.forget();
+        client.shutdown().unwrap();
+        kept
+    })
+    .join()
+    .unwrap();
+    assert_eq!(taken, 1);
+    assert_eq!(count(&raw, &name).await.as_deref(), Some("1"));
+}

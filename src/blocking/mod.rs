@@ -103,6 +103,7 @@ mod forward;
 mod guards;
 mod lock;
 mod runtime;
+mod semaphore;
 
 use std::time::Duration;
 
@@ -113,6 +114,7 @@ use crate::lock::{
 pub use client::Client;
 pub use guards::LockGuard;
 pub use lock::{Lock, ReadWriteLock};
+pub use semaphore::{Semaphore, SemaphorePermits};
 
 #[cfg(doc)]
 use crate::error::Error;
