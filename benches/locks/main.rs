@@ -100,6 +100,7 @@ mod read_write;
 mod redisson_like;
 mod reentrant;
 mod report;
+mod semaphore;
 mod server;
 mod settings;
 mod spin;
@@ -167,6 +168,7 @@ fn known_scenarios() -> Vec<&'static str> {
         read_write::SCENARIOS,
         multi::SCENARIOS,
         redisson_like::SCENARIOS,
+        semaphore::SCENARIOS,
     ]
     .concat()
 }
@@ -235,6 +237,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     read_write::run(&mut bench).await;
     multi::run(&mut bench).await;
     redisson_like::run(&mut bench).await;
+    semaphore::run(&mut bench).await;
 
     if let Some(row) = watchdog_row {
         bench.rows.push(row);
