@@ -693,3 +693,66 @@ async fn the_blocking_semaphore_shares_the_permits() {
     assert_eq!(taken, 1);
     assert_eq!(count(&raw, &name).await.as_deref(), Some("1"));
 }
+
+/// On a Redis 7 cluster: every name (braced ones too) works on its node, releases are
+/// published with `SPUBLISH` (as Java's sharded mode), and a waiter of another client is
+/// woken by them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_messages_on_a_cluster() {
+    let cluster = support::cluster::Cluster::start();
+    let client = Client::connect(Config::from_url(&cluster.url()).unwrap())
+        .await
+        .unwrap();
+    let other = Client::connect(Config::from_url(&cluster.url()).unwrap())
+        .await
+        .unwrap();
+    let raw = cluster.raw().await;
+    let mut names: Vec<String> = (0..12).map(|i| key(&format!("csem-{i}"))).collect();
+    names.push(key("csem{tag}"));
+    for name in &names {
+        let semaphore = client.get_semaphore(name);
+        assert!(semaphore.try_set_permits(2).await.unwrap());
+        semaphore.try_acquire(2).await.unwrap().unwrap().forget();
+        semaphore.release(1).await.unwrap();
+        assert_eq!(count(&raw, name).await.as_deref(), Some("1"), "{name}");
+    }
+
+    let name = names.last().unwrap().clone();
+    let channel = format!("redisson_sc:{name}");
+    let sub = cluster.raw().await;
+    let mut rx = sub.message_rx();
+    sub.ssubscribe(&channel).await.unwrap();
+    client
+        .get_semaphore(&name)
+        .try_acquire(1)
+        .await
+        .unwrap()
+        .unwrap()
+        .forget();
+    let waiter = {
+        let semaphore = other.get_semaphore(&name);
+        tokio::spawn(async move {
+            semaphore.acquire(1).await.unwrap().forget();
+            Instant::now()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    cluster.reset_stats().await;
+    let released = Instant::now();
+    client.get_semaphore(&name).release(1).await.unwrap();
+    let acquired = tokio::time::timeout(Duration::from_secs(1), waiter)
+        .await
+        .expect("the sharded message woke the other client's waiter")
+        .unwrap();
+    println!("cluster wake-up: {:?}", acquired - released);
+    let message = tokio::time::timeout(Duration::from_secs(2), rx.recv())
+        .await
+        .expect("the sharded subscriber got the release's count")
+        .unwrap();
+    assert_eq!(message.value.as_bytes(), Some(&b"1"[..]));
+    assert_eq!(cluster.calls("spublish").await, 1);
+    assert_eq!(cluster.calls("publish").await, 0);
+    other.shutdown().await.unwrap();
+    client.shutdown().await.unwrap();
+    let _ = sub.quit().await;
+}

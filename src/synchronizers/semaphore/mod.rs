@@ -459,6 +459,7 @@ impl Semaphore {
     /// println!("{} free", semaphore.available_permits().await?);
     /// # Ok(()) }
     /// ```
+    #[tracing::instrument(name = "redisson_lock.semaphore.available_permits", skip(self), fields(semaphore = %self.name))]
     pub async fn available_permits(&self) -> Result<i64> {
         self.check()?;
         let timeout = self.context.config.settings.response_timeout;
@@ -492,6 +493,7 @@ impl Semaphore {
     /// semaphore.delete().await?;
     /// # Ok(()) }
     /// ```
+    #[tracing::instrument(name = "redisson_lock.semaphore.delete", skip(self), fields(semaphore = %self.name))]
     pub async fn delete(&self) -> Result<bool> {
         self.check()?;
         let timeout = self.context.config.settings.response_timeout;
