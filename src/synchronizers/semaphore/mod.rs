@@ -506,3 +506,25 @@ impl Semaphore {
         Ok(deleted == 1)
     }
 }
+
+#[cfg(test)]
+mod bounds {
+    //! The handle and guard are `Send + Sync`, and every future is `Send`.
+    use super::*;
+
+    fn send<T: Send>(_: &T) {}
+    fn send_sync<T: Send + Sync>() {}
+
+    #[allow(dead_code, clippy::let_underscore_future)]
+    fn futures_are_send(semaphore: Semaphore, permits: SemaphorePermits) {
+        send_sync::<Semaphore>();
+        send_sync::<SemaphorePermits>();
+        send(&semaphore.acquire(1));
+        send(&semaphore.try_acquire(1));
+        send(&semaphore.try_acquire_for(1, Duration::from_secs(1)));
+        send(&semaphore.release(1));
+        send(&semaphore.add_permits(1));
+        send(&semaphore.available_permits());
+        send(&permits.release());
+    }
+}
