@@ -841,3 +841,43 @@ async fn metrics_count_acquisitions_releases_and_waiters() {
     );
     client.shutdown().await.unwrap();
 }
+
+/// An acquire dropped while its script is in flight (Redis paused) leaks nothing: the
+/// attempt is finished in the background and the permit it took is given back.
+#[tokio::test]
+async fn an_acquire_dropped_mid_call_gives_back_what_it_took() {
+    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let raw = server.raw().await;
+    let client = server.client().await;
+    let name = key("sem-drop-mid");
+    let semaphore = client.get_semaphore(&name);
+    semaphore.try_set_permits(1).await.unwrap();
+    semaphore.try_acquire(1).await.unwrap().unwrap().release().await.unwrap();
+    reset_stats(&raw).await;
+
+    let pauser = server.raw().await;
+    let pause = tokio::spawn(async move {
+        let _: Value = pauser
+            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "0.6"])
+            .await
+            .unwrap();
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let dropped = tokio::time::timeout(Duration::from_millis(200), semaphore.acquire(1)).await;
+    assert!(dropped.is_err(), "the acquire was still in flight");
+    pause.await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(2), || async {
+            count(&raw, &name).await.as_deref() == Some("1")
+        })
+        .await,
+        "the dropped acquire's permit was not given back: {:?}",
+        count(&raw, &name).await
+    );
+    assert_eq!(
+        script_calls(&raw).await,
+        2,
+        "the acquire ran (after the pause), then the give-back"
+    );
+    client.shutdown().await.unwrap();
+}
