@@ -51,7 +51,12 @@ async fn raw_state_and_message_after_each_operation() {
         )
         .await
         .unwrap();
-    assert_eq!(encoding, "int", "the count is a Redis integer string");
+    // Redis keeps a short integer string as `int`, Valkey 9 (set from a script) as
+    // `embstr`; either way a string holding the decimal count.
+    assert!(
+        encoding == "int" || encoding == "embstr",
+        "the count is not a plain string: {encoding}"
+    );
 
     assert!(!semaphore.try_set_permits(9).await.unwrap());
     assert_eq!(count(&raw, &name).await.as_deref(), Some("3"));
@@ -764,84 +769,6 @@ async fn sharded_messages_on_a_cluster() {
     let _ = sub.quit().await;
 }
 
-/// Metrics (feature `metrics`): acquisitions and releases counted with `kind=semaphore`,
-/// the waiter gauge up while a task waits and back to 0 after.
-#[cfg(feature = "metrics")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn metrics_count_acquisitions_releases_and_waiters() {
-    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    recorder
-        .install()
-        .expect("the only recorder of this test binary");
-    let totals = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::<
-        String,
-        f64,
-    >::new()));
-    // Snapshots hand out what happened since the last one: fold them into totals.
-    let read = {
-        let totals = totals.clone();
-        move |wanted: &str| {
-            let mut totals = totals.lock().unwrap();
-            for (key, _, _, value) in snapshotter.snapshot().into_vec() {
-                let key = key.key();
-                let mut labels: Vec<String> = key
-                    .labels()
-                    .map(|l| format!("{}={}", l.key(), l.value()))
-                    .collect();
-                labels.sort();
-                let id = format!("{}{{{}}}", key.name(), labels.join(","));
-                let v = match value {
-                    DebugValue::Counter(n) => n as f64,
-                    DebugValue::Gauge(g) => g.0,
-                    DebugValue::Histogram(h) => h.len() as f64,
-                };
-                *totals.entry(id).or_default() += v;
-            }
-            totals.get(wanted).copied().unwrap_or(0.0)
-        }
-    };
-    let Bed(_server, client, _raw, name) =
-        Bed::with_config("sem-metrics", |c| c.metrics_lock_names(true)).await;
-    let semaphore = client.get_semaphore(&name);
-    semaphore.try_set_permits(1).await.unwrap();
-    let permit = semaphore.acquire(1).await.unwrap();
-    assert!(semaphore.try_acquire(1).await.unwrap().is_none());
-    let waiter = {
-        let semaphore = semaphore.clone();
-        tokio::spawn(async move { semaphore.acquire(1).await.unwrap().forget() })
-    };
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let labels = |outcome: &str| format!("kind=semaphore,lock={name},outcome={outcome}");
-    assert_eq!(read("redisson_lock_waiters{kind=semaphore}"), 1.0);
-    permit.release().await.unwrap();
-    waiter.await.unwrap();
-    assert_eq!(read("redisson_lock_waiters{kind=semaphore}"), 0.0);
-    assert_eq!(
-        read(&format!(
-            "redisson_lock_acquire_total{{{}}}",
-            labels("acquired")
-        )),
-        2.0
-    );
-    assert_eq!(
-        read(&format!(
-            "redisson_lock_acquire_total{{{}}}",
-            labels("timed_out")
-        )),
-        1.0
-    );
-    assert_eq!(
-        read(&format!(
-            "redisson_lock_unlock_total{{{}}}",
-            labels("released")
-        )),
-        1.0
-    );
-    client.shutdown().await.unwrap();
-}
-
 /// An acquire dropped while its script is in flight (Redis paused) leaks nothing: the
 /// attempt is finished in the background and the permit it took is given back.
 #[tokio::test]
@@ -852,7 +779,14 @@ async fn an_acquire_dropped_mid_call_gives_back_what_it_took() {
     let name = key("sem-drop-mid");
     let semaphore = client.get_semaphore(&name);
     semaphore.try_set_permits(1).await.unwrap();
-    semaphore.try_acquire(1).await.unwrap().unwrap().release().await.unwrap();
+    semaphore
+        .try_acquire(1)
+        .await
+        .unwrap()
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
     reset_stats(&raw).await;
 
     let pauser = server.raw().await;
