@@ -9,6 +9,8 @@
 //! * [`RLock`]: the reentrant lock (`lock`, `try_lock_with_lease`, `unlock`, ...).
 //! * [`LockGuard`]: a hold that unlocks on drop and tells you when the lock is lost.
 //! * [`LockOwner`]: who holds a lock: the current task, thread, or an explicit id.
+//! * [`Semaphore`]: Redisson's `RSemaphore` (`Client::get_semaphore`), permits shared with
+//!   Java apps, and its [`SemaphorePermits`] guard.
 //! * [`Config`]: where Redis is, and Redisson's lock settings (a [`NameMapper`] among them).
 //! * [`Error`]: everything that can go wrong.
 //! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
