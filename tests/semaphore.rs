@@ -815,3 +815,37 @@ async fn an_acquire_dropped_mid_call_gives_back_what_it_took() {
     );
     client.shutdown().await.unwrap();
 }
+
+/// The undo of an unsynced acquire is a release with a latch key: sent twice (its first
+/// reply lost), it gives back once.
+#[tokio::test]
+async fn the_undo_release_with_a_latch_gives_back_once() {
+    let server = RedisServer::start();
+    let raw = server.raw().await;
+    let name = key("sem-latch");
+    let channel = format!("redisson_sc:{{{name}}}");
+    let latch = format!(
+        "redisson_unlock_latch:{{{name}}}:{}",
+        uuid::Uuid::new_v4().simple()
+    );
+    let (_subscriber, mut rx) = listen(&server, &channel).await;
+    for _ in 0..2 {
+        let applied: i64 = raw
+            .eval(
+                redisson_lock::lua::SEMAPHORE_RELEASE,
+                vec![name.clone(), channel.clone(), latch.clone()],
+                vec!["2", "PUBLISH", "0", "10000"],
+            )
+            .await
+            .unwrap();
+        assert_eq!(applied, 1);
+    }
+    assert_eq!(
+        count(&raw, &name).await.as_deref(),
+        Some("2"),
+        "given back once"
+    );
+    assert_eq!(published(&mut rx, &channel).await, ["2"]);
+    let ttl = pttl(&raw, &latch).await;
+    assert!((1..=10_000).contains(&ttl), "the latch expires: {ttl}");
+}
