@@ -849,3 +849,41 @@ async fn the_undo_release_with_a_latch_gives_back_once() {
     let ttl = pttl(&raw, &latch).await;
     assert!((1..=10_000).contains(&ttl), "the latch expires: {ttl}");
 }
+
+/// A huge count (a pool of two billion permits, as a Java app may set) wakes the waiters
+/// at once and does not stall the client's pub/sub loop: a message `n` costs what the
+/// channel's waiters need, not `n` wake-ups.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_count_wakes_at_once_and_stalls_nothing() {
+    let Bed(_server, client, raw, name) = Bed::new("sem-huge").await;
+    let semaphore = client.get_semaphore(&name);
+    let waiter = {
+        let semaphore = semaphore.clone();
+        tokio::spawn(async move { semaphore.acquire(1).await.unwrap().forget() })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    assert_eq!(
+        semaphore.add_permits(2_000_000_000).await.unwrap(),
+        2_000_000_000
+    );
+    tokio::time::timeout(Duration::from_secs(1), waiter)
+        .await
+        .expect("the waiter was woken at once")
+        .unwrap();
+    // A second waiter on another name is served by the same pub/sub loop.
+    let other = client.get_semaphore(format!("{name}-other"));
+    let second = {
+        let other = other.clone();
+        tokio::spawn(async move { other.acquire(1).await.unwrap().forget() })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    other.release(1).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(1), second)
+        .await
+        .expect("the pub/sub loop is not stalled")
+        .unwrap();
+    println!("both woken within {:?}", started.elapsed());
+    assert_eq!(count(&raw, &name).await.as_deref(), Some("1999999999"));
+    client.shutdown().await.unwrap();
+}
