@@ -418,6 +418,25 @@ impl Client {
         crate::PermitExpirableSemaphore::new(self.inner.clone(), name.into())
     }
 
+    /// A handle to the semaphore `name`: permits without owners in the string key `name`,
+    /// shared with Java apps' `RSemaphore` of that name. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getSemaphore(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let semaphore = client.get_semaphore("partner-api");
+    /// semaphore.try_set_permits(4).await?;
+    /// let permit = semaphore.acquire(1).await?;
+    /// permit.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_semaphore(&self, name: impl Into<String>) -> crate::Semaphore {
+        crate::Semaphore::new(self.inner.clone(), name.into())
+    }
+
     /// The configuration this client was connected with.
     ///
     /// # Examples

@@ -9,6 +9,8 @@
 //! * [`RLock`]: the reentrant lock (`lock`, `try_lock_with_lease`, `unlock`, ...).
 //! * [`LockGuard`]: a hold that unlocks on drop and tells you when the lock is lost.
 //! * [`LockOwner`]: who holds a lock: the current task, thread, or an explicit id.
+//! * [`Semaphore`]: Redisson's `RSemaphore` (`Client::get_semaphore`), permits shared with
+//!   Java apps, and its [`SemaphorePermits`] guard.
 //! * [`Config`]: where Redis is, and Redisson's lock settings (a [`NameMapper`] among them).
 //! * [`Error`]: everything that can go wrong.
 //! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
@@ -111,6 +113,7 @@ pub use synchronizers::latch::CountDownLatch;
 pub use synchronizers::permit_expirable::{
     Permit, PermitExpirableSemaphore, PermitId, PermitIdError,
 };
+pub use synchronizers::semaphore::{Semaphore, SemaphorePermits};
 
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
 /// [`Client::redis`].
@@ -227,6 +230,18 @@ pub mod lua {
     pub const PES_RENEW: &str = crate::synchronizers::permit_expirable::hold::PES_RENEW;
     /// `lua/pes_check.lua` (the check of permits after a fault; not a Redisson script).
     pub const PES_CHECK: &str = crate::synchronizers::permit_expirable::hold::PES_CHECK;
+    /// `lua/semaphore_acquire.lua` (`RSemaphore#tryAcquire`).
+    pub const SEMAPHORE_ACQUIRE: &str = crate::synchronizers::semaphore::SEMAPHORE_ACQUIRE;
+    /// `lua/semaphore_release.lua` (`RSemaphore#release`, `#releaseIfExists`).
+    pub const SEMAPHORE_RELEASE: &str = crate::synchronizers::semaphore::SEMAPHORE_RELEASE;
+    /// `lua/semaphore_try_set_permits.lua` (`RSemaphore#trySetPermits`).
+    pub const SEMAPHORE_TRY_SET_PERMITS: &str =
+        crate::synchronizers::semaphore::SEMAPHORE_TRY_SET_PERMITS;
+    /// `lua/semaphore_add_permits.lua` (`RSemaphore#addPermits`).
+    pub const SEMAPHORE_ADD_PERMITS: &str = crate::synchronizers::semaphore::SEMAPHORE_ADD_PERMITS;
+    /// `lua/semaphore_drain_permits.lua` (`RSemaphore#drainPermits`).
+    pub const SEMAPHORE_DRAIN_PERMITS: &str =
+        crate::synchronizers::semaphore::SEMAPHORE_DRAIN_PERMITS;
 
     /// Every script above.
     pub const ALL: &[&str] = &[
@@ -278,6 +293,11 @@ pub mod lua {
         PES_LEASE_TIME,
         PES_RENEW,
         PES_CHECK,
+        SEMAPHORE_ACQUIRE,
+        SEMAPHORE_RELEASE,
+        SEMAPHORE_TRY_SET_PERMITS,
+        SEMAPHORE_ADD_PERMITS,
+        SEMAPHORE_DRAIN_PERMITS,
     ];
 }
 

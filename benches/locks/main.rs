@@ -107,6 +107,7 @@ mod read_write;
 mod redisson_like;
 mod reentrant;
 mod report;
+mod semaphore;
 mod server;
 mod settings;
 mod spin;
@@ -176,6 +177,7 @@ fn known_scenarios() -> Vec<&'static str> {
         redisson_like::SCENARIOS,
         latch::SCENARIOS,
         permits::SCENARIOS,
+        semaphore::SCENARIOS,
     ]
     .concat()
 }
@@ -246,6 +248,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     redisson_like::run(&mut bench).await;
     latch::run(&mut bench).await;
     permits::run(&mut bench).await;
+    semaphore::run(&mut bench).await;
 
     if let Some(row) = watchdog_row {
         bench.rows.push(row);

@@ -322,6 +322,27 @@ impl Client {
             inner: self.shared.client.get_permit_expirable_semaphore(name),
         }
     }
+
+    /// A handle to the semaphore `name` (Redisson's `RSemaphore`; see
+    /// [`crate::Client::get_semaphore`]). No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getSemaphore(String name)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// let semaphore = client.get_semaphore("partner-api");
+    /// semaphore.acquire(1)?.release()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_semaphore(&self, name: impl Into<String>) -> super::Semaphore {
+        super::Semaphore {
+            shared: self.shared.clone(),
+            inner: self.shared.client.get_semaphore(name),
+        }
+    }
+
     /// Shuts the client down and stops its runtime: dropped guards' unlocks still in
     /// flight are finished, waiters in other threads get [`Error::Shutdown`], the
     /// connections close, and the runtime's threads end before this returns (each step

@@ -106,6 +106,7 @@ mod latch;
 mod lock;
 mod permit_expirable;
 mod runtime;
+mod semaphore;
 
 use std::time::Duration;
 
@@ -118,6 +119,7 @@ pub use guards::LockGuard;
 pub use latch::CountDownLatch;
 pub use lock::{Lock, ReadWriteLock};
 pub use permit_expirable::{Permit, PermitExpirableSemaphore};
+pub use semaphore::{Semaphore, SemaphorePermits};
 
 #[cfg(doc)]
 use crate::error::Error;

@@ -117,6 +117,18 @@ impl Shared {
         releases.push(task);
     }
 
+    /// A dropped semaphore guard's release (or any other background give-back): started
+    /// on the runtime at once, tracked like a dropped lock guard's unlock.
+    pub(super) fn track_in_background<F>(&self, release: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let task = self.handle.spawn(release);
+        let mut releases = locked(&self.releases);
+        releases.retain(|task| !task.is_finished());
+        releases.push(task);
+    }
+
     /// Stops the client once: dropped guards' unlocks, then the async shutdown (both
     /// within [`SHUTDOWN_TIMEOUT`]), then the runtime. `Ok` if it was already stopped.
     pub(super) fn stop(&self) -> Result<()> {

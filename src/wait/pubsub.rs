@@ -137,9 +137,10 @@ impl Channel {
                 self.notify.notify_one();
             }
             Wake::Count(n) => {
-                // Each call wakes a distinct waiter while some wait; past them, one
-                // permit is kept for the next.
-                for _ in 0..n.max(1) {
+                // Each call wakes a distinct waiter while some wait; past them, one permit
+                // is kept: more calls than shares (each waiter holds one) + 1 do nothing.
+                let useful = self.refs.load(Ordering::Acquire).saturating_add(1);
+                for _ in 0..usize::try_from(n).unwrap_or(usize::MAX).clamp(1, useful) {
                     self.notify.notify_one();
                 }
             }
@@ -729,6 +730,7 @@ mod tests {
     #[test]
     fn a_count_message_wakes_that_many_waiters_and_lock_messages_are_unchanged() {
         let channel = Channel::new(counts);
+        channel.refs.store(5, Ordering::Release); // each waiter holds a share
         let mut waiters: Vec<_> = (0..5)
             .map(|_| Box::pin(channel.notify.notified()))
             .collect();

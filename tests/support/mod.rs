@@ -13,6 +13,7 @@ pub mod faulty;
 pub mod java;
 pub mod java_latch;
 pub mod java_pes;
+pub mod java_semaphore;
 pub mod pes;
 pub mod tls;
 

@@ -1,1 +1,0 @@
-//! `Semaphore`: Redisson's `RSemaphore` (sync protocol §3).

@@ -1,0 +1,124 @@
+//! One acquisition, as Redisson's waiter does it (sync protocol §3.3, §6.4): try; if too
+//! few permits are there, take a share of this client's one subscription to the channel,
+//! try again, and sleep until a message wakes this waiter, then try again.
+//!
+//! Invariants:
+//! * A waiter subscribes before the attempt it sleeps after, and enables its wake-up
+//!   before that attempt, so a release published in between is never lost (see
+//!   [`crate::wait::pubsub`]).
+//! * A message `n` wakes up to `n` of this client's waiters (the channel's decoder,
+//!   [`crate::wait::messages::semaphore_messages`]); `0`, negatives and anything else wake
+//!   nobody.
+//! * Every sleep is bounded: by the caller's deadline, and by [`RECHECK`], so that a lost
+//!   message (or a change nobody published, such as a `SET` by another program) costs at
+//!   most that long.
+//! * Each attempt is finished even when the caller's future is dropped during it: permits
+//!   it took are given back ([`FinishOnDrop`]). The subscription share is a value the
+//!   future owns, so dropping the future at any point gives it back.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::calls::Attempt;
+use super::Semaphore;
+use crate::error::{Error, Result};
+use crate::lock::detach::FinishOnDrop;
+use crate::wait::messages::semaphore_messages;
+use crate::wait::pubsub::Subscription;
+
+/// The longest a waiter sleeps without a message before it tries again.
+const RECHECK: Duration = Duration::from_secs(2);
+
+impl Semaphore {
+    /// One attempt that is finished in the background if the caller's future is dropped
+    /// during it (permits it took are then given back).
+    pub(super) async fn attempt_detached(&self, permits: u32) -> Result<Attempt> {
+        let semaphore = self.clone();
+        let work = async move { semaphore.attempt(permits).await };
+        let owner = self.clone();
+        FinishOnDrop::new(work, move |outcome| async move {
+            if let Ok(Attempt::Taken) = outcome {
+                tracing::debug!(semaphore = %owner.name, permits, "acquire dropped after it took permits: giving them back");
+                if let Err(error) = owner.release_script(permits, false).await {
+                    tracing::warn!(semaphore = %owner.name, permits, %error, "could not give back the permits of a dropped acquire");
+                }
+            }
+        })
+        .await
+    }
+
+    /// Takes `permits`, waiting until `deadline` (`None`: without a bound); `false` when
+    /// the deadline passed first.
+    pub(super) async fn acquire_until(
+        &self,
+        permits: u32,
+        deadline: Option<Instant>,
+    ) -> Result<bool> {
+        let pubsub = &self.context.pubsub;
+        // Waiters of this client are subscribed already: join them before the first
+        // attempt, which then needs no second one.
+        if !pubsub.is_ready(&self.channel) {
+            if let Attempt::Taken = self.attempt_detached(permits).await? {
+                return Ok(true);
+            }
+            if deadline.is_some_and(|d| d <= Instant::now()) {
+                return Ok(false);
+            }
+        }
+        let _waiting = crate::telemetry::Waiting::start(super::KIND);
+        let Some(subscription) = self.subscribe(deadline).await? else {
+            return Ok(false);
+        };
+        loop {
+            let woken = subscription.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if pubsub.is_closed() {
+                return Err(Error::Shutdown);
+            }
+            if let Attempt::Taken = self.attempt_detached(permits).await? {
+                return Ok(true);
+            }
+            let now = Instant::now();
+            let sleep_until = match deadline {
+                Some(deadline) if deadline <= now => return Ok(false),
+                Some(deadline) => deadline.min(now + RECHECK),
+                None => now + RECHECK,
+            };
+            tracing::trace!(semaphore = %self.name, permits, "too few permits; waiting for a release");
+            tokio::select! {
+                _ = &mut woken => {}
+                _ = tokio::time::sleep_until(sleep_until) => {}
+            }
+        }
+    }
+
+    /// Takes a share of the channel's subscription within `deadline` (`Ok(None)`: it
+    /// passed first) or, without one, the subscription timeout.
+    async fn subscribe(&self, deadline: Option<Instant>) -> Result<Option<Subscription>> {
+        // Boxed: a large future that runs once per wait (see the lock engine's).
+        let subscribe = Box::pin(
+            self.context
+                .pubsub
+                .subscribe_with(&self.channel, semaphore_messages),
+        );
+        match deadline {
+            Some(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
+                Ok(subscribed) => subscribed.map(Some).map_err(|e| self.redis_error(e)),
+                Err(_) => Ok(None),
+            },
+            None => {
+                let limit = self.context.config.settings.subscription_timeout;
+                tokio::time::timeout(limit, subscribe)
+                    .await
+                    .map_err(|_| Error::Timeout {
+                        what: "subscribing to the semaphore channel",
+                        after: limit,
+                    })?
+                    .map(Some)
+                    .map_err(|e| self.redis_error(e))
+            }
+        }
+    }
+}
