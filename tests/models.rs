@@ -47,6 +47,16 @@ fn read_write_lock_follows_the_model() {
     model::run::<model::read_write::Rw>();
 }
 
+#[test]
+fn multi_lock_follows_the_model() {
+    model::run::<model::group::GroupTest<redisson_lock::AllMembers>>();
+}
+
+#[test]
+fn red_lock_follows_the_model() {
+    model::run::<model::group::GroupTest<redisson_lock::Majority>>();
+}
+
 /// The shortest sequences the deliberate breakages shrank to (docs/reliability.md, "Model
 /// tests"): a re-entry that did not re-arm the TTL (`lua/lock_acquire.lua` without its
 /// `PEXPIRE` on re-entry) and an unlock that published nothing (`lua/lock_release.lua`

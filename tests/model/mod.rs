@@ -21,6 +21,7 @@
 
 pub mod fair;
 pub mod fenced;
+pub mod group;
 pub mod non_reentrant;
 pub mod read_write;
 pub mod reentrant;
