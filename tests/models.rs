@@ -57,6 +57,11 @@ fn red_lock_follows_the_model() {
     model::run::<model::group::GroupTest<redisson_lock::Majority>>();
 }
 
+#[test]
+fn faster_multi_lock_follows_the_model() {
+    model::run::<model::faster_multi::Fm>();
+}
+
 /// The shortest sequences the deliberate breakages shrank to (docs/reliability.md, "Model
 /// tests"): a re-entry that did not re-arm the TTL (`lua/lock_acquire.lua` without its
 /// `PEXPIRE` on re-entry) and an unlock that published nothing (`lua/lock_release.lua`

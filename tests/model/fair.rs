@@ -24,7 +24,7 @@ impl ExclKind for Fair {
         non_reentrant: false,
         spin: false,
     };
-    const CASES: u32 = 48;
+    const CASES: u32 = 64;
     fn get(client: &Client, name: &str) -> Lock<Self> {
         client.get_fair_lock(name)
     }

@@ -20,7 +20,7 @@ impl ExclKind for Fenced {
         non_reentrant: false,
         spin: false,
     };
-    const CASES: u32 = 32;
+    const CASES: u32 = 48;
     fn get(client: &Client, name: &str) -> Lock<Self> {
         client.get_fenced_lock(name)
     }

@@ -137,7 +137,7 @@ impl<R: Rule> Kind for GroupTest<R> {
     type Op = Op;
     type Sut = Sut<R>;
     const LABEL: &'static str = R::LABEL;
-    const CASES: u32 = 32;
+    const CASES: u32 = 48;
 
     fn init() -> Group {
         Group {

@@ -20,6 +20,7 @@
 //! * a connection kill is `CLIENT KILL ID` of the client's command connection.
 
 pub mod fair;
+pub mod faster_multi;
 pub mod fenced;
 pub mod group;
 pub mod non_reentrant;

@@ -15,7 +15,7 @@ impl ExclKind for NonReentrant {
         non_reentrant: true,
         spin: false,
     };
-    const CASES: u32 = 24;
+    const CASES: u32 = 32;
     fn get(client: &Client, name: &str) -> Lock<Self> {
         client.get_non_reentrant_lock(name)
     }
@@ -29,7 +29,7 @@ impl ExclKind for NonReentrantFair {
         non_reentrant: true,
         spin: false,
     };
-    const CASES: u32 = 24;
+    const CASES: u32 = 32;
     fn get(client: &Client, name: &str) -> Lock<Self> {
         client.get_non_reentrant_fair_lock(name)
     }

@@ -288,7 +288,7 @@ impl Kind for Rw {
     type Op = Op;
     type Sut = Sut;
     const LABEL: &'static str = "read-write";
-    const CASES: u32 = 48;
+    const CASES: u32 = 64;
 
     fn init() -> Rw {
         Rw::default()

@@ -14,7 +14,7 @@ impl ExclKind for Spin {
         non_reentrant: false,
         spin: true,
     };
-    const CASES: u32 = 24;
+    const CASES: u32 = 32;
     fn get(client: &Client, name: &str) -> Lock<Self> {
         client.get_spin_lock(name)
     }
