@@ -580,6 +580,8 @@ pub struct Case<K: Kind> {
 }
 
 static CASES_RUN: Mutex<BTreeMap<&'static str, (u64, u64)>> = Mutex::new(BTreeMap::new());
+/// Steps run per (kind, operation), printed with `MODEL_STATS=1`.
+static OPS_RUN: Mutex<BTreeMap<(&'static str, String), u64>> = Mutex::new(BTreeMap::new());
 
 impl<K: Kind> StateMachineTest for Machine<K> {
     type SystemUnderTest = Case<K>;
@@ -614,6 +616,12 @@ impl<K: Kind> StateMachineTest for Machine<K> {
         let ctx = case.ctx.as_ref().expect("ctx");
         let sut = case.sut.as_mut().expect("sut");
         let shown = format!("{op:?}");
+        let name = shown.split('(').next().unwrap_or_default().to_owned();
+        *OPS_RUN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry((K::LABEL, name))
+            .or_default() += 1;
         let (got, raw) = runtime().block_on(async {
             let got = K::exec(sut, ctx, op, after).await;
             let want = K::expected(after);
@@ -737,6 +745,19 @@ pub fn run<K: Kind>() {
         config.cases,
         started.elapsed().as_secs_f64()
     );
+    if std::env::var_os("MODEL_STATS").is_some() {
+        let ops = OPS_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        let line: Vec<String> = ops
+            .iter()
+            .filter(|((kind, _), _)| *kind == K::LABEL)
+            .map(|((_, op), n)| format!("{op} {n}"))
+            .collect();
+        eprintln!(
+            "model {}: steps per operation: {}",
+            K::LABEL,
+            line.join(", ")
+        );
+    }
     match result {
         Ok(()) => {}
         Err(TestError::Fail(why, (_, transitions, _))) => {
