@@ -22,7 +22,8 @@
 //!   than the writer's field (the writer's own read holds);
 //! * the crate's documented difference (`docs/design.md`, `yields_to_writers`): a reader
 //!   that holds nothing lets a write waiter of its own client go first, so its `try_*`
-//!   answers `false` while one waits.
+//!   answers `false` while one waits. "Holds nothing" is the client's own count of the
+//!   owner's holds, which does not see another client's force unlock or an expiry.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -81,6 +82,10 @@ pub struct Rw {
     /// Watchdog registrations per half and actor.
     pub wd: BTreeMap<(Half, Actor), u32>,
     pub waiters: Vec<(Half, Actor)>,
+    /// What each client believes its owners hold (its ledger: counted up by acquires,
+    /// down by unlocks, cleared by its own successful force unlock; a foreign force
+    /// unlock or an expiry is not seen). The writers' yield reads it.
+    pub known: BTreeMap<Actor, u32>,
     pub guards: Vec<Option<(Half, Actor)>>,
     pub woken: Vec<(Half, Actor)>,
     pub reply: Reply,
@@ -108,8 +113,7 @@ impl Rw {
         let l = lease.map_or(WATCHDOG_MS, Lease::ms);
         match h {
             Half::R => {
-                let holds_something =
-                    self.readers.contains_key(&a) || self.writers.contains_key(&a);
+                let holds_something = self.known.get(&a).is_some_and(|n| *n > 0);
                 if !waiter
                     && !holds_something
                     && self
@@ -148,6 +152,7 @@ impl Rw {
                 Some(_) => return false,
             },
         }
+        *self.known.entry(a).or_default() += 1;
         match lease {
             Some(lease) => {
                 self.ilt.insert((h, a.c), lease.ms());
@@ -166,6 +171,9 @@ impl Rw {
 
     fn unlock(&mut self, h: Half, a: Actor) -> Reply {
         if let Some(n) = self.wd.get_mut(&(h, a)) {
+            *n = n.saturating_sub(1);
+        }
+        if let Some(n) = self.known.get_mut(&a) {
             *n = n.saturating_sub(1);
         }
         let reply = match h {
@@ -242,6 +250,7 @@ impl Rw {
         if self.mode != Some(h) {
             return Reply::Bool(false);
         }
+        self.known.retain(|w, _| w.c != a.c);
         self.clear();
         self.publish();
         Reply::Bool(true)
@@ -360,7 +369,7 @@ impl Kind for Rw {
             (1, Just(Op::Expire).boxed()),
             (1, (0u8..2).prop_map(Op::Kill).boxed()),
             (
-                1,
+                5,
                 (half(), actor()).prop_map(|(h, a)| Op::Wait(h, a)).boxed(),
             ),
         ])
