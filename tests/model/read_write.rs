@@ -82,10 +82,10 @@ pub struct Rw {
     /// Watchdog registrations per half and actor.
     pub wd: BTreeMap<(Half, Actor), u32>,
     pub waiters: Vec<(Half, Actor)>,
-    /// What each client believes its owners hold (its ledger: counted up by acquires,
+    /// What each client believes its owners hold, per half (its ledger: counted up by acquires,
     /// down by unlocks, cleared by its own successful force unlock; a foreign force
     /// unlock or an expiry is not seen). The writers' yield reads it.
-    pub known: BTreeMap<Actor, u32>,
+    pub known: BTreeMap<(Half, Actor), u32>,
     pub guards: Vec<Option<(Half, Actor)>>,
     pub woken: Vec<(Half, Actor)>,
     pub reply: Reply,
@@ -113,7 +113,9 @@ impl Rw {
         let l = lease.map_or(WATCHDOG_MS, Lease::ms);
         match h {
             Half::R => {
-                let holds_something = self.known.get(&a).is_some_and(|n| *n > 0);
+                let holds_something = [Half::R, Half::W]
+                    .iter()
+                    .any(|h| self.known.get(&(*h, a)).is_some_and(|n| *n > 0));
                 if !waiter
                     && !holds_something
                     && self
@@ -152,7 +154,7 @@ impl Rw {
                 Some(_) => return false,
             },
         }
-        *self.known.entry(a).or_default() += 1;
+        *self.known.entry((h, a)).or_default() += 1;
         match lease {
             Some(lease) => {
                 self.ilt.insert((h, a.c), lease.ms());
@@ -173,7 +175,7 @@ impl Rw {
         if let Some(n) = self.wd.get_mut(&(h, a)) {
             *n = n.saturating_sub(1);
         }
-        if let Some(n) = self.known.get_mut(&a) {
+        if let Some(n) = self.known.get_mut(&(h, a)) {
             *n = n.saturating_sub(1);
         }
         let reply = match h {
@@ -250,7 +252,7 @@ impl Rw {
         if self.mode != Some(h) {
             return Reply::Bool(false);
         }
-        self.known.retain(|w, _| w.c != a.c);
+        self.known.retain(|(_, w), _| w.c != a.c);
         self.clear();
         self.publish();
         Reply::Bool(true)
@@ -269,6 +271,23 @@ impl Rw {
             if self.acquire(h, w, None, true) {
                 self.waiters.remove(0);
                 self.woken.push((h, w));
+            }
+        }
+    }
+
+    /// A renewal may run around any step while a holder has a watchdog registration (a
+    /// reconnect renews at once), and its 30 s stays until the next write of that key.
+    fn renewals(&mut self) {
+        self.ttl = self.ttl.renewable(self.any_renewable());
+        let readers: Vec<Actor> = self
+            .readers
+            .keys()
+            .copied()
+            .filter(|a| self.renewable(Half::R, *a))
+            .collect();
+        for ((a, _), t) in self.hold_keys.iter_mut() {
+            if readers.contains(a) {
+                *t = t.renewable(true);
             }
         }
     }
@@ -395,6 +414,7 @@ impl Kind for Rw {
 
     fn step(s: &mut Rw, op: &Op) {
         s.woken.clear();
+        s.renewals();
         s.reply = match *op {
             Op::TryLock(h, a) => Reply::Bool(s.acquire(h, a, None, false)),
             Op::TryLockLease(h, a, l) => Reply::Bool(s.acquire(h, a, Some(l), false)),
@@ -432,6 +452,7 @@ impl Kind for Rw {
                 Reply::Done
             }
         };
+        s.renewals();
     }
 
     fn reply(state: &Rw) -> &Reply {

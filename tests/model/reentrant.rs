@@ -294,6 +294,8 @@ impl Excl {
 
     pub fn step(&mut self, op: &Op) {
         self.woken.clear();
+        // A renewal's 30 s stays until the next write of `N` (see `Ttl::renewable`).
+        self.ttl = self.ttl.renewable(self.renewable());
         self.reply = match *op {
             Op::TryLock(a) | Op::TryLockFor0(a) => Reply::Bool(self.acquire(a, None, false)),
             Op::TryLockLease(a, l) => Reply::Bool(self.acquire(a, Some(l), false)),
@@ -334,6 +336,7 @@ impl Excl {
             self.waiters.push(a);
         }
         self.after_step();
+        self.ttl = self.ttl.renewable(self.renewable());
     }
 
     pub fn expected(&self) -> Raw {
