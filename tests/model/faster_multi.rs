@@ -52,8 +52,9 @@ pub enum Op {
 #[derive(Clone, Debug, Default)]
 pub struct Fm {
     pub owner: BTreeMap<usize, Actor>,
-    /// (value, owner) → (count, deadline as ms left when written).
-    pub holds: BTreeMap<(usize, Actor), (u32, u64)>,
+    /// (value, owner) → (count, deadline as ms left when written, whether a renewal may
+    /// have raised it to 30 s since).
+    pub holds: BTreeMap<(usize, Actor), (u32, u64, bool)>,
     pub ttl: Ttl,
     /// (client, set) → the object's last lease.
     pub ilt: BTreeMap<(u8, usize), u64>,
@@ -93,9 +94,9 @@ impl Fm {
         for v in vs {
             let live = self.live(*v, a);
             self.owner.insert(*v, a);
-            let entry = self.holds.entry((*v, a)).or_insert((0, 0));
+            let entry = self.holds.entry((*v, a)).or_insert((0, 0, false));
             if !live {
-                *entry = (0, 0);
+                *entry = (0, 0, false);
             }
             entry.0 += 1;
             entry.1 = entry.1.max(l);
@@ -164,10 +165,28 @@ impl Fm {
         Reply::Bool(removed > 0)
     }
 
-    fn renewable(&self, v: usize, a: Actor) -> bool {
-        self.wd
-            .iter()
-            .any(|((w, s), n)| *w == a && *n > 0 && SETS[*s].contains(&v))
+    /// Whether a renewal may raise `a`'s holds: it has a watchdog hold in the group. A
+    /// renewal after a reconnect raises every value `a` holds in the group to 30 s, its
+    /// lease-mode holds included (a difference from Redisson, which renews the values of
+    /// watchdog holds only: docs/reliability.md, "Model tests").
+    fn renewable(&self, a: Actor) -> bool {
+        self.wd.iter().any(|((w, _), n)| *w == a && *n > 0)
+    }
+
+    /// A renewal's effects stay until the next write (deadlines only rise).
+    fn renewals(&mut self) {
+        let owners: Vec<Actor> = self
+            .holds
+            .keys()
+            .map(|(_, a)| *a)
+            .filter(|a| self.renewable(*a))
+            .collect();
+        for ((_, a), hold) in self.holds.iter_mut() {
+            if owners.contains(a) {
+                hold.2 = true;
+            }
+        }
+        self.ttl = self.ttl.renewable(!owners.is_empty());
     }
 }
 
@@ -243,6 +262,7 @@ impl Kind for Fm {
     }
 
     fn step(s: &mut Fm, op: &Op) {
+        s.renewals();
         s.reply = match *op {
             Op::TryLock(a, set) => Reply::Bool(s.acquire(a, set, None)),
             Op::TryLockLease(a, set, l) => Reply::Bool(s.acquire(a, set, Some(l))),
@@ -278,6 +298,7 @@ impl Kind for Fm {
             }
             Op::Kill(_) => Reply::Done,
         };
+        s.renewals();
     }
 
     fn reply(state: &Fm) -> &Reply {
@@ -293,12 +314,12 @@ impl Kind for Fm {
         for (v, a) in &s.owner {
             fields.insert(format!("#{}", VALUES[*v]), a.ln());
         }
-        for ((v, a), (count, left)) in &s.holds {
+        for ((v, a), (count, left, _)) in &s.holds {
             let id = format!("#{}:{}", VALUES[*v], a.ln());
             fields.insert(format!("{id}:lock_count"), count.to_string());
             fields.insert(format!("{id}:expire_time"), format!("~{left}"));
         }
-        let renewable = s.holds.keys().any(|(v, a)| s.renewable(*v, *a));
+        let renewable = s.holds.keys().any(|(_, a)| s.renewable(*a));
         raw.insert(
             "N".into(),
             (Content::Hash(fields), s.ttl.renewable(renewable)),
@@ -385,7 +406,7 @@ impl Kind for Fm {
     }
 
     /// Field ids as `#a`; deadlines as the lease class they are within (`~30000`).
-    fn fix_raw(_: &Sut, raw: &mut Raw) {
+    fn fix_raw(_: &Sut, after: &Fm, raw: &mut Raw) {
         let Some((Content::Hash(fields), _)) = raw.get_mut("N") else {
             return;
         };
@@ -411,6 +432,15 @@ impl Kind for Fm {
                 }
             }
             fields.insert(k, v);
+        }
+        // A deadline a renewal may have raised to 30 s reads as the model's.
+        for ((v, a), (_, left, renewed)) in &after.holds {
+            let key = format!("#{}:{}:expire_time", VALUES[*v], a.ln());
+            if let Some(got) = fields.get_mut(&key) {
+                if *renewed && got == &format!("~{WATCHDOG_MS}") {
+                    *got = format!("~{left}");
+                }
+            }
         }
     }
 }

@@ -10,7 +10,9 @@
 //! * with a lease, every member taken gets it;
 //! * `unlock`: every member at once (the crate's documented order, `docs/multi-and-redlock.md`);
 //!   a `MultiLock` answers `NotOwner` when a member was not held (after releasing the
-//!   others), a `RedLock` ignores members that fail;
+//!   others), a `RedLock` ignores members that fail; a guard's unlock (or drop) releases
+//!   the members that guard took (Redisson's `RedLock` sends an unlock to every member,
+//!   whose not-owner answer also resets that object's last lease);
 //! * `is_held_by`: every member (multi) or a majority (red);
 //! * other owners work on single members to make conflicts; a member's lease runs out by
 //!   `PEXPIRE 1` on its key.
@@ -70,12 +72,18 @@ pub enum Op {
 pub struct Group {
     pub red: bool,
     pub members: Vec<Excl>,
-    pub guards: Vec<Option<Actor>>,
+    /// Guards made: the owner and the members it took.
+    pub guards: Vec<Option<(Actor, Vec<usize>)>>,
     pub reply: Reply,
 }
 
 impl Group {
     fn try_lock(&mut self, a: Actor, lease: Option<Lease>) -> bool {
+        self.try_take(a, lease).is_some()
+    }
+
+    /// The members taken, or `None` (and nothing taken).
+    fn try_take(&mut self, a: Actor, lease: Option<Lease>) -> Option<Vec<usize>> {
         let before = self.members.clone();
         let mut taken = Vec::new();
         for (i, m) in self.members.iter_mut().enumerate() {
@@ -85,7 +93,7 @@ impl Group {
         }
         let needed = if self.red { MEMBERS / 2 + 1 } else { MEMBERS };
         if taken.len() >= needed {
-            return true;
+            return Some(taken);
         }
         // Give back what was taken: an unlock of each (the objects' last leases as the
         // acquires just left them).
@@ -97,7 +105,23 @@ impl Group {
         for (m, b) in self.members.iter_mut().zip(before) {
             m.wd = b.wd;
         }
-        false
+        None
+    }
+
+    /// A guard's unlock: only the members it took (a `RedLock` guard may hold a
+    /// majority); the group handle's `unlock` tries every member.
+    fn unlock_members(&mut self, a: Actor, members: &[usize]) -> Reply {
+        let mut not_owner = false;
+        for i in members {
+            if self.members[*i].unlock(a) == Reply::NotOwner {
+                not_owner = true;
+            }
+        }
+        if not_owner && !self.red {
+            Reply::NotOwner
+        } else {
+            Reply::Done
+        }
     }
 
     fn unlock(&mut self, a: Actor) -> Reply {
@@ -224,22 +248,21 @@ impl<R: Rule> Kind for GroupTest<R> {
         s.reply = match *op {
             Op::TryLock(a) => Reply::Bool(s.try_lock(a, None)),
             Op::TryLockLease(a, l) => Reply::Bool(s.try_lock(a, Some(l))),
-            Op::Acquire(a, l) => {
-                if s.try_lock(a, l) {
-                    s.guards.push(Some(a));
+            Op::Acquire(a, l) => match s.try_take(a, l) {
+                Some(taken) => {
+                    s.guards.push(Some((a, taken)));
                     Reply::Guard(Some(None))
-                } else {
-                    Reply::Guard(None)
                 }
-            }
+                None => Reply::Guard(None),
+            },
             Op::Unlock(a) => s.unlock(a),
             Op::GuardUnlock(i) => {
-                let a = s.guards[i].take().expect("pre");
-                s.unlock(a)
+                let (a, taken) = s.guards[i].take().expect("pre");
+                s.unlock_members(a, &taken)
             }
             Op::DropGuard(i) => {
-                let a = s.guards[i].take().expect("pre");
-                s.unlock(a);
+                let (a, taken) = s.guards[i].take().expect("pre");
+                s.unlock_members(a, &taken);
                 Reply::Done
             }
             Op::IsHeldBy(a, o) => Reply::Bool(s.held_by(Actor { c: a.c, o })),

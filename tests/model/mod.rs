@@ -542,8 +542,8 @@ pub trait Kind: 'static {
     /// Ends the case's waiters and guards.
     fn close(sut: Self::Sut) -> impl Future<Output = ()>;
     /// Adjusts what was read back before the comparison (the fenced lock's token seed).
-    fn fix_raw(sut: &Self::Sut, raw: &mut Raw) {
-        let _ = (sut, raw);
+    fn fix_raw(sut: &Self::Sut, after: &Self::State, raw: &mut Raw) {
+        let _ = (sut, after, raw);
     }
 }
 
@@ -627,7 +627,7 @@ impl<K: Kind> StateMachineTest for Machine<K> {
             let want = K::expected(after);
             let read = || async {
                 let mut raw = ctx.raw_state().await;
-                K::fix_raw(sut, &mut raw);
+                K::fix_raw(sut, after, &mut raw);
                 raw
             };
             let mut raw = read().await;

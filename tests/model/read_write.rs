@@ -603,10 +603,15 @@ impl Kind for Rw {
                     l.try_lock_for(WAITER_BUDGET).await
                 }));
                 sut.waiters.push(((h, a), task));
+                // The waiter's own client subscribed (another client's subscription may
+                // linger half a second), then a moment for a writer to announce itself
+                // to its client's readers (right after its first attempt).
+                let client = &ctx.clients[usize::from(a.c)];
                 let subscribed = until(Duration::from_secs(2), || async {
-                    ctx.numsub("redisson_rwlock:{N}").await > 0
+                    client.subscribed_channels() > 0 && ctx.numsub("redisson_rwlock:{N}").await > 0
                 })
                 .await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
                 if subscribed {
                     Reply::Done
                 } else {

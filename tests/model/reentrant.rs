@@ -581,7 +581,7 @@ impl<K: ExclKind> Kind for ExclTest<K> {
         drop(sut.guards);
     }
 
-    fn fix_raw(sut: &Sut<K>, raw: &mut Raw) {
+    fn fix_raw(sut: &Sut<K>, _after: &Excl, raw: &mut Raw) {
         if K::VARIANT.fenced {
             fenced::fix_raw(sut.seed, raw);
         }
