@@ -11,7 +11,9 @@
 //! * unlock: a value not held by the caller → nil (`NotOwner`) after the others were
 //!   handled (partial effects stay); a count reaching 0 deletes the value's three fields;
 //!   a value still held gets deadline max(old, now + the object's last lease) and the key
-//!   max(PTTL, that lease); the object's last lease is never reset (§14.3.3);
+//!   max(PTTL, that lease), also when the unlock fails on another value (the crate keeps
+//!   the key alive as long as the deadlines it raised; Redisson re-arms it only on
+//!   success); the object's last lease is never reset (§14.3.3);
 //! * force unlock: the values' owners' fields deleted;
 //! * `is_locked`: a value of the set held by anyone; `is_held_by`: every value of the set
 //!   held by that owner (the intended check, §14.3.8).
@@ -117,11 +119,10 @@ impl Fm {
             return Reply::NotOwner;
         }
         let ilt = self.ilt.get(&(a.c, s)).copied().unwrap_or(WATCHDOG_MS);
-        let (mut failed, mut all_released) = (false, true);
+        let (mut failed, mut extended) = (false, false);
         for v in SETS[s] {
             if !self.live(*v, a) {
                 failed = true;
-                all_released = false;
                 continue;
             }
             let hold = self.holds.get_mut(&(*v, a)).expect("live");
@@ -131,15 +132,17 @@ impl Fm {
                 self.owner.remove(v);
             } else {
                 hold.1 = hold.1.max(ilt);
-                all_released = false;
+                extended = true;
             }
+        }
+        // The key lives at least as long as a deadline the unlock raised, also when the
+        // unlock fails on another value (Redisson re-arms it only on success).
+        if extended {
+            self.ttl = self.ttl.map(|t| t.max(ilt));
         }
         if failed {
             self.settle();
             return Reply::NotOwner;
-        }
-        if !all_released {
-            self.ttl = self.ttl.map(|t| t.max(ilt));
         }
         self.settle();
         Reply::Done
