@@ -13,7 +13,9 @@
 //!   a value still held gets deadline max(old, now + the object's last lease) and the key
 //!   max(PTTL, that lease), also when the unlock fails on another value (the crate keeps
 //!   the key alive as long as the deadlines it raised; Redisson re-arms it only on
-//!   success); the object's last lease is never reset (§14.3.3);
+//!   success); the object's last lease goes back to the watchdog's on a not-owner answer,
+//!   a full release and a force unlock, as an `RLock`'s (Redisson never resets it: a
+//!   client-side quirk, §14.3.11);
 //! * force unlock: the values' owners' fields deleted;
 //! * `is_locked`: a value of the set held by anyone; `is_held_by`: every value of the set
 //!   held by that owner (the intended check, §14.3.8).
@@ -116,6 +118,7 @@ impl Fm {
             *n = n.saturating_sub(1);
         }
         if self.owner.is_empty() {
+            self.ilt.remove(&(a.c, s));
             return Reply::NotOwner;
         }
         let ilt = self.ilt.get(&(a.c, s)).copied().unwrap_or(WATCHDOG_MS);
@@ -140,6 +143,12 @@ impl Fm {
         if extended {
             self.ttl = self.ttl.map(|t| t.max(ilt));
         }
+        // The object's last lease goes back to the watchdog's on a not-owner answer and
+        // on a full release, as an `RLock`'s (§4.2); Redisson's faster multi-lock never
+        // resets it, a client-side quirk (§14.3.11) the crate does not copy.
+        if failed || !extended {
+            self.ilt.remove(&(a.c, s));
+        }
         if failed {
             self.settle();
             return Reply::NotOwner;
@@ -157,6 +166,7 @@ impl Fm {
 
     fn force_unlock(&mut self, a: Actor, s: usize) -> Reply {
         self.wd.retain(|(w, _), _| w.c != a.c);
+        self.ilt.remove(&(a.c, s));
         let mut removed = 0;
         for v in SETS[s] {
             if let Some(owner) = self.owner.remove(v) {
