@@ -670,3 +670,38 @@ async fn local_waiters_are_handed_the_lock_and_another_client_still_gets_it() {
     client.shutdown().await.unwrap();
     other.shutdown().await.unwrap();
 }
+
+/// Found by the model tests (`tests/models.rs`, spin): a waiter of the client that holds
+/// a spin lock, parked behind that local holder, slept until the holder's lease would end
+/// (30 s with the watchdog) when another client freed the lock (a force unlock publishes
+/// nothing to a spin lock, as Redisson's). Redisson's spin waiters poll all along, so it
+/// must take the lock within a back-off step or so. The race was about 1 round in 30.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_waiter_takes_a_lock_another_client_force_unlocked_within_a_backoff_step() {
+    let Duo(_server, [a, b], _raw, name) = Duo::new("spin-foreign-release").await;
+    for round in 0..100 {
+        let name = format!("{name}-{round}");
+        let holder = a.get_spin_lock(&name).with_owner(LockOwner::from_raw(1));
+        let waiter = a.get_spin_lock(&name).with_owner(LockOwner::from_raw(2));
+        let other = b.get_spin_lock(&name).with_owner(LockOwner::from_raw(3));
+        assert!(holder.try_lock().await.unwrap());
+        let lease = Duration::from_secs(10);
+        assert!(holder
+            .try_lock_with_lease(Duration::ZERO, lease)
+            .await
+            .unwrap());
+        let waiting =
+            tokio::spawn(async move { waiter.try_lock_for(Duration::from_secs(40)).await });
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        assert!(holder.try_lock().await.unwrap(), "re-entry");
+        holder.unlock().await.unwrap();
+        assert!(other.force_unlock().await.unwrap());
+        let took = tokio::time::timeout(Duration::from_secs(3), waiting).await;
+        assert!(
+            matches!(took, Ok(Ok(Ok(true)))),
+            "round {round}: the local waiter did not take the free lock within 3 s: {took:?}"
+        );
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}

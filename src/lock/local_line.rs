@@ -240,11 +240,20 @@ impl<K: LockKind> Lock<K> {
             let holder_ends = match line.local_holder_other_than(owner) {
                 // A local holder's unlock wakes us; its lease, or the watchdog timeout
                 // for a renewed hold, bounds the wait in case it lost the lock silently.
-                Some(until) => Some(
-                    until.map_or(Duration::from_millis(self.context.watchdog_ms), |until| {
-                        until.saturating_duration_since(Instant::now())
-                    }),
-                ),
+                // A polling head (spin lock) also tries after each back-off step: nothing
+                // is published when another client frees the lock (a force unlock, the
+                // lease running out), and Redisson's spin waiters poll all along.
+                Some(until) => {
+                    let holder = until
+                        .map_or(Duration::from_millis(self.context.watchdog_ms), |until| {
+                            until.saturating_duration_since(Instant::now())
+                        });
+                    Some(
+                        backoff
+                            .as_mut()
+                            .map_or(holder, |d| holder.min(d.next_delay())),
+                    )
+                }
                 // A polling head tries again after its next back-off step.
                 None => match (backoff.as_mut(), ttl) {
                     (Some(delays), Some(_)) => Some(delays.next_delay()),
