@@ -12,7 +12,7 @@ use support::*;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Error, HoldState, PermitId};
+use redisson_lock::{Error, PermitId};
 use tokio::time::Instant;
 
 #[tokio::test]
@@ -356,7 +356,7 @@ fn blocking_permits_from_a_plain_thread() {
     assert!(sem.try_set_permits(2).unwrap());
     let id = sem.acquire(Some(Duration::from_secs(10))).unwrap();
     let permit = sem.acquire_kept().unwrap();
-    assert_eq!(permit.state(), HoldState::Held);
+    assert_eq!(permit.state(), redisson_lock::HoldState::Held);
     assert_eq!(sem.acquired_permits().unwrap(), 2);
     assert!(sem
         .try_acquire(Duration::from_millis(50), None)

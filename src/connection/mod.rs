@@ -10,12 +10,16 @@
 //!   replaced, until the client is on the new one;
 //! * [`context`]: [`context::LockContext`], what every lock handle shares with its client
 //!   (the connections, the registries, the settings).
+//! * [`detach`]: [`detach::FinishOnDrop`], a call that once sent is finished even if its
+//!   caller goes away (what makes acquires, unlocks and permit takes cancel safe).
 //!
-//! Who uses it: the client builds the connections and the context; the lock engine and
-//! the hold machinery send through [`scripts`]. Nothing here knows a lock kind.
+//! Who uses it: the client builds the connections and the context; the lock engine, the
+//! synchronizers and the hold machinery send through [`scripts`]. Nothing here knows a
+//! lock kind.
 
 pub(crate) mod config;
 pub(crate) mod context;
+pub(crate) mod detach;
 pub(crate) mod primary_switch;
 pub(crate) mod replicas;
 pub(crate) mod scripts;

@@ -22,11 +22,11 @@ use super::running::unexpected;
 use super::settling::Outcome;
 use super::{Lock, LockKind};
 use crate::connection::config::lease_millis;
+use crate::connection::detach::{FinishOnDrop, Kept};
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::{outcome_unknown, Resend};
 use crate::error::{Error, Result};
 use crate::hold::state::HoldSignal;
-use crate::lock::detach::{FinishOnDrop, Kept};
 use crate::names::owner::LockOwner;
 use crate::telemetry;
 

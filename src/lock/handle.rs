@@ -22,6 +22,7 @@ use super::{LockGuard, LockKind, Reentrant};
 use crate::connection::context::LockContext;
 use crate::connection::scripts::Resend;
 use crate::error::{Error, Result};
+use crate::names::mapper::MappedName;
 use crate::names::owner::LockOwner;
 
 /// A distributed lock of kind `K`, wire-compatible with the Redisson lock of that kind.
@@ -71,29 +72,6 @@ pub struct Lock<K: LockKind = Reentrant> {
     pub(super) shared: Arc<super::key_cache::HandleShared>,
 }
 
-/// A lock's names: as stored in Redis, and as given when a name mapper changed it.
-#[derive(Clone, Debug)]
-pub(crate) struct LockName {
-    pub(crate) raw: Arc<str>,
-    pub(crate) given: Option<Arc<str>>,
-}
-
-impl LockName {
-    /// Maps `name` with the context's name mapper, if it has one.
-    pub(crate) fn new(context: &LockContext, name: String) -> LockName {
-        match context.config.map_name(&name) {
-            None => LockName {
-                raw: name.into(),
-                given: None,
-            },
-            Some(raw) => LockName {
-                raw: raw.into(),
-                given: Some(name.into()),
-            },
-        }
-    }
-}
-
 impl<K: LockKind> Clone for Lock<K> {
     fn clone(&self) -> Self {
         Lock {
@@ -125,12 +103,12 @@ impl<K: LockKind> Lock<K> {
     /// `RedissonObject` constructor does: every key and channel derives from the mapped
     /// name.
     pub(crate) fn new(context: Arc<LockContext>, name: String, kind: K) -> Lock<K> {
-        let names = LockName::new(&context, name);
+        let names = MappedName::new(context.config.name_mapper(), name);
         Lock::named(context, names, kind)
     }
 
     /// A handle on the lock with these (already mapped) names; no I/O.
-    pub(crate) fn named(context: Arc<LockContext>, names: LockName, kind: K) -> Lock<K> {
+    pub(crate) fn named(context: Arc<LockContext>, names: MappedName, kind: K) -> Lock<K> {
         let watchdog_ms = context.watchdog_ms;
         Lock {
             context,

@@ -40,7 +40,7 @@
 //! Invariants the engine keeps for every kind: every lock operation is one script round
 //! trip when the lock is free; a waiter subscribes before it retries and sleeps until a
 //! message or the holder's TTL; acquire and unlock are written at most once and, once
-//! written, always finished (see [`FinishOnDrop`](crate::lock::detach::FinishOnDrop)); a queued
+//! written, always finished (see [`FinishOnDrop`](crate::connection::detach::FinishOnDrop)); a queued
 //! waiter that gives up (or is dropped) leaves the queue exactly once; a watchdog
 //! acquisition registers with the renewal registry before the caller sees it, and every
 //! unlock removes one registration.
@@ -50,7 +50,6 @@ mod backoff;
 pub(crate) mod base;
 mod call;
 mod capabilities;
-pub(crate) mod detach;
 pub(crate) mod fair;
 pub(crate) mod faster_multi;
 pub(crate) mod fenced;
@@ -78,7 +77,6 @@ pub use faster_multi::FasterMulti;
 pub use fenced::Fenced;
 pub use guard::LockGuard;
 pub use handle::Lock;
-pub(crate) use handle::LockName;
 pub use kind::LockKind;
 pub use multi::{
     AllMembers, AnyLock, GroupGuard, GroupRule, LockGroup, Majority, MultiLock, MultiLockGuard,

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::kind::AcquireMode;
 use super::{Lock, LockKind};
+use crate::connection::detach::FinishOnDrop;
 use crate::connection::scripts::Resend;
-use crate::lock::detach::FinishOnDrop;
 use crate::names::owner::LockOwner;
 
 impl<K: LockKind> Lock<K> {

@@ -23,10 +23,11 @@ use fred::prelude::Value;
 use super::holds::{OwnerField, ReadHolds};
 use super::key_cache::shared;
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
-use super::{Lock, LockName};
+use super::Lock;
 use crate::connection::context::LockContext;
 use crate::connection::scripts::Script;
 use crate::hold::held::Held;
+use crate::names::mapper::MappedName;
 use crate::names::owner::LockOwner;
 use crate::names::{hash_tag, owner_field, read_timeout_prefix, rwlock_channel};
 
@@ -83,7 +84,7 @@ pub struct ReadWriteLock {
 impl ReadWriteLock {
     pub(crate) fn new(context: Arc<LockContext>, name: String) -> ReadWriteLock {
         // Mapped once, for both halves (Redisson maps each half's name, to the same key).
-        let names = LockName::new(&context, name);
+        let names = MappedName::new(context.config.name_mapper(), name);
         ReadWriteLock {
             read: Lock::named(context.clone(), names.clone(), Read),
             write: Lock::named(context, names, Write),

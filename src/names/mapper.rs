@@ -195,6 +195,32 @@ pub enum FairQueueNames {
     Unmapped,
 }
 
+/// A name as stored in Redis (`raw`: through the client's [`NameMapper`], as Redisson's
+/// `RedissonObject` constructor maps it once per object) and as the application gave it
+/// (`given`: `None` when no mapper changed it). Every handle kind maps its name here.
+#[derive(Clone, Debug)]
+pub(crate) struct MappedName {
+    pub(crate) raw: std::sync::Arc<str>,
+    pub(crate) given: Option<std::sync::Arc<str>>,
+}
+
+impl MappedName {
+    /// Maps `name` with the client's name mapper, if it has one
+    /// (`Config::name_mapper`).
+    pub(crate) fn new(mapper: Option<&dyn NameMapper>, name: String) -> MappedName {
+        match mapper.map(|mapper| mapper.map(&name)) {
+            None => MappedName {
+                raw: name.into(),
+                given: None,
+            },
+            Some(raw) => MappedName {
+                raw: raw.into(),
+                given: Some(name.into()),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -121,10 +121,8 @@ impl CountDownLatch {
     /// A handle on latch `name` (as the application gives it); the name mapper is applied
     /// here, once. No I/O.
     pub(crate) fn new(context: Arc<LockContext>, name: String) -> CountDownLatch {
-        let (raw, given): (Arc<str>, Option<Arc<str>>) = match context.config.map_name(&name) {
-            None => (name.into(), None),
-            Some(raw) => (raw.into(), Some(name.into())),
-        };
+        let crate::names::mapper::MappedName { raw, given } =
+            crate::names::mapper::MappedName::new(context.config.name_mapper(), name);
         let channel = crate::names::formats::latch_channel(&raw).into();
         CountDownLatch {
             context,

@@ -352,11 +352,6 @@ impl Config {
         self.settings.fair_queue_names
     }
 
-    /// `name` as stored in Redis: through the name mapper, or `name` itself without one.
-    pub(crate) fn map_name(&self, name: &str) -> Option<String> {
-        self.name_mapper.as_ref().map(|mapper| mapper.map(name))
-    }
-
     /// Whether the connections use TLS.
     pub(crate) fn uses_tls(&self) -> bool {
         self.redis.uses_tls()

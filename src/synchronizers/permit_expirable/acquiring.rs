@@ -24,10 +24,10 @@ use tokio::time::Instant;
 use super::id::PermitId;
 use super::now_ms;
 use super::ops::{Reply, Shared, NO_LEASE};
+use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::outcome_unknown;
 use crate::error::{Error, Result};
-use crate::lock::detach::FinishOnDrop;
 use crate::wait::messages::semaphore_messages;
 
 /// The longest sleep of a waiter that has no hint and gets no message.

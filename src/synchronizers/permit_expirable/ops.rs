@@ -91,17 +91,15 @@ pub(crate) struct Counts {
 
 impl Shared {
     pub(crate) fn new(context: Arc<LockContext>, given: String) -> Shared {
-        let name = match context.config.name_mapper() {
-            Some(mapper) => mapper.map(&given),
-            None => given.clone(),
-        };
+        let name =
+            crate::names::mapper::MappedName::new(context.config.name_mapper(), given.clone()).raw;
         let channel = crate::names::formats::semaphore_channel(&name);
         Shared {
-            name_value: Value::from(name.as_str()),
+            name_value: Value::from(&*name),
             timeouts: Value::from(crate::names::formats::permit_timeouts(&name)),
             channel_value: Value::from(channel.as_str()),
             channel,
-            name: Arc::from(name),
+            name,
             given,
             context,
         }

@@ -8,10 +8,10 @@ use super::acquiring::Taken;
 use super::hold::PermitHold;
 use super::id::PermitId;
 use super::ops::Shared;
+use crate::connection::detach::FinishOnDrop;
 use crate::error::{Error, Result};
 use crate::hold::registry::HoldKey;
 use crate::hold::state::{HoldSignal, HoldState};
-use crate::lock::detach::FinishOnDrop;
 use crate::names::owner::LockOwner;
 
 /// One permit of a [`PermitExpirableSemaphore`](crate::PermitExpirableSemaphore) taken

@@ -101,7 +101,7 @@ impl std::fmt::Debug for Semaphore {
 impl Semaphore {
     /// A handle on semaphore `name`, mapped by the client's name mapper; no I/O.
     pub(crate) fn new(context: Arc<LockContext>, name: String) -> Semaphore {
-        let names = crate::lock::LockName::new(&context, name);
+        let names = crate::names::mapper::MappedName::new(context.config.name_mapper(), name);
         let channel = crate::names::semaphore_channel(&names.raw).into();
         Semaphore {
             context,

@@ -22,8 +22,8 @@ use tokio::time::Instant;
 
 use super::calls::Attempt;
 use super::Semaphore;
+use crate::connection::detach::FinishOnDrop;
 use crate::error::{Error, Result};
-use crate::lock::detach::FinishOnDrop;
 use crate::wait::messages::semaphore_messages;
 use crate::wait::pubsub::Subscription;
 
