@@ -185,6 +185,12 @@ impl HoldLedger {
         }
     }
 
+    /// Whether an acquire of this client abandoned by its caller is still running (one
+    /// atomic load).
+    pub(crate) fn any_abandoned(&self) -> bool {
+        self.abandoned_now.load(Ordering::Acquire) != 0
+    }
+
     /// Completes once no abandoned acquire of `owner` on `name` is running (at once on
     /// the happy path: one atomic load).
     pub(crate) async fn abandoned_finished(&self, name: &Arc<str>, owner: LockOwner, write: bool) {

@@ -161,14 +161,13 @@ const NOT_SET: u64 = u64::MAX;
 struct Timings {
     /// The earliest moment Redis may expire the hold (ms since [`EPOCH`]).
     expires_ms: u64,
-    /// The validity deadline (ms since [`EPOCH`]): `expires_ms` less the margin.
-    deadline_ms: u64,
     /// Set while at risk through a fault: only a command sent at or after it confirms
     /// ([`NOT_SET`] otherwise: a hold lives as long as its lock, so the timings stay
     /// small).
     confirm_after_ms: u64,
-    /// When the current at-risk period began (for the recovery time).
-    at_risk_since: Option<Instant>,
+    /// When the current at-risk period began (ms since [`EPOCH`], for the recovery time;
+    /// [`NOT_SET`] while held).
+    at_risk_since_ms: u64,
     /// The send time of the last command that confirmed the hold (ms since [`EPOCH`]).
     confirmed_ms: u64,
 }
@@ -183,7 +182,8 @@ pub(crate) struct HoldSignal {
     /// hold nobody watches costs no channel.
     watchers: OnceLock<watch::Sender<HoldState>>,
     timings: Mutex<Timings>,
-    /// A copy of `timings.deadline_ms` for the sentry's scans without the mutex.
+    /// The validity deadline (ms since [`EPOCH`]): the expiry less the margin. Written
+    /// under the timings' mutex; read without it by the sentry's scans.
     deadline_ms: AtomicU64,
 }
 
@@ -218,9 +218,8 @@ impl HoldSignal {
                 HoldState::AtRisk,
                 Timings {
                     expires_ms: now_ms.saturating_add(lease_ms),
-                    deadline_ms,
                     confirm_after_ms: now_ms,
-                    at_risk_since: Some(now),
+                    at_risk_since_ms: now_ms,
                     confirmed_ms: millis(sent),
                 },
             )
@@ -229,9 +228,8 @@ impl HoldSignal {
                 HoldState::Held,
                 Timings {
                     expires_ms,
-                    deadline_ms,
                     confirm_after_ms: NOT_SET,
-                    at_risk_since: None,
+                    at_risk_since_ms: NOT_SET,
                     confirmed_ms: millis(sent),
                 },
             )
@@ -257,16 +255,17 @@ impl HoldSignal {
             return (HoldState::Lost, None);
         }
         let timings = self.timings();
+        let deadline_ms = self.deadline_ms();
         let now_ms = millis(now);
         // Timestamps are whole milliseconds, the send time rounded down: the expiry is
         // taken as passed one millisecond after it, so that `Lost` never comes before
         // the lease really ran out (the warning, `AtRisk`, came long before).
         if now_ms > timings.expires_ms {
             (HoldState::Lost, None)
-        } else if now_ms >= timings.deadline_ms {
+        } else if now_ms >= deadline_ms {
             (HoldState::AtRisk, Some(instant(timings.expires_ms + 1)))
         } else {
-            (published, Some(instant(timings.deadline_ms)))
+            (published, Some(instant(deadline_ms)))
         }
     }
 
@@ -290,9 +289,8 @@ impl HoldSignal {
 
     /// How long the hold has been at risk at `now` (`None`: it is not).
     pub(crate) fn at_risk_for(&self, now: Instant) -> Option<Duration> {
-        self.timings()
-            .at_risk_since
-            .map(|since| now.saturating_duration_since(since))
+        let since_ms = self.timings().at_risk_since_ms;
+        (since_ms != NOT_SET).then(|| now.saturating_duration_since(instant(since_ms)))
     }
 
     /// The validity deadline, for the sentry's scans.
@@ -372,9 +370,8 @@ impl HoldSignal {
         timings.confirmed_ms = timings.confirmed_ms.max(sent_ms);
         if reset || expires_ms > timings.expires_ms {
             timings.expires_ms = expires_ms;
-            timings.deadline_ms = expires_ms.saturating_sub(margin_ms);
             self.deadline_ms
-                .store(timings.deadline_ms, Ordering::Relaxed);
+                .store(expires_ms.saturating_sub(margin_ms), Ordering::Relaxed);
         }
         if self.published() != HoldState::AtRisk {
             return None;
@@ -383,14 +380,20 @@ impl HoldSignal {
             return None;
         }
         let now = Instant::now();
-        if millis(now) >= timings.deadline_ms {
+        if millis(now) >= self.deadline_ms() {
             return None;
         }
         timings.confirm_after_ms = NOT_SET;
-        let since = timings.at_risk_since.take();
+        let since_ms = std::mem::replace(&mut timings.at_risk_since_ms, NOT_SET);
         drop(timings);
         let changed = self.transition(Some(HoldState::AtRisk), HoldState::Held);
-        changed.then(|| Transition::Recovered(since.map_or(Duration::ZERO, |s| now - s)))
+        changed.then(|| {
+            Transition::Recovered(if since_ms == NOT_SET {
+                Duration::ZERO
+            } else {
+                now.saturating_duration_since(instant(since_ms))
+            })
+        })
     }
 
     /// The hold can no longer be trusted without a check: a fault at `at`.
@@ -406,7 +409,9 @@ impl HoldSignal {
             NOT_SET => at_ms,
             after => after.max(at_ms),
         };
-        timings.at_risk_since.get_or_insert(at);
+        if timings.at_risk_since_ms == NOT_SET {
+            timings.at_risk_since_ms = at_ms;
+        }
         drop(timings);
         self.raise_at_risk(cause)
     }
@@ -422,8 +427,8 @@ impl HoldSignal {
             HoldState::Lost => self.lose(Cause::LeaseEnded),
             HoldState::AtRisk => {
                 let mut timings = self.timings();
-                if timings.at_risk_since.is_none() {
-                    timings.at_risk_since = Some(now);
+                if timings.at_risk_since_ms == NOT_SET {
+                    timings.at_risk_since_ms = millis(now);
                 }
                 drop(timings);
                 self.raise_at_risk(Cause::ValidityDeadline)
@@ -469,6 +474,13 @@ impl HoldSignal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_signal_is_small() {
+        // A held lock keeps one for as long as it is held, and a client may hold many:
+        // 72 B, plus the `Arc`'s counts, is a 96 B allocation.
+        assert!(std::mem::size_of::<HoldSignal>() <= 72);
+    }
 
     #[tokio::test(start_paused = true)]
     async fn deadline_then_expiry() {

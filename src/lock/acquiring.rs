@@ -250,8 +250,12 @@ impl<K: LockKind> Lock<K> {
     ) -> Result<Attempt> {
         let lease = lease_ms.unwrap_or(self.context.watchdog_ms);
         // Before the script, not in it: an abandoned attempt's work never waits for
-        // itself (see `HoldLedger::abandon`).
-        self.settle_doubt(owner).await?;
+        // itself (see `HoldLedger::abandon`). Boxed, and only when there is something to
+        // settle: inline, its Redis call would make every `lock()` future (and every
+        // waiting task) several KB larger.
+        if self.may_need_settling(owner) {
+            Box::pin(self.settle_doubt(owner)).await?;
+        }
         let started = Instant::now();
         let settle_by = self.settle_by(wait, lease);
         let work = {

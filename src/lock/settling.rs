@@ -115,6 +115,17 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
+    /// Whether [`Lock::settle_doubt`] may have something to do: an acquire of this
+    /// client abandoned by its caller is running, or this owner's count is in doubt (a
+    /// map lookup; no I/O).
+    pub(super) fn may_need_settling(&self, owner: LockOwner) -> bool {
+        let holds = &self.context.holds;
+        holds.any_abandoned()
+            || holds
+                .settling(&self.name, owner, K::CAPABILITIES.write_lock)
+                .is_some()
+    }
+
     /// Settles an acquire left in doubt by an earlier call: if it ran, nobody was told,
     /// so its hold is given back before anything else happens. Waits first for the
     /// owner's acquires abandoned by their callers (see `HoldLedger::abandon`).
