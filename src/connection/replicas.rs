@@ -58,6 +58,33 @@ pub(crate) enum Synced {
     Failed(fred::error::Error),
 }
 
+impl Synced {
+    /// Logs a write that no replica acknowledged: it did happen on the primary, and
+    /// failing it would tell the caller something it did not (Redisson throws after
+    /// applying it and re-runs some writes, sync protocol §7.2; see
+    /// `docs/reliability.md`). `object` is the kind of thing written (`"lock"`,
+    /// `"semaphore"`), `name` its name.
+    pub(crate) fn log_unsynced(&self, object: &'static str, name: &str, operation: &str) {
+        match self {
+            Synced::NoneAcked { replicas } => tracing::warn!(
+                object,
+                name,
+                operation,
+                replicas,
+                "None of slaves were synced: the primary applied it, no replica acknowledged it"
+            ),
+            Synced::Failed(error) => tracing::warn!(
+                object,
+                name,
+                operation,
+                %error,
+                "WAIT for the replicas failed: the primary applied it"
+            ),
+            Synced::Unchecked | Synced::Acked => {}
+        }
+    }
+}
+
 /// A `WAIT` to send behind a script.
 #[derive(Debug, Clone)]
 pub(crate) struct WaitFor {

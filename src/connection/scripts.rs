@@ -236,6 +236,21 @@ fn is_noscript(error: &fred::error::Error) -> bool {
     error.details().starts_with("NOSCRIPT")
 }
 
+/// A Redis error of a call on `key` as the crate's: [`crate::Error::WrongType`] for a key
+/// of another type, [`crate::Error::Shutdown`] once the client is `closed`, else the error
+/// itself.
+pub(crate) fn redis_error(key: &str, closed: bool, error: fred::error::Error) -> crate::Error {
+    if is_wrong_type(&error) {
+        crate::Error::WrongType {
+            key: key.to_owned(),
+        }
+    } else if closed {
+        crate::Error::Shutdown
+    } else {
+        crate::Error::Redis(error)
+    }
+}
+
 /// Whether Redis answered `WRONGTYPE` (directly or from inside a script).
 pub(crate) fn is_wrong_type(error: &fred::error::Error) -> bool {
     error.details().contains("WRONGTYPE")

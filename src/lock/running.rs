@@ -12,7 +12,7 @@ use fred::prelude::Value;
 use super::kind::{ScriptCall, Target};
 use super::{Lock, LockKind};
 use crate::connection::replicas::Synced;
-use crate::connection::scripts::{is_wrong_type, Resend};
+use crate::connection::scripts::{redis_error, Resend};
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
 
@@ -45,14 +45,8 @@ impl<K: LockKind> Lock<K> {
     pub(super) fn redis_error_as(&self, owner: LockOwner, error: fred::error::Error) -> Error {
         if let Some(typed) = self.kind.script_error(&self.target(owner), &error) {
             typed
-        } else if is_wrong_type(&error) {
-            Error::WrongType {
-                key: self.name.to_string(),
-            }
-        } else if self.context.is_closed() {
-            Error::Shutdown
         } else {
-            Error::Redis(error)
+            redis_error(&self.name, self.context.is_closed(), error)
         }
     }
 
@@ -102,21 +96,7 @@ impl<K: LockKind> Lock<K> {
     /// lock it gave back. (Redisson fails it with `NoSyncedSlavesException` after its
     /// retries; see `docs/reliability.md`.)
     pub(super) fn log_unsynced(&self, operation: &str, synced: &Synced) {
-        match synced {
-            Synced::NoneAcked { replicas } => tracing::warn!(
-                lock = %self.name,
-                operation,
-                replicas,
-                "None of slaves were synced: the primary applied it, no replica acknowledged it"
-            ),
-            Synced::Failed(error) => tracing::warn!(
-                lock = %self.name,
-                operation,
-                %error,
-                "WAIT for the replicas failed: the primary applied it"
-            ),
-            Synced::Unchecked | Synced::Acked => {}
-        }
+        synced.log_unsynced("lock", &self.name, operation);
     }
 
     /// The lock name as a metrics label, when the configuration opts in.

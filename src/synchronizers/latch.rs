@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::connection::context::LockContext;
-use crate::connection::scripts::{is_wrong_type, outcome_unknown, Resend, Script};
+use crate::connection::scripts::{outcome_unknown, redis_error, Resend, Script};
 use crate::error::{Error, Result};
 use crate::telemetry::{self, LatchWaitOutcome};
 use crate::wait::messages::latch_messages;
@@ -626,14 +626,12 @@ impl CountDownLatch {
     }
 
     fn redis_error(&self, error: fred::error::Error) -> Error {
-        if is_wrong_type(&error) || error.details().contains("not an integer") {
+        if error.details().contains("not an integer") {
             Error::WrongType {
                 key: self.name.to_string(),
             }
-        } else if self.context.is_closed() {
-            Error::Shutdown
         } else {
-            Error::Redis(error)
+            redis_error(&self.name, self.context.is_closed(), error)
         }
     }
 }

@@ -18,7 +18,7 @@ use super::id::PermitId;
 use super::now_ms;
 use crate::connection::context::LockContext;
 use crate::connection::replicas::Synced;
-use crate::connection::scripts::{is_wrong_type, outcome_unknown, Resend, Script};
+use crate::connection::scripts::{outcome_unknown, redis_error, Resend, Script};
 use crate::error::{Error, Result};
 
 /// `lua/pes_acquire.lua`.
@@ -133,15 +133,7 @@ impl Shared {
 
     /// A Redis error as the caller sees it.
     pub(crate) fn error(&self, error: fred::error::Error) -> Error {
-        if is_wrong_type(&error) {
-            Error::WrongType {
-                key: self.name.to_string(),
-            }
-        } else if self.context.is_closed() {
-            Error::Shutdown
-        } else {
-            Error::Redis(error)
-        }
+        redis_error(&self.name, self.context.is_closed(), error)
     }
 
     /// Runs `script` (no `WAIT`).
@@ -189,21 +181,7 @@ impl Shared {
     /// it would tell the caller something it did not (Redisson throws after applying it,
     /// sync protocol §7.2).
     fn log_unsynced(&self, operation: &str, synced: &Synced) {
-        match synced {
-            Synced::NoneAcked { replicas } => tracing::warn!(
-                semaphore = %self.name,
-                operation,
-                replicas,
-                "None of slaves were synced: the primary applied it, no replica acknowledged it"
-            ),
-            Synced::Failed(error) => tracing::warn!(
-                semaphore = %self.name,
-                operation,
-                %error,
-                "WAIT for the replicas failed: the primary applied it"
-            ),
-            Synced::Unchecked | Synced::Acked => {}
-        }
+        synced.log_unsynced("permit_expirable_semaphore", &self.name, operation);
     }
 
     /// One acquire attempt for `ids` with expiry `score`, at client time `now`. Written at

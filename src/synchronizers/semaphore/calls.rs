@@ -17,7 +17,7 @@ use fred::prelude::Value;
 
 use super::Semaphore;
 use crate::connection::replicas::Synced;
-use crate::connection::scripts::{is_wrong_type, outcome_unknown, Resend, Script};
+use crate::connection::scripts::{is_wrong_type, outcome_unknown, redis_error, Resend, Script};
 use crate::error::{Error, Result};
 
 pub(crate) const SEMAPHORE_ACQUIRE: &str = include_str!("../../../lua/semaphore_acquire.lua");
@@ -84,15 +84,7 @@ impl Semaphore {
 
     /// A Redis error as the crate's.
     pub(super) fn redis_error(&self, error: fred::error::Error) -> Error {
-        if is_wrong_type(&error) {
-            Error::WrongType {
-                key: self.name.to_string(),
-            }
-        } else if self.context.is_closed() {
-            Error::Shutdown
-        } else {
-            Error::Redis(error)
-        }
+        redis_error(&self.name, self.context.is_closed(), error)
     }
 
     /// The error of a call written at most once whose reply was lost.
@@ -116,21 +108,7 @@ impl Semaphore {
     /// (failing it would tell the caller it did not happen; Redisson fails it, and re-runs
     /// some of them, sync protocol §7.2).
     fn log_unsynced(&self, operation: &'static str, synced: &Synced) {
-        match synced {
-            Synced::NoneAcked { replicas } => tracing::warn!(
-                semaphore = %self.name,
-                operation,
-                replicas,
-                "None of slaves were synced: the primary applied it, no replica acknowledged it"
-            ),
-            Synced::Failed(error) => tracing::warn!(
-                semaphore = %self.name,
-                operation,
-                %error,
-                "WAIT for the replicas failed: the primary applied it"
-            ),
-            Synced::Unchecked | Synced::Acked => {}
-        }
+        synced.log_unsynced("semaphore", &self.name, operation);
     }
 
     /// A change of the count, written at most once; its reply as an integer.
