@@ -73,7 +73,7 @@ pub(crate) mod names {
     pub(crate) const AT_RISK_TIME: &str = "redisson_lock_at_risk_seconds";
     /// Gauge: tasks waiting to acquire, by `kind`.
     pub(crate) const WAITERS: &str = "redisson_lock_waiters";
-    /// Gauge: lock channels this process is subscribed to.
+    /// Gauge: channels (locks', semaphores', latches') this process is subscribed to.
     pub(crate) const SUBSCRIPTIONS: &str = "redisson_lock_subscriptions";
     /// Counter: count-down latch waits, by `outcome` (`opened`, `timed_out`, `error`).
     pub(crate) const LATCH_WAIT_TOTAL: &str = "redisson_lock_latch_wait_total";
@@ -177,7 +177,7 @@ pub(crate) fn hold_transition(
     }
 }
 
-/// A lock channel was subscribed (`true`) or unsubscribed (`false`). A gauge moved up
+/// A channel was subscribed (`true`) or unsubscribed (`false`). A gauge moved up
 /// and down, not set, so that several clients in one process add up.
 #[allow(unused_variables)]
 pub(crate) fn subscription(subscribed: bool) {
