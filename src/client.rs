@@ -516,10 +516,10 @@ impl Client {
         self.inner.is_closed()
     }
 
-    /// The number of channels (locks', semaphores' and latches') this client is subscribed to for local waiters. A
-    /// channel stays subscribed half a second after its last waiter left (the next waiter
-    /// of a lock contended moments ago finds it ready), so this is zero once nobody has
-    /// waited for that long.
+    /// The number of channels (locks', semaphores' and latches') this client is subscribed
+    /// to for local waiters. A channel stays subscribed half a second after its last waiter
+    /// left (the next waiter of a lock contended moments ago finds it ready), so this is
+    /// zero once nobody has waited for that long.
     ///
     /// # Examples
     /// ```no_run
