@@ -406,15 +406,30 @@ impl Shared {
         }
     }
 
+    /// Runs a write that may be sent again (it sets, it does not add): its reply; a
+    /// write the replicas did not acknowledge is logged, not failed (it was applied).
+    async fn write_resendable(
+        &self,
+        script: &'static Script,
+        keys: &[Value],
+        args: &[Value],
+        operation: &'static str,
+    ) -> Result<Value> {
+        let (reply, synced) = self
+            .run_synced(script, keys, args, Resend::Allowed)
+            .await
+            .map_err(|e| self.error(e))?;
+        self.log_unsynced(operation, &synced);
+        Ok(reply)
+    }
+
     /// `SET N n` unless `N` exists; whether it was set.
     pub(crate) async fn try_set_permits(&self, permits: i64) -> Result<bool> {
         let keys = [self.name_value.clone(), self.channel_value.clone()];
         let args = [Value::from(permits), self.publish()];
-        let (reply, synced) = self
-            .run_synced(&TRY_SET_PERMITS, &keys, &args, Resend::Allowed)
-            .await
-            .map_err(|e| self.error(e))?;
-        self.log_unsynced("try_set_permits", &synced);
+        let reply = self
+            .write_resendable(&TRY_SET_PERMITS, &keys, &args, "try_set_permits")
+            .await?;
         reply
             .as_i64()
             .map(|flag| flag == 1)
@@ -429,11 +444,9 @@ impl Shared {
             self.timeouts.clone(),
         ];
         let args = [Value::from(permits), self.publish()];
-        let (reply, synced) = self
-            .run_synced(&SET_PERMITS, &keys, &args, Resend::Allowed)
-            .await
-            .map_err(|e| self.error(e))?;
-        self.log_unsynced("set_permits", &synced);
+        let reply = self
+            .write_resendable(&SET_PERMITS, &keys, &args, "set_permits")
+            .await?;
         reply
             .as_i64()
             .ok_or_else(|| unexpected("set_permits", reply))
@@ -480,11 +493,9 @@ impl Shared {
             Value::from(now),
             self.publish(),
         ];
-        let (reply, synced) = self
-            .run_synced(&UPDATE_LEASE, &keys, &args, Resend::Allowed)
-            .await
-            .map_err(|e| self.error(e))?;
-        self.log_unsynced("update_lease_time", &synced);
+        let reply = self
+            .write_resendable(&UPDATE_LEASE, &keys, &args, "update_lease_time")
+            .await?;
         reply
             .as_i64()
             .map(|flag| flag == 1)
