@@ -74,6 +74,39 @@ pub(crate) struct Subscribers {
     pub(crate) sharded: Option<i64>,
 }
 
+impl Subscribers {
+    /// Reads both counts of `channel`.
+    pub(crate) async fn read(redis: &Redis, channel: String) -> Subscribers {
+        let (classic, sharded) = numsub(redis, &channel).await;
+        Subscribers {
+            channel,
+            classic,
+            sharded,
+        }
+    }
+
+    /// Connections subscribed either way.
+    pub(crate) fn total(&self) -> i64 {
+        self.classic.unwrap_or(0) + self.sharded.unwrap_or(0)
+    }
+
+    /// As the inspector's JSON shows it.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::json!({"channel": self.channel, "classic": self.classic, "sharded": self.sharded})
+    }
+
+    /// The inspector's text line.
+    pub(crate) fn waiters_line(&self) -> String {
+        let count = |n: Option<i64>| n.map_or_else(|| "n/a".to_owned(), |n| n.to_string());
+        format!(
+            "waiters: {} subscribed connection(s) on {} (sharded: {})\n",
+            count(self.classic),
+            self.channel,
+            count(self.sharded)
+        )
+    }
+}
+
 /// What Redis holds for one lock name.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
@@ -306,12 +339,7 @@ pub(crate) async fn inspect(
         } else {
             keys.channel()
         };
-        let (classic, sharded) = numsub(redis, &channel).await;
-        subscribers = Some(Subscribers {
-            channel,
-            classic,
-            sharded,
-        });
+        subscribers = Some(Subscribers::read(redis, channel).await);
         notes.push(
             "subscribers = connections subscribed to the channel (a Redisson client shares \
              one subscription among all its waiting threads), not waiting tasks"

@@ -216,13 +216,7 @@ fn report_text(report: &Report) -> String {
         }
     }
     if let Some(subs) = &report.subscribers {
-        let count = |n: Option<i64>| n.map_or_else(|| "n/a".to_owned(), |n| n.to_string());
-        out.push_str(&format!(
-            "waiters: {} subscribed connection(s) on {} (sharded: {})\n",
-            count(subs.classic),
-            subs.channel,
-            count(subs.sharded)
-        ));
+        out.push_str(&subs.waiters_line());
     }
     if !report.notes.is_empty() {
         out.push_str("notes:\n");
@@ -309,11 +303,7 @@ pub(crate) fn outcome_json(outcome: &Outcome) -> Json {
                     t.parse::<i64>().map_or_else(|_| json!(t), |n| json!(n))
                 }),
                 "queue": if report.kind == Kind::Fair { json!(queue) } else { Json::Null },
-                "subscribers": report.subscribers.as_ref().map(|s| json!({
-                    "channel": s.channel,
-                    "classic": s.classic,
-                    "sharded": s.sharded,
-                })),
+                "subscribers": report.subscribers.as_ref().map(|s| s.json()),
                 "read_at_ms": report.read_at_ms,
                 "notes": report.notes,
             })

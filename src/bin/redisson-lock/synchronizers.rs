@@ -17,7 +17,7 @@ use redisson_lock::fred::prelude::{
 use redisson_lock::fred::types::{ClusterHash, CustomCommand};
 use serde_json::{json, Value as Json};
 
-use crate::inspect::{escape, now_ms, numsub};
+use crate::inspect::{escape, now_ms, Subscribers};
 use crate::render::{duration_ms, table, timestamp, ttl_text};
 
 /// A permit-expirable semaphore's "no lease" score (sync protocol §4.1).
@@ -66,24 +66,6 @@ pub(crate) struct Permit {
     pub(crate) expires_ms: Option<i64>,
 }
 
-/// Subscribers of one channel.
-#[derive(Clone, Debug)]
-pub(crate) struct ChannelSubs {
-    pub(crate) channel: String,
-    pub(crate) classic: Option<i64>,
-    pub(crate) sharded: Option<i64>,
-}
-
-impl ChannelSubs {
-    fn total(&self) -> i64 {
-        self.classic.unwrap_or(0) + self.sharded.unwrap_or(0)
-    }
-
-    fn json(&self) -> Json {
-        json!({"channel": self.channel, "classic": self.classic, "sharded": self.sharded})
-    }
-}
-
 /// What Redis holds for one synchronizer name.
 #[derive(Clone, Debug)]
 pub(crate) struct SyncReport {
@@ -100,8 +82,8 @@ pub(crate) struct SyncReport {
     pub(crate) timeouts_key: String,
     pub(crate) timeouts_ttl_ms: Option<i64>,
     pub(crate) permits: Vec<Permit>,
-    pub(crate) semaphore_channel: ChannelSubs,
-    pub(crate) latch_channel: ChannelSubs,
+    pub(crate) semaphore_channel: Subscribers,
+    pub(crate) latch_channel: Subscribers,
     pub(crate) read_at_ms: i64,
     pub(crate) notes: Vec<String>,
 }
@@ -153,16 +135,12 @@ pub(crate) async fn inspect(
         return Ok(None);
     }
     let read_at_ms = now_ms();
-    let subs = |channel: String| async move {
-        let (classic, sharded) = numsub(redis, &channel).await;
-        ChannelSubs {
-            channel,
-            classic,
-            sharded,
-        }
-    };
-    let semaphore_channel = subs(format!("redisson_sc:{}", tag(key))).await;
-    let latch_channel = subs(format!("redisson_countdownlatch__channel__{{{key}}}")).await;
+    let semaphore_channel = Subscribers::read(redis, format!("redisson_sc:{}", tag(key))).await;
+    let latch_channel = Subscribers::read(
+        redis,
+        format!("redisson_countdownlatch__channel__{{{key}}}"),
+    )
+    .await;
     let mut notes = Vec::new();
     let (seen, seen_because) = if pes_set {
         (
@@ -405,13 +383,7 @@ pub(crate) fn text(report: &SyncReport) -> String {
         (show_latch, &report.latch_channel),
     ] {
         if shown {
-            let count = |n: Option<i64>| n.map_or_else(|| "n/a".to_owned(), |n| n.to_string());
-            out.push_str(&format!(
-                "waiters: {} subscribed connection(s) on {} (sharded: {})\n",
-                count(subs.classic),
-                subs.channel,
-                count(subs.sharded)
-            ));
+            out.push_str(&subs.waiters_line());
         }
     }
     if !report.notes.is_empty() {
