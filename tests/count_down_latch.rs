@@ -715,7 +715,7 @@ fn latch_metrics() {
 /// reported as `OutcomeUnknown` and never sent again: the count went down exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_count_down_whose_reply_is_lost_is_not_sent_again() {
-    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let server = RedisServer::start_pausable();
     let client = server
         .client_with(server.config().response_timeout(Duration::from_millis(500)))
         .await;
@@ -724,14 +724,7 @@ async fn a_count_down_whose_reply_is_lost_is_not_sent_again() {
     let latch = client.get_count_down_latch(&name);
     assert!(latch.try_set_count(3).await.unwrap());
     latch.count_down().await.unwrap(); // the script is in the server's cache: 2 left
-    let sleeper = server.raw().await;
-    let paused = tokio::spawn(async move {
-        let _: Value = sleeper
-            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "1.5"])
-            .await
-            .expect("DEBUG SLEEP");
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let paused = server.stall(1.5).await;
     let outcome = latch.count_down().await;
     assert!(
         matches!(

@@ -191,7 +191,7 @@ async fn dropped_acquires_never_leak_a_permit_or_a_subscription() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_acquire_reply_never_returns_an_expired_permit() {
     init_tracing();
-    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let server = RedisServer::start_pausable();
     let client = server
         .client_with(server.config().response_timeout(Duration::from_millis(300)))
         .await;
@@ -203,14 +203,7 @@ async fn a_lost_acquire_reply_never_returns_an_expired_permit() {
     let warm = sem.acquire(None).await.unwrap();
     sem.release(warm).await.unwrap();
 
-    let pauser = server.raw().await;
-    let pause = tokio::spawn(async move {
-        let _: Value = pauser
-            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "0.8"])
-            .await
-            .unwrap();
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let pause = server.stall(0.8).await;
     let started = Instant::now();
     let id = sem
         .try_acquire(Duration::from_secs(5), Some(Duration::from_millis(400)))
@@ -236,14 +229,7 @@ async fn a_lost_acquire_reply_never_returns_an_expired_permit() {
 
     // A lease that outlives the pause: the permit the lost reply took is the one
     // returned (found by its id), and no second one is taken.
-    let pauser = server.raw().await;
-    let pause = tokio::spawn(async move {
-        let _: Value = pauser
-            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "0.8"])
-            .await
-            .unwrap();
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let pause = server.stall(0.8).await;
     let id = sem
         .try_acquire(Duration::from_secs(5), Some(Duration::from_secs(30)))
         .await

@@ -519,7 +519,7 @@ async fn bad_input_and_wrong_type() {
 /// again: the caller gets `OutcomeUnknown`, and the script ran exactly once.
 #[tokio::test]
 async fn a_lost_acquire_reply_is_outcome_unknown_and_not_resent() {
-    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let server = RedisServer::start_pausable();
     let raw = server.raw().await;
     let client = server
         .client_with(server.config().response_timeout(Duration::from_millis(300)))
@@ -532,14 +532,7 @@ async fn a_lost_acquire_reply_is_outcome_unknown_and_not_resent() {
     semaphore.release(1).await.unwrap();
     semaphore.try_acquire(1).await.unwrap().unwrap().forget();
 
-    let pauser = server.raw().await;
-    let pause = tokio::spawn(async move {
-        let _: Value = pauser
-            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "0.8"])
-            .await
-            .unwrap();
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let pause = server.stall(0.8).await;
     let error = semaphore.try_acquire(1).await.unwrap_err();
     println!("{error}");
     assert!(
@@ -561,14 +554,7 @@ async fn a_lost_acquire_reply_is_outcome_unknown_and_not_resent() {
     );
 
     // A release whose reply is lost: the same.
-    let pauser = server.raw().await;
-    let pause = tokio::spawn(async move {
-        let _: Value = pauser
-            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "0.8"])
-            .await
-            .unwrap();
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let pause = server.stall(0.8).await;
     assert!(matches!(
         semaphore.release(1).await,
         Err(Error::OutcomeUnknown { .. })
@@ -773,7 +759,7 @@ async fn sharded_messages_on_a_cluster() {
 /// attempt is finished in the background and the permit it took is given back.
 #[tokio::test]
 async fn an_acquire_dropped_mid_call_gives_back_what_it_took() {
-    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let server = RedisServer::start_pausable();
     let raw = server.raw().await;
     let client = server.client().await;
     let name = key("sem-drop-mid");
@@ -789,14 +775,7 @@ async fn an_acquire_dropped_mid_call_gives_back_what_it_took() {
         .unwrap();
     reset_stats(&raw).await;
 
-    let pauser = server.raw().await;
-    let pause = tokio::spawn(async move {
-        let _: Value = pauser
-            .custom(redisson_lock::fred::cmd!("DEBUG"), vec!["SLEEP", "0.6"])
-            .await
-            .unwrap();
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let pause = server.stall(0.6).await;
     let dropped = tokio::time::timeout(Duration::from_millis(200), semaphore.acquire(1)).await;
     assert!(dropped.is_err(), "the acquire was still in flight");
     pause.await.unwrap();

@@ -21,32 +21,10 @@ const TIMEOUT: Duration = Duration::from_millis(900);
 /// The renewal period: a third of the timeout.
 const PERIOD: Duration = Duration::from_millis(300);
 
-/// A server that accepts `DEBUG SLEEP` (a stalled Redis: commands in flight wait).
-fn pausable_server() -> RedisServer {
-    RedisServer::start_with(&["--enable-debug-command", "yes"])
-}
-
 async fn client(server: &RedisServer) -> Client {
     server
         .client_with(server.config().watchdog_timeout(TIMEOUT))
         .await
-}
-
-/// Stalls the server for `secs` from a connection of its own; returns once the stall
-/// has begun (the handle completes when it ends).
-async fn stall(server: &RedisServer, secs: f64) -> tokio::task::JoinHandle<()> {
-    let raw = server.raw().await;
-    let handle = tokio::spawn(async move {
-        let _: Value = raw
-            .custom(
-                redisson_lock::fred::cmd!("DEBUG"),
-                vec!["SLEEP".to_string(), secs.to_string()],
-            )
-            .await
-            .expect("DEBUG SLEEP");
-    });
-    tokio::time::sleep(Duration::from_millis(30)).await;
-    handle
 }
 
 /// A seeded RNG; the seed is printed so that a failing run can be replayed
@@ -101,7 +79,7 @@ async fn assert_never_renewed_again(raw: &fred::prelude::Client, fields: &[(Stri
 /// the same owner field are never touched again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unlock_with_a_renewal_batch_in_flight_stops_every_renewal() {
-    let server = pausable_server();
+    let server = RedisServer::start_pausable();
     let client = client(&server).await;
     let raw = server.raw().await;
     let mut rng = rng("renewal in flight");
@@ -113,7 +91,7 @@ async fn unlock_with_a_renewal_batch_in_flight_stops_every_renewal() {
         if round % 2 == 1 {
             lock.lock().await.unwrap(); // a re-entered hold: two unlocks
         }
-        let stalled = stall(&server, 0.5).await;
+        let stalled = server.stall(0.5).await;
         tokio::time::sleep(Duration::from_millis(rng.gen_range(0..=420))).await;
         lock.unlock().await.unwrap();
         if round % 2 == 1 {
@@ -210,7 +188,7 @@ async fn unlock_racing_an_acquire_of_the_same_lock_leaves_no_renewal() {
 /// back exactly one hold.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timed_out_and_resent_unlocks_never_say_not_owner() {
-    let server = pausable_server();
+    let server = RedisServer::start_pausable();
     let client = server
         .client_with(
             server
@@ -229,7 +207,7 @@ async fn timed_out_and_resent_unlocks_never_say_not_owner() {
         let reentered = round % 2 == 1;
         if round % 3 == 2 {
             // The acquire goes through the stall.
-            let stalled = stall(&server, 0.6).await;
+            let stalled = server.stall(0.6).await;
             assert!(lock.try_lock_for(Duration::from_secs(5)).await.unwrap());
             stalled.await.unwrap();
         } else {
@@ -240,7 +218,7 @@ async fn timed_out_and_resent_unlocks_never_say_not_owner() {
         }
         let holds = if reentered { 2 } else { 1 };
         for left in (0..holds).rev() {
-            let stalled = stall(&server, 0.6).await;
+            let stalled = server.stall(0.6).await;
             tokio::time::sleep(Duration::from_millis(rng.gen_range(0..100))).await;
             let outcome = lock.unlock().await;
             stalled.await.unwrap();
@@ -390,7 +368,7 @@ async fn one_clients_read_renewal_never_keeps_another_clients_read_hold_alive() 
 /// next waiter is served at once when the holder unlocks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fair_try_lock_that_gives_up_leaves_no_queue_entry_or_deadline() {
-    let server = pausable_server();
+    let server = RedisServer::start_pausable();
     let holder_client = client(&server).await;
     let waiter_client = server
         .client_with(
@@ -440,7 +418,7 @@ async fn a_fair_try_lock_that_gives_up_leaves_no_queue_entry_or_deadline() {
                 };
                 // Stall Redis across the moment the budget ends.
                 tokio::time::sleep(Duration::from_millis(300)).await;
-                let stalled = stall(&server, 0.6).await;
+                let stalled = server.stall(0.6).await;
                 let outcome = wait.await.unwrap();
                 assert!(!matches!(outcome, Ok(true)), "{outcome:?}");
                 stalled.await.unwrap();

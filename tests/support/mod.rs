@@ -104,6 +104,29 @@ impl RedisServer {
         Self::start_with(&[])
     }
 
+    /// Starts a server that accepts `DEBUG SLEEP` (for [`RedisServer::stall`]).
+    pub fn start_pausable() -> RedisServer {
+        Self::start_with(&["--enable-debug-command", "yes"])
+    }
+
+    /// Stalls the server for `secs` (`DEBUG SLEEP`, from a connection of its own), as a
+    /// Redis that stops answering: commands in flight wait. Returns once the stall has
+    /// begun; the handle completes when it ends.
+    pub async fn stall(&self, secs: f64) -> tokio::task::JoinHandle<()> {
+        let raw = self.raw().await;
+        let handle = tokio::spawn(async move {
+            let _: fred::prelude::Value = raw
+                .custom(
+                    fred::cmd!("DEBUG"),
+                    vec!["SLEEP".to_string(), secs.to_string()],
+                )
+                .await
+                .expect("DEBUG SLEEP");
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        handle
+    }
+
     /// Starts a server with extra `--option value` arguments.
     pub fn start_with(extra: &[&str]) -> RedisServer {
         static SEQ: AtomicU32 = AtomicU32::new(0);
