@@ -18,8 +18,9 @@
 -- ARGV[6]  next owner field "<client-uuid>:<owner-id>"
 -- ARGV[7]  next owner's lease in ms
 -- ARGV[8]  -1: hand off; n >= 0: hand off only while at most n connections listen on
---          KEYS[2] (PUBSUB NUMSUB), else release for real
--- KEYS[4], ARGV[9] (optional, single server): the mark of redisson-lock's local lines
+--          KEYS[2] (PUBSUB NUMSUB, SHARDNUMSUB under SPUBLISH), else release for real;
+--          -2: release for real (with KEYS[4]: saying whether others listen)
+-- KEYS[4], ARGV[9] (optional): the mark of redisson-lock's local lines
 --          ("redisson_lock__channel:{N}:local_line", subscribed beside KEYS[2] by every client
 --          whose line waits), and whether the releasing client's line may go on
 --          ("1") or has had its turn ("0"). Listeners of KEYS[2] that are not marked wait
@@ -32,6 +33,15 @@
 -- to ARGV[6] (one hold, TTL ARGV[7]), 2 + n when it was released for real because n
 -- other clients' waiters listen (n >= 1) and the turn is over. A call repeated with the same latch
 -- returns the first call's answer and changes nothing.
+-- Connections listening on a channel: sharded subscribers where the unlock message
+-- goes out with SPUBLISH (a Redis 7 cluster), classic ones otherwise.
+local function listening(channel)
+    if ARGV[4] == 'SPUBLISH' then
+        return redis.call('pubsub', 'shardnumsub', channel)[2]
+    end
+    return redis.call('pubsub', 'numsub', channel)[2]
+end
+
 local earlier = redis.call('get', KEYS[3])
 if earlier then
     return tonumber(earlier)
@@ -46,23 +56,23 @@ if remaining > 0 then
     return 0
 end
 local limit = tonumber(ARGV[8])
-local hand = limit < 0
+local hand = limit == -1
 local released = 1
 if KEYS[4] == nil then
-    hand = hand or redis.call('pubsub', 'numsub', KEYS[2])[2] <= limit
+    if limit >= 0 then
+        hand = listening(KEYS[2]) <= limit
+    end
 elseif ARGV[9] ~= '1' or not hand then
-    -- Past the turn or the bounds. Past the bounds with nobody else listening at all:
-    -- hand off (as without the mark). Otherwise: are there listeners that are not
-    -- local lines?
-    local listeners = redis.call('pubsub', 'numsub', KEYS[2])[2]
-    if hand or listeners > limit then
-        local others = listeners - redis.call('pubsub', 'numsub', KEYS[4])[2]
-        if others > 0 then
-            hand = false
-            released = 2 + others
-        end
-    else
-        hand = true
+    -- Past the turn or the bounds: are there listeners that are not local lines? Then
+    -- release for real, for them. Otherwise: within the bounds hand off; past them hand
+    -- off only while at most ARGV[8] connections listen (-2: never).
+    local listeners = listening(KEYS[2])
+    local others = listeners - listening(KEYS[4])
+    if others > 0 then
+        hand = false
+        released = 2 + others
+    elseif limit >= 0 then
+        hand = listeners <= limit
     end
 end
 if hand then

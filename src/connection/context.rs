@@ -127,6 +127,13 @@ impl LockContext {
                 in_a_row: parts.config.settings.local_handoffs,
                 time: parts.config.settings.local_handoff_time,
                 count_listeners: parts.config.is_single_server(),
+                // Every listener of a lock's channel is on the node the scripts run on:
+                // a single server, a Sentinel set's primary (Redisson's default
+                // `subscriptionMode` is MASTER), a cluster slot's primary with sharded
+                // pub/sub. Not with classic pub/sub on a cluster (a subscription lives
+                // on whichever node the subscriber connected to).
+                mark_lines: !parts.config.redis.server.is_clustered()
+                    || parts.publish_command == "SPUBLISH",
             },
             queued: QueuedWaiters::default(),
             publish_command: parts.publish_command,

@@ -138,7 +138,7 @@ impl<K: LockKind> Lock<K> {
                     // listeners (see `crate::wait::local_queue`).
                     let marker = context
                         .handoff_limits
-                        .count_listeners
+                        .mark_lines
                         .then(|| crate::names::line_marker(self.target(owner).name));
                     let subscribed =
                         self.subscribe_marked(owner, &channel, marker.as_deref(), deadline);

@@ -245,7 +245,7 @@ impl PubSub {
 
     /// Takes a share of lock channel `name`'s subscription, subscribing in Redis when it
     /// is the first; `marker`: a channel to subscribe in the same command then (a channel
-    /// subscribed already keeps what it has; never on a sharded client).
+    /// subscribed already keeps what it has).
     ///
     /// # Cancel safety
     /// Dropping the future gives the share back; the channel is unsubscribed in the
@@ -291,16 +291,16 @@ impl PubSub {
             // Set before the command: if this future is dropped while SUBSCRIBE is in
             // flight, the release of `share` still sends UNSUBSCRIBE.
             channel.subscribed.store(true, Ordering::Release);
-            let marker = marker
-                .filter(|_| !self.sharded)
-                .map(|marker| channel.marker.get_or_init(|| marker.to_owned()));
+            let marker = marker.map(|marker| channel.marker.get_or_init(|| marker.to_owned()));
+            // A mark is in its channel's slot (the same hash tag): one sharded command.
+            let names = match marker {
+                Some(marker) => vec![name, marker.as_str()],
+                None => vec![name],
+            };
             let sent = if self.sharded {
-                self.subscriber.ssubscribe(name).await
+                self.subscriber.ssubscribe(names).await
             } else {
-                match marker {
-                    Some(marker) => self.subscriber.subscribe(vec![name, marker]).await,
-                    None => self.subscriber.subscribe(name).await,
-                }
+                self.subscriber.subscribe(names).await
             };
             if let Err(error) = sent {
                 channel.subscribed.store(false, Ordering::Release);
@@ -346,16 +346,14 @@ impl PubSub {
             crate::telemetry::subscription(false);
         }
         if was_subscribed && !self.is_closed() {
+            let names = match channel.marker.get() {
+                Some(marker) => vec![name.as_str(), marker.as_str()],
+                None => vec![name.as_str()],
+            };
             let sent = if self.sharded {
-                self.subscriber.sunsubscribe(name.as_str()).await
+                self.subscriber.sunsubscribe(names).await
             } else {
-                match channel.marker.get() {
-                    Some(marker) => {
-                        let both = vec![name.as_str(), marker.as_str()];
-                        self.subscriber.unsubscribe(both).await
-                    }
-                    None => self.subscriber.unsubscribe(name.as_str()).await,
-                }
+                self.subscriber.unsubscribe(names).await
             };
             match sent {
                 Ok(()) => tracing::debug!(channel = %name, "unsubscribed"),
@@ -549,7 +547,7 @@ impl PubSub {
             if live.is_empty() {
                 continue;
             }
-            // With their marks (classic pub/sub only), subscribed again with them.
+            // With their marks, subscribed again with them.
             let names: Vec<String> = live
                 .iter()
                 .flat_map(|(name, channel)| [Some(name.clone()), channel.marker.get().cloned()])

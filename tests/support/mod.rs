@@ -15,6 +15,8 @@ pub mod java_latch;
 pub mod java_pes;
 pub mod java_semaphore;
 pub mod pes;
+pub mod real_java;
+pub mod sentinel_set;
 pub mod tls;
 
 #[allow(unused_imports)] // not every test file uses them all

@@ -58,9 +58,16 @@ pub(crate) struct HandoffLimits {
     pub(crate) in_a_row: u32,
     /// How long the lock may stay in this client through hand-offs.
     pub(crate) time: Duration,
-    /// Whether the release script may ask Redis how many connections listen on the
-    /// channel (`PUBSUB NUMSUB`): only on a single server, where every listener is.
+    /// Whether, past the bounds, a release may still hand off while nobody but this
+    /// client listens on the channel: only on a single server, where every listener is
+    /// (on Sentinel a Java client may listen on a replica, and past the bounds every
+    /// release is a real one).
     pub(crate) count_listeners: bool,
+    /// Whether lines subscribe with the mark, so that a release can count the other
+    /// clients' waiters among the channel's listeners and take turns with them (see the
+    /// module docs): wherever Redisson's waiters listen on the node the script runs on
+    /// (a single server, a Sentinel set's primary, a cluster with sharded pub/sub).
+    pub(crate) mark_lines: bool,
 }
 
 /// What a release should do about the head of the line.
@@ -72,7 +79,8 @@ pub(crate) struct Handoff {
     pub(crate) to: LockOwner,
     pub(crate) lease_ms: Option<u64>,
     /// `-1`: hand off; `n >= 0`: hand off only while at most `n` connections listen on
-    /// the channel (this client's own subscription), else release for real.
+    /// the channel (this client's own subscription), else release for real; `-2`:
+    /// release for real (saying whether other clients' waiters listen, when `marked`).
     pub(crate) listeners: i64,
     /// Whether the script tells other clients' waiters from local lines (by the mark),
     /// and whether the line's turn goes on while such waiters listen.
@@ -347,10 +355,17 @@ impl Line {
             && state
                 .held_since
                 .is_none_or(|since| since.elapsed() < limits.time);
+        // Whether the script can tell other clients' waiters from local lines: the line's
+        // own subscription carries the mark (or there is none yet).
+        let markable =
+            limits.mark_lines && state.subscription.as_ref().is_none_or(|s| s.is_marked());
         let listeners = if within_bounds {
             -1
         } else if limits.count_listeners {
             i64::from(Self::subscribed(&state))
+        } else if markable {
+            // Past the bounds: a real release, which says whether it yielded.
+            -2
         } else {
             return None;
         };
@@ -358,11 +373,8 @@ impl Line {
             .turn
             .is_none_or(|turn| state.handoffs.saturating_add(1) < turn);
         // The script counts other clients' waiters when it may have to choose: past the
-        // turn or the bounds (and only if the line's own subscription carries the mark,
-        // or there is none yet).
-        let marked = limits.count_listeners
-            && (listeners >= 0 || !turn_goes_on)
-            && state.subscription.as_ref().is_none_or(|s| s.is_marked());
+        // turn or the bounds.
+        let marked = markable && (listeners != -1 || !turn_goes_on);
         let messages = state.subscription.as_ref().map_or(0, |s| s.messages());
         {
             let mut stage = slot.stage();
@@ -475,8 +487,11 @@ impl Line {
 /// Its turn (see the module docs) is the unlock messages the line's subscription got
 /// since the line yielded the lock, less the yielding release's own: the acquisitions
 /// other clients made meanwhile, shared by the number of clients it yielded to (at
-/// least one). Not counted (the bounds alone) when the line did not yield it, or when
-/// nobody took it after the yield (the listeners did not wait for it).
+/// least one). When nobody took it after the yield, twice the last turn: the listeners
+/// may be slow to take it (a JVM's thread wake-up on a busy machine) or not wait for it
+/// at all (a monitoring `SUBSCRIBE`), and the turn grows back to the bounds in a few
+/// yields if they never take it. Not counted (the bounds alone) when the line did not
+/// yield it.
 fn chain_starts(state: &mut LineState, owner: LockOwner) {
     state.holder = Some(owner);
     state.held_since = Some(Instant::now());
@@ -484,7 +499,7 @@ fn chain_starts(state: &mut LineState, owner: LockOwner) {
     let messages = state.subscription.as_ref().map(|s| s.messages());
     state.turn = match (state.yielded_at.take(), messages) {
         (Some((at, others)), Some(now)) => match now.saturating_sub(at).saturating_sub(1) {
-            0 => None,
+            0 => state.turn.map(|turn| turn.saturating_mul(2)),
             made => {
                 let share = (made / u64::from(others.max(1))).max(1);
                 Some(u32::try_from(share).unwrap_or(u32::MAX))

@@ -11,6 +11,7 @@ fn limits(in_a_row: u32, count_listeners: bool) -> HandoffLimits {
         in_a_row,
         time: Duration::from_secs(60),
         count_listeners,
+        mark_lines: count_listeners,
     }
 }
 
