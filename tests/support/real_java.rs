@@ -4,10 +4,11 @@
 //! one such process and kills it when dropped (also when a test panics).
 //!
 //! Tests that use it need the drivers, which a clone of this repository does not carry:
-//! they are `#[ignore]`d with [`NEEDS_JAVA`] and run with
+//! they live in the `java` test binary (`tests/java.rs`, `tests/java/`), every one
+//! `#[ignore]`d, and run with
 //!
 //! ```sh
-//! REDISSON_JAVA_DIR=/path/to/redisson-java cargo test --all-features -- --ignored java_
+//! REDISSON_JAVA_DIR=/path/to/redisson-java cargo test --all-features --test java -- --ignored
 //! ```
 //!
 //! (`.ci/run` does this with `../shared/redisson-java`, after its `deps.sh`). Asked to
@@ -23,9 +24,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
-
-/// The reason every real-Java test gives for being ignored by default.
-pub const NEEDS_JAVA: &str = "needs real Redisson: REDISSON_JAVA_DIR=<shared>/redisson-java cargo test --all-features -- --ignored java_ (README, \"Tests beside real Redisson\")";
 
 /// A Redisson version the drivers hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,7 +72,7 @@ pub fn java_dir() -> PathBuf {
              Point REDISSON_JAVA_DIR at a redisson-java folder (run.sh, jars/, deps.sh: the \
              project's shared/redisson-java), install its runtime once with `sudo \
              $REDISSON_JAVA_DIR/deps.sh` (after `apt-get update`), then run\n    \
-             REDISSON_JAVA_DIR=... cargo test --all-features -- --ignored java_",
+             REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored",
             dir.display(),
             if explicit.is_some() {
                 "REDISSON_JAVA_DIR"

@@ -6,9 +6,8 @@
 //! `SET` inside every hold, as Redisson's `stress` verb does), so that when the first
 //! process finishes, the counts of all three are read from Redis at that moment.
 
-mod support;
-use support::real_java::{JavaClient, Version, NEEDS_JAVA};
-use support::*;
+use crate::support::real_java::{JavaClient, Version};
+use crate::support::*;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -171,9 +170,8 @@ fn report(what: &str, race: &Race) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs real Redisson (see support::real_java)"]
-async fn java_fleet_share_single_server() {
-    let _ = NEEDS_JAVA;
+#[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
+async fn single_server() {
     let server = RedisServer::start();
     let raw = server.raw().await;
     let runs: usize = std::env::var("SHARE_RUNS")
@@ -197,9 +195,9 @@ fn runs() -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs real Redisson (see support::real_java)"]
-async fn java_fleet_share_sentinel() {
-    let set = support::sentinel_set::SentinelSet::start(5_000);
+#[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
+async fn sentinel() {
+    let set = crate::support::sentinel_set::SentinelSet::start(5_000);
     let raw = RedisServer::raw_at(set.primary.port).await;
     for run in 0..runs() {
         let java_only = race(&set.url(), None, raw.clone(), &format!("j{run}")).await;
@@ -213,9 +211,9 @@ async fn java_fleet_share_sentinel() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs real Redisson (see support::real_java)"]
-async fn java_fleet_share_cluster() {
-    let cluster = support::cluster::Cluster::start();
+#[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
+async fn cluster() {
+    let cluster = crate::support::cluster::Cluster::start();
     let raw = cluster.raw().await;
     for run in 0..runs() {
         let java_only = race(&cluster.url(), None, raw.clone(), &format!("j{run}")).await;
