@@ -15,8 +15,7 @@
 //! * `BENCH_ONLY`: comma-separated scenario names (plus `limits`) to run only those. A
 //!   scenario whose target compares with another scenario (`uncontended_1` with
 //!   `bare_fred_1`, `distinct_64` with `bare_fred_64`, `rw_read_16` with `distinct_16`,
-//!   `spin_contended_16` with `contended_16`, `contended_16` with `bare_chain_16`,
-//!   `contended_vs_redisson_like` with `contended_16`) measures that one too, without a
+//!   `spin_contended_16` with `contended_16`, `contended_16` with `bare_chain_16`) measures that one too, without a
 //!   row of its own, when it is not selected. Unknown names are reported on stderr.
 //! * `BENCH_PLOT`: where to draw the SVG plot (default
 //!   `target/bench/benchmarks-pairs.svg`, under `CARGO_TARGET_DIR` if set, so that a run
@@ -56,12 +55,11 @@
 //! * `contended_mixed`: the same loop with two clients (two `Client::connect`s) × 8 tasks
 //!   on one name: besides the above, `client_N_share` of the acquisitions and
 //!   `client_N_wait_p50_us` / `client_N_wait_p99_us` (time in `lock()`) per client.
-//! * `contended_vs_redisson_like`: the crate's client (8 tasks) and a Redisson-like client
-//!   (8 threads; `tests/support/java.rs`: Redisson's wait, each thread an OS thread) on one
-//!   name: `crate_share` / `redisson_like_share` of the acquisitions, each side's wait,
-//!   the total rate against `contended_16`'s (measured too when not selected) and against
-//!   the Redisson-like threads alone (`redisson_like_alone_per_s`, the mean of a run just
-//!   before and one just after).
+//! * `fleet_share`: a hot RLock shared by real Redisson 3.23.3, 4.7.0 and the crate (3
+//!   threads / tasks each, 200 rounds, hold 0–5 ms; `tests/support/fleet.rs`), against a
+//!   fleet of three Java processes in the same sitting: the crate's share of the
+//!   acquisitions when the first process finished, and the rate against the Java-only
+//!   fleet's (`BENCH_SHARE_RUNS` races, 3 by default; needs the real-Java drivers).
 //! * `pes_uncontended_1`: a permit-expirable semaphore's `acquire(None)` + `release(id)`
 //!   pair on one task, against the two-round-trip floor (the same two scripts sent
 //!   without the crate) and a PING, timed in rotation.
@@ -69,6 +67,10 @@
 //!   `bytes_per_waiting_task`).
 //! * `latch_fanout_64` (`latch`): one `count_down` releasing 64 waiting tasks; the time
 //!   to the last one's release against the PING round trip.
+//! * `java`: real Redisson's own benchmark (3.23.3 and 4.7.0, `bench.sh` of
+//!   `REDISSON_JAVA_DIR` or `../shared/redisson-java`) on the same server after the
+//!   crate's scenarios, for the scenarios both have: `java_<version>_ops_per_s` and
+//!   `vs_best_java` on the crate's rows, and a table of both (see `java.rs`).
 //!
 //! Allocations come from a counting global allocator (`alloc_count`) read at the edges of
 //! each measured window: process-wide, so fred's connection task, tokio and the bench's
@@ -97,6 +99,8 @@ mod support;
 mod alloc_count;
 mod fair;
 mod fenced;
+mod fleet;
+mod java;
 mod latch;
 mod limits;
 mod measure;
@@ -104,7 +108,6 @@ mod multi;
 mod permits;
 mod plot;
 mod read_write;
-mod redisson_like;
 mod reentrant;
 mod report;
 mod semaphore;
@@ -174,10 +177,11 @@ fn known_scenarios() -> Vec<&'static str> {
         spin::SCENARIOS,
         read_write::SCENARIOS,
         multi::SCENARIOS,
-        redisson_like::SCENARIOS,
+        fleet::SCENARIOS,
         latch::SCENARIOS,
         permits::SCENARIOS,
         semaphore::SCENARIOS,
+        java::SCENARIOS,
     ]
     .concat()
 }
@@ -245,7 +249,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     spin::run(&mut bench).await;
     read_write::run(&mut bench).await;
     multi::run(&mut bench).await;
-    redisson_like::run(&mut bench).await;
+    fleet::run(&mut bench).await;
     latch::run(&mut bench).await;
     permits::run(&mut bench).await;
     semaphore::run(&mut bench).await;
@@ -253,6 +257,8 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     if let Some(row) = watchdog_row {
         bench.rows.push(row);
     }
+    // Real Redisson's own benchmark on the same server, now that the crate's ran.
+    java::run(&mut bench).await;
     if let Some(m) = &memory {
         let row = watchdog::memory_row(m, &bench.client);
         bench.push(row);
@@ -260,5 +266,6 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     bench.client.shutdown().await.expect("shutdown");
 
     report::print(&bench);
+    java::print(&bench);
     plot::draw(&bench);
 }
