@@ -19,7 +19,7 @@ use super::{Lock, LockKind};
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
 use crate::telemetry;
-use crate::wait::local_queue::{yield_time, Left, Published, Stage, Ticket};
+use crate::wait::local_queue::{patience, Left, Published, Stage, Ticket};
 
 impl<K: LockKind> Lock<K> {
     /// `lock()` and the waiting `try_lock*` of a kind that hands off: one attempt unless
@@ -164,7 +164,9 @@ impl<K: LockKind> Lock<K> {
         // turn (see `crate::wait::local_queue`). (A head promoted while that holder had the
         // lock slept until its release woke it: that release's nudge is read here.)
         let mut hold = match line.take_published() {
-            Some(published) if subscription.is_some() => Some(HoldBack::after(published)),
+            Some(published) if subscription.is_some() => {
+                Some(HoldBack::after(published, line.pace()))
+            }
             _ => None,
         };
         let mut tried_at_deadline = false;
@@ -206,12 +208,21 @@ impl<K: LockKind> Lock<K> {
                     tokio::time::sleep_until(deadline.map_or(held.until, |d| d.min(held.until)));
                 match held.yielded {
                     // Every other client's release while they have their turn gives
-                    // them another yield time for the next.
-                    Some((_, span)) => tokio::select! {
+                    // them another patience for the next; the time since the one before
+                    // tells their pace.
+                    Some(yielded) => tokio::select! {
                         _ = &mut woken => {
                             let now = subscription.as_ref().map_or(0, |s| s.messages());
                             if now > messages {
-                                hold = Some(HoldBack { until: Instant::now() + span, ..held });
+                                let at = Instant::now();
+                                if now > yielded.own_message {
+                                    line.observe_pace(at - yielded.last_message);
+                                }
+                                let span = patience(yielded.round_trip, line.pace());
+                                hold = Some(HoldBack {
+                                    until: at + span,
+                                    yielded: Some(Yielded { last_message: at, ..yielded }),
+                                });
                             }
                         }
                         _ = sleep => {}
@@ -224,12 +235,10 @@ impl<K: LockKind> Lock<K> {
                 message_pending = false;
                 // A yield's hold-back outlives a try that fails (another client took the
                 // lock: its turn goes on), from the try on.
-                hold = hold
-                    .and_then(|held| held.yielded)
-                    .map(|(messages, span)| HoldBack {
-                        until: Instant::now() + span,
-                        yielded: Some((messages, span)),
-                    });
+                hold = hold.and_then(|held| held.yielded).map(|yielded| HoldBack {
+                    until: Instant::now() + patience(yielded.round_trip, line.pace()),
+                    yielded: Some(yielded),
+                });
                 let attempt = self.attempt(owner, lease_ms, mode, wait).await;
                 ticket.stop_trying();
                 match attempt? {
@@ -288,7 +297,7 @@ impl<K: LockKind> Lock<K> {
                 _ = &mut nudged => match line.take_published() {
                     Some(_) if subscription.is_none() => true,
                     Some(published) => {
-                        let held = HoldBack::after(published);
+                        let held = HoldBack::after(published, line.pace());
                         hold = Some(held);
                         // A yield's hold-back watches the messages itself.
                         message_pending || held.yielded.is_some()
@@ -378,24 +387,40 @@ impl<K: LockKind> Lock<K> {
 struct HoldBack {
     /// Until then at the latest.
     until: Instant,
-    /// After a yield: the count of unlock messages that ends it (other clients had
-    /// their turn), and how long it lasts past each of their releases.
-    yielded: Option<(u64, Duration)>,
+    /// After a yield: what ends it besides that time.
+    yielded: Option<Yielded>,
+}
+
+/// A yield's hold-back: until the other clients had their turn (a count of unlock
+/// messages), each of their releases within [`patience`] of the last.
+#[derive(Clone, Copy, Debug)]
+struct Yielded {
+    /// The count of unlock messages that ends it.
+    until: u64,
+    /// The count once the yielding release's own message is in.
+    own_message: u64,
+    /// The yielding release's round trip.
+    round_trip: Duration,
+    /// When the last message (or the release) came.
+    last_message: Instant,
 }
 
 impl HoldBack {
     /// The hold-back after `published`: a round trip, or for a yield, until other
-    /// clients had their turn or stopped taking the lock (see `crate::wait::local_queue`).
-    fn after(published: Published) -> HoldBack {
+    /// clients had their turn or stopped taking the lock (see `crate::wait::local_queue`),
+    /// with the others' `pace` as the line learned it.
+    fn after(published: Published, pace: Option<Duration>) -> HoldBack {
         let now = Instant::now();
         match published.yielded_until {
-            Some(messages) => {
-                let span = yield_time(published.round_trip);
-                HoldBack {
-                    until: now + span,
-                    yielded: Some((messages, span)),
-                }
-            }
+            Some(until) => HoldBack {
+                until: now + patience(published.round_trip, pace),
+                yielded: Some(Yielded {
+                    until,
+                    own_message: published.own_message,
+                    round_trip: published.round_trip,
+                    last_message: now,
+                }),
+            },
             None => HoldBack {
                 until: now + published.round_trip,
                 yielded: None,
@@ -405,7 +430,7 @@ impl HoldBack {
 
     /// Whether it is over, with the line's subscription at `messages` unlock messages.
     fn over(&self, messages: u64) -> bool {
-        Instant::now() >= self.until || self.yielded.is_some_and(|(until, _)| messages >= until)
+        Instant::now() >= self.until || self.yielded.is_some_and(|y| messages >= y.until)
     }
 }
 

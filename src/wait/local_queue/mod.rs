@@ -103,6 +103,9 @@ pub(crate) struct Published {
     /// many unlock messages (the release's own, then one per acquisition the line made in
     /// its turn: the others' turn as long), or [`yield_time`] passed without one.
     pub(crate) yielded_until: Option<u64>,
+    /// After a yield: the subscription's count of unlock messages once the release's own
+    /// is in (the later ones are the other clients' releases).
+    pub(crate) own_message: u64,
 }
 
 /// How long a head holds back at most after its line yielded (see [`Published`]): twice
@@ -114,6 +117,23 @@ pub(crate) fn yield_time(round_trip: Duration) -> Duration {
 
 /// The least hold-back of [`yield_time`]: a JVM thread's wake-up on a busy machine.
 pub(crate) const MIN_YIELD: Duration = Duration::from_millis(1);
+
+/// The most a head waits for the next release of the clients its line yielded to: past
+/// it, they are taken to have stopped (see [`patience`]).
+pub(crate) const MAX_PATIENCE: Duration = Duration::from_millis(20);
+
+/// How long a head waits, while its line yields, for the next release of the other
+/// clients before it tries: [`yield_time`] of the release's `round_trip`, or twice their
+/// `pace` (the mean time between two of their releases seen in earlier yields) when that
+/// is longer, at most [`MAX_PATIENCE`]. Their pace is their hold plus a thread's wake-up,
+/// which on a busy machine is many round trips: a fixed wait would end in the middle of
+/// their turn, and the head would take the lock in the gap between two of their
+/// acquisitions. A listener that never takes the lock releases nothing, so it costs the
+/// round-trip bound only.
+pub(crate) fn patience(round_trip: Duration, pace: Option<Duration>) -> Duration {
+    let pace = pace.map_or(Duration::ZERO, |p| p.saturating_mul(2));
+    yield_time(round_trip).max(pace.min(MAX_PATIENCE))
+}
 
 /// Every line of this client, by lock name.
 #[derive(Debug, Default)]
@@ -224,6 +244,9 @@ struct LineState {
     /// The head's subscription to the lock's channel, kept while the line lives so that
     /// a new head does not subscribe again.
     subscription: Option<Arc<Subscription>>,
+    /// The other clients' pace while the line yields to them: the mean time between two
+    /// of their releases (see [`patience`]).
+    pace: Option<Duration>,
 }
 
 /// One waiter's place in a line.
@@ -286,6 +309,7 @@ impl Line {
         state.published = published.map(|round_trip| Published {
             round_trip,
             yielded_until: None,
+            own_message: 0,
         });
         if owner.is_none() || state.holder == owner {
             state.holder = None;
@@ -301,6 +325,21 @@ impl Line {
     /// that long after); clears it.
     pub(crate) fn take_published(&self) -> Option<Published> {
         self.state().published.take()
+    }
+
+    /// The other clients' pace, as [`Line::observe_pace`] learned it.
+    pub(crate) fn pace(&self) -> Option<Duration> {
+        self.state().pace
+    }
+
+    /// One more time between two releases of the clients the line yielded to (a moving
+    /// mean, the newest a quarter of it).
+    pub(crate) fn observe_pace(&self, gap: Duration) {
+        let mut state = self.state();
+        state.pace = Some(match state.pace {
+            Some(pace) => (pace.saturating_mul(3) + gap) / 4,
+            None => gap,
+        });
     }
 
     /// Whether this client holds a subscription to the lock's channel through the line.
@@ -436,6 +475,7 @@ impl Line {
             // each other client.
             yielded_until: others
                 .map(|others| handoff.messages + 1 + u64::from(handoff.chain) * u64::from(others)),
+            own_message: handoff.messages + 1,
         });
         if released && state.holder.is_some() {
             state.holder = None;

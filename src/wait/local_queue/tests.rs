@@ -135,3 +135,28 @@ async fn a_head_trying_itself_is_not_handed_the_lock() {
     assert_eq!(line.local_holder_other_than(B), None);
     assert!(line.take_published().is_some());
 }
+
+#[test]
+fn patience_follows_the_other_clients_pace_within_bounds() {
+    let rtt = Duration::from_micros(200);
+    // Nothing learned: the round-trip bound (at least MIN_YIELD).
+    assert_eq!(patience(rtt, None), MIN_YIELD);
+    assert_eq!(
+        patience(Duration::from_millis(3), None),
+        Duration::from_millis(6)
+    );
+    // Twice their pace once it is longer, never past MAX_PATIENCE.
+    assert_eq!(
+        patience(rtt, Some(Duration::from_millis(4))),
+        Duration::from_millis(8)
+    );
+    assert_eq!(patience(rtt, Some(Duration::from_secs(1))), MAX_PATIENCE);
+
+    let (_queues, line) = line();
+    assert_eq!(line.pace(), None);
+    line.observe_pace(Duration::from_millis(8));
+    assert_eq!(line.pace(), Some(Duration::from_millis(8)));
+    // A moving mean: the newest gap is a quarter of it.
+    line.observe_pace(Duration::from_millis(4));
+    assert_eq!(line.pace(), Some(Duration::from_millis(7)));
+}
