@@ -13,6 +13,9 @@
 //!   Java apps, and its [`SemaphorePermits`] guard.
 //! * [`Config`]: where Redis is, and Redisson's lock settings (a [`NameMapper`] among them).
 //! * [`Error`]: everything that can go wrong.
+//! * [`codec`]: the bytes Java Redisson's codecs write for a map key or set value
+//!   ([`JavaCodec`]), and [`EntryObjectName`], the names of a map key's lock, semaphore and
+//!   latch (`RMap#getLock(key)`, ...).
 //! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
 //!   Redis data, [`FencingGate`] for anything else; a write with an older token than the
 //!   resource has seen is refused.
@@ -73,6 +76,7 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
 pub mod blocking;
 mod client;
+pub mod codec;
 mod connection;
 mod error;
 pub mod fencing;
@@ -84,6 +88,7 @@ mod telemetry;
 mod wait;
 
 pub use client::Client;
+pub use codec::{CodecError, JavaCodec, JavaValue, JsonUuids};
 pub use connection::config::{
     Config, ConfigBuilder, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_LOCAL_HANDOFFS,
     DEFAULT_LOCAL_HANDOFF_TIME, DEFAULT_RENEWAL_BATCH_SIZE, DEFAULT_REPLICAS_SYNC_TIMEOUT,
@@ -107,6 +112,7 @@ pub use lock::{
     WriteLock,
 };
 pub use names::keys::LockKeys;
+pub use names::map_entry::{EntryObject, EntryObjectName};
 pub use names::mapper::{FairQueueNames, NameMapper, PrefixNameMapper};
 pub use names::owner::LockOwner;
 pub use synchronizers::latch::CountDownLatch;

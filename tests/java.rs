@@ -12,5 +12,8 @@
 
 mod support;
 
+#[path = "java/codec.rs"]
+mod codec;
+
 #[path = "java/fleet_share.rs"]
 mod fleet_share;

@@ -67,8 +67,8 @@ static HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(FASTER_MULTI_HOLDS
 /// what Redisson's `StringCodec` writes, so string values interoperate when the Java side
 /// runs with `Config.setCodec(StringCodec.INSTANCE)`. Under Redisson's default codec
 /// (`Kryo5Codec`) the bytes differ (`"Jack_001"` is `03 4a 61 63 6b 5f 30 30 b1` there):
-/// pass those encoded bytes instead (`&[u8]`, `Vec<u8>`), or the two sides lock
-/// different fields and never exclude each other.
+/// pass those encoded bytes instead (`&[u8]`, `Vec<u8>`; [`JavaCodec::encode`](crate::JavaCodec::encode)
+/// writes them), or the two sides lock different fields and never exclude each other.
 ///
 /// # Waiting
 ///

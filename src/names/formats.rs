@@ -10,7 +10,7 @@ pub(crate) fn hash_tag(name: &str) -> String {
 }
 
 /// [`hash_tag`] as a `Display`, so that a key built around it is one allocation.
-struct HashTag<'a>(&'a str);
+pub(crate) struct HashTag<'a>(pub(crate) &'a str);
 
 impl std::fmt::Display for HashTag<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

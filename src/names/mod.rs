@@ -4,6 +4,8 @@
 //!   `redisson_lock__channel:{N}`, the fair queue, the read-hold keys, the token, the
 //!   unlock latch, the owner field `<client-id>:<owner>`);
 //! * [`keys`]: [`LockKeys`](crate::LockKeys), the same names for tools and users;
+//! * [`map_entry`]: [`EntryObjectName`](crate::EntryObjectName), the names of a map key's
+//!   (or set value's) lock, semaphore and latch;
 //! * [`mapper`]: the name mapper ([`NameMapper`](crate::NameMapper)), applied once per
 //!   handle;
 //! * [`owner`]: [`LockOwner`](crate::LockOwner), who owns a hold.
@@ -13,6 +15,7 @@
 
 pub(crate) mod formats;
 pub(crate) mod keys;
+pub(crate) mod map_entry;
 pub(crate) mod mapper;
 pub(crate) mod owner;
 

@@ -1,0 +1,588 @@
+//! Java's codec bytes: what Redisson's codecs write for a map key or a set value, byte for
+//! byte, so that a Rust service can name the objects a Java service keys by them.
+//!
+//! Redisson never stores a map key's text in a per-key object's name: it encodes the key
+//! with the map's codec and hashes those bytes (`RMap#getLock(key)` lives at
+//! `{<map>}:<hash of the key's bytes>:lock`, see [`EntryObjectName`](crate::EntryObjectName)).
+//! The faster multi-lock hashes its values' bytes the same way
+//! ([`FasterMulti`](crate::FasterMulti#values-and-codecs)). Agreeing with a Java app
+//! therefore means producing the bytes its codec produces: [`JavaCodec::encode`] does, for
+//! the codecs and value types below. Nothing here talks to Redis.
+//!
+//! # Codecs
+//!
+//! | Java (Redisson) | Rust |
+//! |---|---|
+//! | `StringCodec.INSTANCE` | [`JavaCodec::String`] |
+//! | `new Kryo5Codec()`, Redisson's default when `Config.setCodec` is not called | [`JavaCodec::Kryo5`] |
+//! | `new JsonJacksonCodec()`, Redisson before 3.55.0 | [`JavaCodec::JsonJackson`] `{ uuids: JsonUuids::Plain }` |
+//! | `new JsonJacksonCodec()`, Redisson 3.55.0 and later (4.x) | [`JavaCodec::JsonJackson`] `{ uuids: JsonUuids::Typed }` |
+//!
+//! A map's codec is the one given to `getMap(name, codec)` / `getSet(name, codec)`, else
+//! the client's `Config.getCodec()`. For these codecs a map key and a set value are encoded
+//! alike (`getMapKeyEncoder()` and `getValueEncoder()` write the same bytes), so one
+//! [`JavaCodec::encode`] serves both.
+//!
+//! # Values
+//!
+//! | Java key or value | Rust ([`JavaValue`]) | `StringCodec` | `Kryo5Codec` | `JsonJacksonCodec` |
+//! |---|---|---|---|---|
+//! | `String` `"o-1"` | `&str`, `&String` | UTF-8: `6f 2d 31` | `03 6f 2d b1` | `"o-1"` |
+//! | `Integer` `7` (an `int` key) | `i32` (a bare literal `7`) | `7` | `02 0e` | `7` |
+//! | `Long` `42L` | `i64` (`42i64`) | `42` | `09 54` | `["java.lang.Long",42]` |
+//! | `UUID` | [`Uuid`] | `123e4567-e89b-…` | `01 00 "java.util.UUID"` + 16 bytes | `"123e4567-…"` or `["java.util.UUID","123e4567-…"]` ([`JsonUuids`]) |
+//! | `Boolean` `true` | `bool` | `true` | `05 01` | `true` |
+//! | `Double` `1.5` | `f64` | refused | `0a` + 8 bytes | refused |
+//!
+//! An integer literal without a suffix is an `i32` in Rust and an `int` in Java, so
+//! `encode(7)` is Java's `map.getLock(7)`; write `7i64` for Java's `7L`, which encodes
+//! differently under every codec but `StringCodec`.
+//!
+//! Refused ([`CodecError::Unsupported`]): a `Double` under `StringCodec` or
+//! `JsonJacksonCodec`, which write Java's `Double.toString` text; its digits differ from
+//! Rust's float formatting for some values and changed between JDK versions (JDK 19), so
+//! no byte-exact promise can be made. A value Java could not encode at all (more than
+//! 2^31 − 1 bytes) is [`CodecError::TooLong`]. Nothing here panics.
+//!
+//! The bytes of each codec are laid out in `docs/codecs.md`; they were checked against
+//! real Redisson 3.23.3 and 4.7.0 (`tests/java/codec.rs`).
+//!
+//! # Examples
+//! ```
+//! use redisson_lock::{codec::Uuid, JavaCodec, JsonUuids};
+//!
+//! // Java: `new Kryo5Codec().getMapKeyEncoder().encode("o-1")`
+//! assert_eq!(JavaCodec::Kryo5.encode("o-1")?, [0x03, 0x6f, 0x2d, 0xb1]);
+//! assert_eq!(JavaCodec::String.encode(7)?, b"7");
+//! assert_eq!(JavaCodec::Kryo5.encode(42i64)?, [0x09, 0x54]);
+//!
+//! // The JSON codec writes UUIDs differently in Redisson 3.x and 4.x: say which.
+//! let id = Uuid::parse_str("123e4567-e89b-12d3-a456-426614174000").unwrap();
+//! let json = JavaCodec::JsonJackson { uuids: JsonUuids::Typed };
+//! assert_eq!(
+//!     json.encode(id)?,
+//!     br#"["java.util.UUID","123e4567-e89b-12d3-a456-426614174000"]"#
+//! );
+//! # Ok::<(), redisson_lock::CodecError>(())
+//! ```
+
+mod json;
+mod kryo5;
+mod string;
+
+/// The UUID type [`JavaValue::Uuid`] holds (the `uuid` crate's), re-exported so that a
+/// caller needs no dependency of its own.
+///
+/// # Examples
+/// ```
+/// let id = redisson_lock::codec::Uuid::nil();
+/// assert_eq!(redisson_lock::JavaCodec::String.encode(id).unwrap().len(), 36);
+/// ```
+pub use uuid::Uuid;
+
+/// One of Redisson's codecs, as far as map keys and set values go: the bytes
+/// [`JavaCodec::encode`] returns are the bytes that codec writes in Java.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::JavaCodec;
+/// // A Java app on Redisson's default configuration uses Kryo5Codec.
+/// let codec = JavaCodec::Kryo5;
+/// assert_eq!(codec.java_class(), "org.redisson.codec.Kryo5Codec");
+/// assert_eq!(codec.encode("Jack_001")?, b"\x03Jack_00\xb1");
+/// # Ok::<(), redisson_lock::CodecError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum JavaCodec {
+    /// `org.redisson.client.codec.StringCodec`: the value's `toString()` in UTF-8.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::JavaCodec;
+    /// assert_eq!(JavaCodec::String.encode("订单")?, "订单".as_bytes());
+    /// assert_eq!(JavaCodec::String.encode(-7)?, b"-7");
+    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// ```
+    String,
+    /// `org.redisson.codec.Kryo5Codec`, Redisson's default codec: Kryo 5's class id, then
+    /// the value.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::JavaCodec;
+    /// assert_eq!(JavaCodec::Kryo5.encode(7)?, [0x02, 0x0e]);
+    /// assert_eq!(JavaCodec::Kryo5.encode(true)?, [0x05, 0x01]);
+    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// ```
+    Kryo5,
+    /// `org.redisson.codec.JsonJacksonCodec`: Jackson's JSON with Redisson's type
+    /// information (every `Long` typed; a `UUID` as [`JsonUuids`] says).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::{JavaCodec, JsonUuids};
+    /// let json = JavaCodec::JsonJackson { uuids: JsonUuids::Plain };
+    /// assert_eq!(json.encode("o-1")?, br#""o-1""#);
+    /// assert_eq!(json.encode(42i64)?, br#"["java.lang.Long",42]"#);
+    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// ```
+    JsonJackson {
+        /// How the Java side's Redisson version writes a `UUID`.
+        uuids: JsonUuids,
+    },
+}
+
+/// How `JsonJacksonCodec` writes a `java.util.UUID`: the one place where the Redisson
+/// versions disagree on a key's bytes (and so on the name of its per-key objects).
+///
+/// There is no default: a UUID key under the JSON codec hashes differently in the two
+/// series, and a wrong guess would name other objects than the Java app's without any
+/// error, so the caller says which Redisson the Java side runs. Keys of other types encode
+/// the same under both.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::{codec::Uuid, JavaCodec, JsonUuids};
+/// let id = Uuid::nil();
+/// let old = JavaCodec::JsonJackson { uuids: JsonUuids::Plain }.encode(id)?;
+/// let new = JavaCodec::JsonJackson { uuids: JsonUuids::Typed }.encode(id)?;
+/// assert_eq!(old, br#""00000000-0000-0000-0000-000000000000""#);
+/// assert_eq!(new, br#"["java.util.UUID","00000000-0000-0000-0000-000000000000"]"#);
+/// // Any other key is the same in both.
+/// assert_eq!(
+///     JavaCodec::JsonJackson { uuids: JsonUuids::Plain }.encode(7)?,
+///     JavaCodec::JsonJackson { uuids: JsonUuids::Typed }.encode(7)?,
+/// );
+/// # Ok::<(), redisson_lock::CodecError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum JsonUuids {
+    /// A JSON string, `"123e4567-e89b-12d3-a456-426614174000"`: Redisson before 3.55.0
+    /// (checked with 3.23.3).
+    Plain,
+    /// A typed array, `["java.util.UUID","123e4567-e89b-12d3-a456-426614174000"]`: Redisson
+    /// 3.55.0 and later, 4.x included (its `JsonJacksonCodec` adds a UUID mix-in; checked
+    /// with 4.7.0).
+    Typed,
+}
+
+/// A Java map key or set value of one of the types [`JavaCodec::encode`] can write: what
+/// Java would box it as.
+///
+/// Made from Rust values with `From` (`&str`, `&String`, `i32`, `i64`, [`Uuid`], `bool`,
+/// `f64`), so `encode` takes them directly. A Rust integer of another width has no
+/// conversion on purpose: Java's `Integer` and `Long` encode differently, so say which.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::JavaValue;
+/// assert_eq!(JavaValue::from("o-1"), JavaValue::String("o-1"));
+/// assert_eq!(JavaValue::from(7), JavaValue::Integer(7));
+/// assert_eq!(JavaValue::from(7i64), JavaValue::Long(7));
+/// assert_eq!(JavaValue::Long(7).java_class(), "java.lang.Long");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum JavaValue<'a> {
+    /// `java.lang.String`.
+    String(&'a str),
+    /// `java.lang.Integer` (an `int` key).
+    Integer(i32),
+    /// `java.lang.Long` (a `long` key).
+    Long(i64),
+    /// `java.util.UUID`.
+    Uuid(Uuid),
+    /// `java.lang.Boolean`.
+    Boolean(bool),
+    /// `java.lang.Double` (encoded by [`JavaCodec::Kryo5`] only).
+    Double(f64),
+}
+
+impl JavaValue<'_> {
+    /// The Java class this value is boxed as.
+    ///
+    /// # Examples
+    /// ```
+    /// assert_eq!(redisson_lock::JavaValue::from(true).java_class(), "java.lang.Boolean");
+    /// ```
+    pub fn java_class(&self) -> &'static str {
+        match self {
+            JavaValue::String(_) => "java.lang.String",
+            JavaValue::Integer(_) => "java.lang.Integer",
+            JavaValue::Long(_) => "java.lang.Long",
+            JavaValue::Uuid(_) => "java.util.UUID",
+            JavaValue::Boolean(_) => "java.lang.Boolean",
+            JavaValue::Double(_) => "java.lang.Double",
+        }
+    }
+}
+
+impl<'a> From<&'a str> for JavaValue<'a> {
+    fn from(value: &'a str) -> Self {
+        JavaValue::String(value)
+    }
+}
+
+impl<'a> From<&'a String> for JavaValue<'a> {
+    fn from(value: &'a String) -> Self {
+        JavaValue::String(value)
+    }
+}
+
+impl From<i32> for JavaValue<'_> {
+    fn from(value: i32) -> Self {
+        JavaValue::Integer(value)
+    }
+}
+
+impl From<i64> for JavaValue<'_> {
+    fn from(value: i64) -> Self {
+        JavaValue::Long(value)
+    }
+}
+
+impl From<Uuid> for JavaValue<'_> {
+    fn from(value: Uuid) -> Self {
+        JavaValue::Uuid(value)
+    }
+}
+
+impl From<&Uuid> for JavaValue<'_> {
+    fn from(value: &Uuid) -> Self {
+        JavaValue::Uuid(*value)
+    }
+}
+
+impl From<bool> for JavaValue<'_> {
+    fn from(value: bool) -> Self {
+        JavaValue::Boolean(value)
+    }
+}
+
+impl From<f64> for JavaValue<'_> {
+    fn from(value: f64) -> Self {
+        JavaValue::Double(value)
+    }
+}
+
+/// Why a value cannot be encoded as the Java codec would: nothing was produced.
+///
+/// Converts into [`Error::InvalidArgument`](crate::Error::InvalidArgument) with `?` in
+/// code that returns this crate's [`Result`](crate::Result).
+///
+/// # Examples
+/// ```
+/// use redisson_lock::{CodecError, JavaCodec};
+/// let error = JavaCodec::String.encode(1.5).unwrap_err();
+/// assert!(matches!(error, CodecError::Unsupported { java_class: "java.lang.Double", .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    /// The codec writes this type in a form this crate does not reproduce byte for byte
+    /// (a `Double` under `StringCodec` or `JsonJacksonCodec`: Java's `Double.toString`).
+    #[error("{codec} cannot encode a {java_class} byte for byte here: {reason}")]
+    Unsupported {
+        /// The codec's Java class name, e.g. `StringCodec`.
+        codec: &'static str,
+        /// The value's Java class, e.g. `java.lang.Double`.
+        java_class: &'static str,
+        /// Why, and what to use instead.
+        reason: &'static str,
+    },
+    /// The encoded value would be longer than a Java buffer can hold (2^31 − 1 bytes), so
+    /// no Java app can have such a key.
+    #[error("a {java_class} of {len} encoded bytes is longer than Java can hold (2^31 - 1)")]
+    TooLong {
+        /// The value's Java class.
+        java_class: &'static str,
+        /// Its length in bytes (UTF-8 for a string that was refused before encoding).
+        len: usize,
+    },
+}
+
+impl From<CodecError> for crate::Error {
+    fn from(error: CodecError) -> crate::Error {
+        crate::Error::InvalidArgument(error.to_string())
+    }
+}
+
+/// The most bytes a Netty `ByteBuf`, and so a Java codec's output, can hold.
+const JAVA_MAX_BYTES: usize = i32::MAX as usize;
+
+/// [`CodecError::TooLong`] when `len` bytes are more than Java can hold.
+fn check_len(java_class: &'static str, len: usize) -> Result<(), CodecError> {
+    if len > JAVA_MAX_BYTES {
+        return Err(CodecError::TooLong { java_class, len });
+    }
+    Ok(())
+}
+
+impl JavaCodec {
+    /// The bytes this codec writes in Java for `value` as a map key
+    /// (`codec.getMapKeyEncoder().encode(value)`) or a set value
+    /// (`codec.getValueEncoder().encode(value)`): the same bytes for these codecs. No I/O.
+    ///
+    /// # Errors
+    /// [`CodecError::Unsupported`] for a `f64` under [`JavaCodec::String`] or
+    /// [`JavaCodec::JsonJackson`]; [`CodecError::TooLong`] for a value longer than Java
+    /// can hold.
+    ///
+    /// # Redisson equivalent
+    /// `Codec#getMapKeyEncoder().encode(Object)`, `Codec#getValueEncoder().encode(Object)`
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::JavaCodec;
+    /// let key = JavaCodec::Kryo5.encode("order:1")?;
+    /// assert_eq!(key, b"\x03order:\xb1");
+    ///
+    /// // Values of a faster multi-lock shared with a Java app on Kryo5Codec:
+    /// let values = ["Jack_001", "Mary_002"]
+    ///     .into_iter()
+    ///     .map(|v| JavaCodec::Kryo5.encode(v))
+    ///     .collect::<Result<Vec<_>, _>>()?;
+    /// assert_eq!(values[0], b"\x03Jack_00\xb1");
+    /// // client.get_multi_lock("grp", values)?;
+    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// ```
+    pub fn encode<'a>(&self, value: impl Into<JavaValue<'a>>) -> Result<Vec<u8>, CodecError> {
+        let value = value.into();
+        if let JavaValue::String(text) = value {
+            // Every codec writes at least the text's UTF-8 length: refuse before copying.
+            check_len(value.java_class(), text.len())?;
+        }
+        let mut out = Vec::new();
+        match self {
+            JavaCodec::String => string::encode(value, &mut out)?,
+            JavaCodec::Kryo5 => kryo5::encode(value, &mut out)?,
+            JavaCodec::JsonJackson { uuids } => json::encode(value, *uuids, &mut out)?,
+        }
+        check_len(value.java_class(), out.len())?;
+        Ok(out)
+    }
+
+    /// The codec's Java class, as a `redisson.yaml` names it (`codec: !<...> {}`).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::JavaCodec;
+    /// assert_eq!(JavaCodec::String.java_class(), "org.redisson.client.codec.StringCodec");
+    /// ```
+    pub fn java_class(&self) -> &'static str {
+        match self {
+            JavaCodec::String => "org.redisson.client.codec.StringCodec",
+            JavaCodec::Kryo5 => "org.redisson.codec.Kryo5Codec",
+            JavaCodec::JsonJackson { .. } => "org.redisson.codec.JsonJacksonCodec",
+        }
+    }
+
+    /// The class's simple name, for messages.
+    fn simple_name(&self) -> &'static str {
+        let class = self.java_class();
+        class.rsplit('.').next().unwrap_or(class)
+    }
+}
+
+/// The refusal of a `Double` by a codec that writes Java's `Double.toString` text.
+fn double_as_text(codec: JavaCodec) -> CodecError {
+    CodecError::Unsupported {
+        codec: codec.simple_name(),
+        java_class: "java.lang.Double",
+        reason: "it writes Java's Double.toString text, whose digits differ from Rust's for \
+                 some values and changed in JDK 19; use a String, Integer or Long key, or \
+                 Kryo5Codec",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    const PLAIN: JavaCodec = JavaCodec::JsonJackson {
+        uuids: JsonUuids::Plain,
+    };
+    const TYPED: JavaCodec = JavaCodec::JsonJackson {
+        uuids: JsonUuids::Typed,
+    };
+
+    /// The README table of the real drivers (`encode` verb, 3.23.3 and 4.7.0).
+    #[test]
+    fn readme_vectors() {
+        let id = Uuid::parse_str("123e4567-e89b-12d3-a456-426614174000").unwrap();
+        let cases: Vec<(JavaCodec, JavaValue<'_>, &str)> = vec![
+            (JavaCodec::String, "o-1".into(), "6f2d31"),
+            (JavaCodec::Kryo5, "o-1".into(), "036f2db1"),
+            (PLAIN, "o-1".into(), "226f2d3122"),
+            (JavaCodec::Kryo5, 7.into(), "020e"),
+            (JavaCodec::Kryo5, 42i64.into(), "0954"),
+            (JavaCodec::Kryo5, true.into(), "0501"),
+            (JavaCodec::Kryo5, 1.5.into(), "0a000000000000f83f"),
+            (
+                JavaCodec::Kryo5,
+                id.into(),
+                "01006a6176612e7574696c2e555549c4d3129be867453e1200401714664256a4",
+            ),
+            (PLAIN, 7.into(), "37"),
+            (
+                PLAIN,
+                42i64.into(),
+                "5b226a6176612e6c616e672e4c6f6e67222c34325d",
+            ),
+            (
+                PLAIN,
+                id.into(),
+                "2231323365343536372d653839622d313264332d613435362d34323636313431373430303022",
+            ),
+            (
+                TYPED,
+                id.into(),
+                "5b226a6176612e7574696c2e55554944222c2231323365343536372d653839622d313264332d\
+                 613435362d343236363134313734303030225d",
+            ),
+        ];
+        for (codec, value, expected) in cases {
+            assert_eq!(
+                hex(&codec.encode(value).unwrap()),
+                expected,
+                "{codec:?} {value:?}"
+            );
+        }
+    }
+
+    /// Answers of the real drivers (`encode` verb), both versions alike.
+    #[test]
+    fn driver_vectors() {
+        let cases: Vec<(JavaCodec, JavaValue<'_>, &str)> = vec![
+            (JavaCodec::Kryo5, "é".into(), "0382c3a9"),
+            (JavaCodec::Kryo5, "a😀b".into(), "038561eda0bdedb88062"),
+            (JavaCodec::String, "a😀b".into(), "61f09f988062"),
+            (PLAIN, "a😀b".into(), "22615c75443833445c75444530306222"),
+            (
+                PLAIN,
+                "a\u{1}b\u{8}c\u{1f}d\u{7f}e\"f\\g/h".into(),
+                "22615c7530303031625c62635c7530303146647f655c22665c5c672f6822",
+            ),
+            (JavaCodec::Kryo5, "a\0b".into(), "036100e2"),
+            (JavaCodec::String, (-7).into(), "2d37"),
+            (JavaCodec::String, true.into(), "74727565"),
+            (PLAIN, false.into(), "66616c7365"),
+            (
+                PLAIN,
+                i64::MIN.into(),
+                "5b226a6176612e6c616e672e4c6f6e67222c2d393232333337323033363835343737353830385d",
+            ),
+            (JavaCodec::Kryo5, i64::MIN.into(), "09ffffffffffffffffff"),
+            (JavaCodec::Kryo5, i64::MAX.into(), "09feffffffffffffffff"),
+            (JavaCodec::Kryo5, i32::MIN.into(), "02ffffffff0f"),
+            (JavaCodec::Kryo5, f64::NAN.into(), "0a000000000000f87f"),
+            (JavaCodec::Kryo5, (-0.0).into(), "0a0000000000000080"),
+            (
+                JavaCodec::Kryo5,
+                Uuid::nil().into(),
+                "01006a6176612e7574696c2e555549c400000000000000000000000000000000",
+            ),
+        ];
+        for (codec, value, expected) in cases {
+            assert_eq!(
+                hex(&codec.encode(value).unwrap()),
+                expected,
+                "{codec:?} {value:?}"
+            );
+        }
+    }
+
+    /// docs: faster-multilock-vectors.md §2, Kryo5Codec bytes of real Redisson 4.7.0.
+    #[test]
+    fn kryo_string_layouts() {
+        let x = |n: usize| "x".repeat(n);
+        let digits = "0123456789".repeat(10);
+        let cases: Vec<(String, String)> = vec![
+            (String::new(), "0381".into()),
+            ("a".into(), "038261".into()),
+            ("Jack_001".into(), "034a61636b5f3030b1".into()),
+            ("订单-42".into(), "0386e8aea2e58d952d3432".into()),
+            (x(31), format!("03{}f8", "78".repeat(30))),
+            (x(32), format!("03{}f8", "78".repeat(31))),
+            (x(33), format!("03a2{}", "78".repeat(33))),
+            (x(64), format!("03c101{}", "78".repeat(64))),
+            (x(100), format!("03e501{}", "78".repeat(100))),
+            (digits.clone(), format!("03e501{}", hex(digits.as_bytes()))),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(
+                hex(&JavaCodec::Kryo5.encode(&text).unwrap()),
+                expected,
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn doubles_only_under_kryo() {
+        for codec in [JavaCodec::String, PLAIN, TYPED] {
+            let error = codec.encode(1.5).unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    CodecError::Unsupported {
+                        java_class: "java.lang.Double",
+                        ..
+                    }
+                ),
+                "{codec:?}: {error}"
+            );
+            assert!(matches!(
+                crate::Error::from(error),
+                crate::Error::InvalidArgument(_)
+            ));
+        }
+        // Java's doubleToLongBits: every NaN is the canonical one.
+        let odd_nan = f64::from_bits(0x7ff0_0000_0000_0001);
+        assert_eq!(
+            JavaCodec::Kryo5.encode(odd_nan).unwrap(),
+            JavaCodec::Kryo5.encode(f64::NAN).unwrap()
+        );
+    }
+
+    #[test]
+    fn too_long_is_refused_without_encoding() {
+        assert_eq!(check_len("java.lang.String", JAVA_MAX_BYTES), Ok(()));
+        assert_eq!(
+            check_len("java.lang.String", JAVA_MAX_BYTES + 1),
+            Err(CodecError::TooLong {
+                java_class: "java.lang.String",
+                len: JAVA_MAX_BYTES + 1
+            })
+        );
+    }
+
+    #[test]
+    fn json_escapes_like_jackson() {
+        // Jackson's standard escapes (the driver cannot send \t, \n, \f, \r: its words
+        // are split at whitespace), \u00XX with upper-case hex for the other controls.
+        assert_eq!(
+            PLAIN.encode("\t\n\u{c}\r\u{0}\u{1b}").unwrap(),
+            br#""\t\n\f\r\u0000\u001B""#
+        );
+        // BMP characters as UTF-8, U+2028 included.
+        assert_eq!(
+            PLAIN.encode("é\u{2028}").unwrap(),
+            "\"é\u{2028}\"".as_bytes()
+        );
+    }
+
+    #[test]
+    fn class_names() {
+        assert_eq!(JavaCodec::String.simple_name(), "StringCodec");
+        assert_eq!(TYPED.simple_name(), "JsonJacksonCodec");
+        assert_eq!(JavaValue::from(&Uuid::nil()).java_class(), "java.util.UUID");
+        assert_eq!(JavaValue::from(&String::from("a")), JavaValue::String("a"));
+    }
+}
