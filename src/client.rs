@@ -1,4 +1,4 @@
-//! [`Client`]: connects to Redis, builds the [`LockContext`] its locks share, and hands
+//! [`Client`]: connects to Redis, builds the [`Engine`] its locks share, and hands
 //! out lock handles of every kind.
 //!
 //! The client knows the lock kinds (it makes their handles); the lock engine knows only the
@@ -12,9 +12,10 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::connection::config::{lease_millis, Config, PublishMode};
-use crate::connection::context::{ContextParts, LockContext};
 use crate::connection::primary_switch::PrimarySwitch;
+use crate::connection::redis::Redis;
 use crate::connection::replicas::ReplicaSync;
+use crate::engine::{Engine, EngineParts};
 use crate::error::{Error, Result};
 use crate::hold::registry::HoldRegistry;
 use crate::hold::renewal::RenewalSettings;
@@ -23,6 +24,9 @@ use crate::lock::{
     NonReentrantFair, NonReentrantFairLock, NonReentrantLock, RLock, ReadWriteLock, Reentrant,
     Spin, SpinLock,
 };
+use crate::synchronizers::latch::CountDownLatch;
+use crate::synchronizers::permit_expirable::PermitExpirableSemaphore;
+use crate::synchronizers::semaphore::Semaphore;
 use crate::wait::pubsub::PubSub;
 
 /// A connection to Redis that hands out locks, like a `RedissonClient`.
@@ -51,7 +55,7 @@ use crate::wait::pubsub::PubSub;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Client {
-    inner: Arc<LockContext>,
+    inner: Arc<Engine>,
 }
 
 impl Client {
@@ -126,13 +130,13 @@ impl Client {
             config.settings.validity_margin,
         ));
         let switch = Arc::new(PrimarySwitch::default());
+        let replicas = Arc::new(ReplicaSync::new(&config, switch.clone()));
+        tokio::spawn(replicas.clone().watch(redis.clone(), shutdown.subscribe()));
         let settings = RenewalSettings {
             period: config.settings.watchdog_timeout / 3,
             lease_ms: watchdog_ms,
             batch_size: config.settings.renewal_batch_size,
             clustered: config.redis.server.is_clustered(),
-            response_timeout: config.settings.response_timeout,
-            switch: switch.clone(),
         };
         crate::hold::failover_watch::start(
             &config,
@@ -144,6 +148,7 @@ impl Client {
             },
             shutdown_rx.clone(),
         );
+        let redis = Redis::new(redis, switch, replicas, config.settings.response_timeout);
         tokio::spawn(crate::hold::sentry::run(
             registry.clone(),
             redis.clone(),
@@ -156,16 +161,12 @@ impl Client {
             settings,
             shutdown_rx,
         ));
-        let replicas = Arc::new(ReplicaSync::new(&config, switch.clone()));
-        tokio::spawn(replicas.clone().watch(redis.clone(), shutdown.subscribe()));
-        let inner = LockContext::start(ContextParts {
+        let inner = Engine::start(EngineParts {
             id,
             redis,
             subscriber,
             pubsub,
             registry,
-            replicas,
-            switch,
             publish_command: if sharded { "SPUBLISH" } else { "PUBLISH" },
             watchdog_ms,
             config,
@@ -391,8 +392,8 @@ impl Client {
     /// assert_eq!(latch.get_count().await?, 2);
     /// # Ok(()) }
     /// ```
-    pub fn get_count_down_latch(&self, name: impl Into<String>) -> crate::CountDownLatch {
-        crate::CountDownLatch::new(self.inner.clone(), name.into())
+    pub fn get_count_down_latch(&self, name: impl Into<String>) -> CountDownLatch {
+        CountDownLatch::new(self.inner.clone(), name.into())
     }
 
     /// A handle to the permit-expirable semaphore `name` (Redisson's
@@ -414,8 +415,8 @@ impl Client {
     pub fn get_permit_expirable_semaphore(
         &self,
         name: impl Into<String>,
-    ) -> crate::PermitExpirableSemaphore {
-        crate::PermitExpirableSemaphore::new(self.inner.clone(), name.into())
+    ) -> PermitExpirableSemaphore {
+        PermitExpirableSemaphore::new(self.inner.clone(), name.into())
     }
 
     /// A handle to the semaphore `name`: permits without owners in the string key `name`,
@@ -433,8 +434,8 @@ impl Client {
     /// permit.release().await?;
     /// # Ok(()) }
     /// ```
-    pub fn get_semaphore(&self, name: impl Into<String>) -> crate::Semaphore {
-        crate::Semaphore::new(self.inner.clone(), name.into())
+    pub fn get_semaphore(&self, name: impl Into<String>) -> Semaphore {
+        Semaphore::new(self.inner.clone(), name.into())
     }
 
     /// The configuration this client was connected with.
@@ -459,6 +460,12 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub fn redis(&self) -> &fred::prelude::Client {
+        self.inner.redis.client()
+    }
+
+    /// The one path to Redis of this client's primitives (the failover gate, the
+    /// response timeout, the re-send policy, the replica `WAIT`).
+    pub(crate) fn transport(&self) -> &crate::connection::redis::Redis {
         &self.inner.redis
     }
 
@@ -496,7 +503,7 @@ impl Client {
         self.inner.flush_latches().await;
         let limit = self.inner.config.settings.response_timeout;
         let (commands, subscriptions) = tokio::join!(
-            quit_once_connected(&self.inner.redis, limit),
+            quit_once_connected(self.inner.redis.client(), limit),
             quit_once_connected(&self.inner.subscriber, limit)
         );
         commands?;

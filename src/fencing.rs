@@ -394,7 +394,12 @@ impl FencedWriter {
         if self.client.is_shutdown() {
             return Err(Error::Shutdown);
         }
-        let reply: Value = match self.client.redis().get(fence.as_str()).await {
+        let reply: Value = match self
+            .client
+            .transport()
+            .query(|r| r.get(fence.as_str()))
+            .await
+        {
             Ok(reply) => reply,
             Err(error) if is_wrong_type(&error) => {
                 return Err(Error::CorruptFence {
@@ -446,14 +451,9 @@ impl FencedWriter {
         all_keys.extend_from_slice(keys);
         all_keys.push(fence.as_str());
         args.push(Value::from(token.to_string()));
-        script
-            .run(
-                self.client.redis(),
-                &all_keys,
-                &args,
-                Resend::Never,
-                self.client.config().settings.response_timeout,
-            )
+        self.client
+            .transport()
+            .eval(script, &all_keys, &args, Resend::Never)
             .await
             .map_err(|error| self.script_error(error, resource, &fence, token))
     }

@@ -78,6 +78,7 @@ pub mod blocking;
 mod client;
 pub mod codec;
 mod connection;
+mod engine;
 mod error;
 pub mod fencing;
 mod hold;

@@ -147,32 +147,33 @@ pub(crate) fn renewal_round(renewed: u64, lost: u64, failed: u64) {
     }
 }
 
-/// A hold changed state (see [`crate::hold::state`]); `at_risk_for`: how long it had
-/// been at risk by then.
+/// A hold went at risk (see `crate::hold::state`), for `cause`.
 #[allow(unused_variables)]
-pub(crate) fn hold_transition(
-    transition: crate::hold::state::Transition,
-    at_risk_for: Option<Duration>,
-) {
+pub(crate) fn hold_at_risk(cause: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::AT_RISK, "cause" => cause).increment(1);
+}
+
+/// A hold at risk was confirmed held again, `after` it went at risk.
+#[allow(unused_variables)]
+pub(crate) fn hold_recovered(after: Duration) {
     #[cfg(feature = "metrics")]
     {
-        use crate::hold::state::Transition;
-        match transition {
-            Transition::AtRisk(cause) => {
-                metrics::counter!(names::AT_RISK, "cause" => cause.as_str()).increment(1);
-            }
-            Transition::Recovered(after) => {
-                metrics::counter!(names::RECOVERED).increment(1);
-                metrics::histogram!(names::AT_RISK_TIME, "outcome" => "recovered")
-                    .record(after.as_secs_f64());
-            }
-            Transition::Lost(cause) => {
-                metrics::counter!(names::LOST, "cause" => cause.as_str()).increment(1);
-                if let Some(after) = at_risk_for {
-                    metrics::histogram!(names::AT_RISK_TIME, "outcome" => "lost")
-                        .record(after.as_secs_f64());
-                }
-            }
+        metrics::counter!(names::RECOVERED).increment(1);
+        metrics::histogram!(names::AT_RISK_TIME, "outcome" => "recovered")
+            .record(after.as_secs_f64());
+    }
+}
+
+/// A hold was lost for `cause`; `at_risk_for`: how long it had been at risk by then.
+#[allow(unused_variables)]
+pub(crate) fn hold_lost(cause: &'static str, at_risk_for: Option<Duration>) {
+    #[cfg(feature = "metrics")]
+    {
+        metrics::counter!(names::LOST, "cause" => cause).increment(1);
+        if let Some(after) = at_risk_for {
+            metrics::histogram!(names::AT_RISK_TIME, "outcome" => "lost")
+                .record(after.as_secs_f64());
         }
     }
 }
@@ -217,38 +218,6 @@ impl Drop for Waiting {
         #[cfg(feature = "metrics")]
         metrics::gauge!(names::WAITERS, "kind" => self.kind).decrement(1.0);
     }
-}
-
-/// Reports a transition of a hold: tracing, and metrics with the feature on.
-pub(crate) fn report(
-    signal: &crate::hold::state::HoldSignal,
-    transition: crate::hold::state::Transition,
-    hold: Option<&(std::sync::Arc<str>, crate::names::owner::LockOwner, bool)>,
-) {
-    let lock = hold.map(|h| &*h.0);
-    let owner = hold.map(|h| h.1.to_string());
-    match transition {
-        crate::hold::state::Transition::AtRisk(cause) => {
-            tracing::warn!(
-                lock,
-                owner,
-                cause = cause.as_str(),
-                "lock at risk: the holder can no longer be sure it holds it"
-            );
-        }
-        crate::hold::state::Transition::Recovered(after) => {
-            tracing::info!(
-                lock,
-                owner,
-                at_risk_ms = after.as_millis() as u64,
-                "lock confirmed held again"
-            );
-        }
-        crate::hold::state::Transition::Lost(cause) => {
-            tracing::warn!(lock, owner, cause = cause.as_str(), "lock lost");
-        }
-    }
-    hold_transition(transition, signal.at_risk_for(tokio::time::Instant::now()));
 }
 
 /// How a count-down latch wait ended.

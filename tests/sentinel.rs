@@ -431,3 +431,131 @@ async fn a_crash_failover_moves_to_the_new_primary_at_once() {
 async fn a_replica_in_full_sync_after_a_failover_fails_no_lock() {
     failover_under_load(Fault::Demote, true).await;
 }
+
+/// Every query of every primitive waits at the failover gate: once the client has heard
+/// a sentinel announce a new primary, no `EXISTS`, `HGET`, `HEXISTS`, `PTTL` or `GET` of
+/// a lock, a fenced lock's token, a semaphore or a latch reaches the replaced primary;
+/// they wait until the client is on the new one. (Until 0.1 `is_locked`, `hold_count`,
+/// `remain_time_to_live`, `is_held_by` and the fenced token went around the gate, while
+/// the semaphore's and the latch's reads waited at it.)
+///
+/// The set-up makes the window wide: the old primary is cut off from the sentinels but
+/// not from the client (the sentinels' ACL user loses its permissions, so their `PING`,
+/// and their reconfiguration of it, fail: it goes on answering the client as a primary),
+/// and the promoted replica is reached through a proxy that holds new connections for a
+/// second, so the client's move to it takes that long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_never_reach_a_replaced_primary() {
+    init_tracing();
+    let user = ["--user", "sentinel-user", "on", ">spw", "~*", "&*", "+@all"];
+    let primary = RedisServer::start_with(&user);
+    let proxy_port = free_port();
+    let (primary_port, announce) = (primary.port.to_string(), proxy_port.to_string());
+    let mut replica_args = user.to_vec();
+    replica_args.extend(["--replicaof", "127.0.0.1", &primary_port]);
+    replica_args.extend(["--replica-announce-port", &announce]);
+    let replica = RedisServer::start_with(&replica_args);
+    let proxy = support::faulty::FaultyProxy::start_on(proxy_port, replica.port).await;
+    wait_replica_linked(replica.port, Duration::from_secs(20));
+    let auth = "sentinel auth-user mymaster sentinel-user\nsentinel auth-pass mymaster spw\n";
+    let sentinels: Vec<SentinelServer> = (0..3)
+        .map(|_| SentinelServer::start_with_conf(primary.port, 1000, 2, auth))
+        .collect();
+    for sentinel in &sentinels {
+        sentinel.wait_for(
+            |s| s.known_replicas() == 1 && others_known(s) == 2,
+            "the sentinels to know the replica and each other",
+        );
+    }
+    let url = format!(
+        "redis-sentinel://127.0.0.1:{}/0?node=127.0.0.1:{}&node=127.0.0.1:{}&sentinelServiceName=mymaster",
+        sentinels[0].port, sentinels[1].port, sentinels[2].port
+    );
+    let client = Client::connect(Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
+    let name = key("gate-q");
+    let lock = client.get_lock(&name);
+    let _held = lock.acquire().await.unwrap();
+    let fenced = client.get_fenced_lock(key("gate-f"));
+    fenced.lock_and_get_token().await.unwrap();
+    fenced.unlock().await.unwrap();
+    let semaphore = client.get_semaphore(key("gate-s"));
+    assert!(semaphore.try_set_permits(3).await.unwrap());
+    let latch = client.get_count_down_latch(key("gate-l"));
+    assert!(latch.try_set_count(2).await.unwrap());
+    let names = [
+        name.clone(),
+        fenced.name().to_string(),
+        semaphore.name().to_string(),
+        latch.name().to_string(),
+    ];
+
+    let old = Monitor::start(primary.port);
+    let stop = Arc::new(AtomicBool::new(false));
+    let asking = {
+        let stop = stop.clone();
+        let (lock, fenced) = (lock.clone(), fenced.clone());
+        let (semaphore, latch) = (semaphore.clone(), latch.clone());
+        tokio::spawn(async move {
+            let mut rounds = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                // Errors are allowed while the client moves; stale answers are not.
+                let _ = lock.is_locked().await;
+                let _ = lock.hold_count().await;
+                let _ = lock.remain_time_to_live().await;
+                let _ = lock.is_held_by(redisson_lock::LockOwner::from_raw(7)).await;
+                let _ = fenced.token().await;
+                let _ = semaphore.available_permits().await;
+                let _ = latch.get_count().await;
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The partition: the sentinels can no longer use the primary; the client still can.
+    // And the client's first connections to the new primary wait a while.
+    proxy.hold_new();
+    redis_cli(primary.port, &["acl", "setuser", "sentinel-user", "-@all"]);
+    let started = Instant::now();
+    let announced = loop {
+        if let Some(at) = events::first(&["sentinel failover: moving", &announce]) {
+            break at;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the client never heard the switch to {announce}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    proxy.release_new();
+    // Queries go on for a while on the new primary.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, Ordering::Relaxed);
+    let rounds = asking.await.unwrap();
+    // A command already written when the client heard the switch may still arrive: allow
+    // a few milliseconds for it.
+    let stale: Vec<(f64, String)> = old
+        .lines()
+        .into_iter()
+        .filter(|(at, line)| {
+            *at > announced + 0.02
+                && !line.contains(" lua] ")
+                && names.iter().any(|n| line.contains(n.as_str()))
+        })
+        .collect();
+    println!("{rounds} rounds of queries; {} stale", stale.len());
+    assert!(
+        stale.is_empty(),
+        "{} queries reached the replaced primary after the client heard the switch, first {:?}",
+        stale.len(),
+        stale.first().map(|(at, line)| (at - announced, line))
+    );
+    // And they were answered by the new primary.
+    assert!(lock.is_locked().await.unwrap());
+    assert_eq!(semaphore.available_permits().await.unwrap(), 3);
+    assert_eq!(latch.get_count().await.unwrap(), 2);
+    client.shutdown().await.unwrap();
+}

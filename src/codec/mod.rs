@@ -269,7 +269,7 @@ impl From<f64> for JavaValue<'_> {
 
 /// Why a value cannot be encoded as the Java codec would: nothing was produced.
 ///
-/// Converts into [`Error::InvalidArgument`](crate::Error::InvalidArgument) with `?` in
+/// Converts into [`Error::InvalidArgument`](crate::error::Error::InvalidArgument) with `?` in
 /// code that returns this crate's [`Result`](crate::Result).
 ///
 /// # Examples
@@ -303,9 +303,9 @@ pub enum CodecError {
     },
 }
 
-impl From<CodecError> for crate::Error {
-    fn from(error: CodecError) -> crate::Error {
-        crate::Error::InvalidArgument(error.to_string())
+impl From<CodecError> for crate::error::Error {
+    fn from(error: CodecError) -> crate::error::Error {
+        crate::error::Error::InvalidArgument(error.to_string())
     }
 }
 
@@ -539,8 +539,8 @@ mod tests {
                 "{codec:?}: {error}"
             );
             assert!(matches!(
-                crate::Error::from(error),
-                crate::Error::InvalidArgument(_)
+                crate::error::Error::from(error),
+                crate::error::Error::InvalidArgument(_)
             ));
         }
         // Java's doubleToLongBits: every NaN is the canonical one.

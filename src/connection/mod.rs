@@ -8,7 +8,7 @@
 //! * [`replicas`]: Redisson's synced eval: `WAIT` for the replicas, with rollback;
 //! * [`primary_switch`]: the gate that keeps every script off a primary the sentinels
 //!   replaced, until the client is on the new one;
-//! * [`context`]: [`context::LockContext`], what every lock handle shares with its client
+//! * [`context`]: [`context::Engine`], what every lock handle shares with its client
 //!   (the connections, the registries, the settings).
 //! * [`detach`]: [`detach::FinishOnDrop`], a call that once sent is finished even if its
 //!   caller goes away (what makes acquires, unlocks and permit takes cancel safe).
@@ -18,9 +18,9 @@
 //! lock kind.
 
 pub(crate) mod config;
-pub(crate) mod context;
 pub(crate) mod detach;
 pub(crate) mod primary_switch;
+pub(crate) mod redis;
 pub(crate) mod replicas;
 pub(crate) mod scripts;
 pub(crate) mod secrets;

@@ -132,12 +132,17 @@ impl PrimarySwitch {
     }
 }
 
+/// The text of [`replaced`]'s error.
+const REPLACED: &str = "Sentinel failover: the primary was replaced while the call was in flight";
+
 /// The error of a call whose reply came from (or was lost with) a replaced primary.
 pub(crate) fn replaced() -> fred::error::Error {
-    fred::error::Error::new(
-        fred::error::ErrorKind::IO,
-        "Sentinel failover: the primary was replaced while the call was in flight",
-    )
+    fred::error::Error::new(fred::error::ErrorKind::IO, REPLACED)
+}
+
+/// Whether `error` is [`replaced`]'s.
+pub(crate) fn is_replaced(error: &fred::error::Error) -> bool {
+    error.details() == REPLACED
 }
 
 #[cfg(test)]

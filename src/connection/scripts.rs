@@ -63,6 +63,27 @@ pub(crate) enum Resend {
     Allowed,
 }
 
+/// One script with its keys and arguments: what a primitive builds and
+/// [`Redis`](super::redis::Redis) sends.
+pub(crate) struct ScriptCall {
+    pub(crate) script: &'static Script,
+    pub(crate) keys: Vec<Value>,
+    pub(crate) args: Vec<Value>,
+}
+
+impl ScriptCall {
+    /// A call with keys built for it (moved into values, not copied).
+    pub(crate) fn new(script: &'static Script, keys: Vec<String>, args: Vec<Value>) -> Self {
+        let keys = keys.into_iter().map(Value::from).collect();
+        ScriptCall { script, keys, args }
+    }
+
+    /// A call with ready-made key values (cloned by reference count).
+    pub(crate) fn with_values(script: &'static Script, keys: Vec<Value>, args: Vec<Value>) -> Self {
+        ScriptCall { script, keys, args }
+    }
+}
+
 /// One Lua script and its SHA-1.
 #[derive(Debug)]
 pub(crate) struct Script {
@@ -236,18 +257,22 @@ fn is_noscript(error: &fred::error::Error) -> bool {
     error.details().starts_with("NOSCRIPT")
 }
 
-/// A Redis error of a call on `key` as the crate's: [`crate::Error::WrongType`] for a key
-/// of another type, [`crate::Error::Shutdown`] once the client is `closed`, else the error
+/// A Redis error of a call on `key` as the crate's: [`crate::error::Error::WrongType`] for a key
+/// of another type, [`crate::error::Error::Shutdown`] once the client is `closed`, else the error
 /// itself.
-pub(crate) fn redis_error(key: &str, closed: bool, error: fred::error::Error) -> crate::Error {
+pub(crate) fn redis_error(
+    key: &str,
+    closed: bool,
+    error: fred::error::Error,
+) -> crate::error::Error {
     if is_wrong_type(&error) {
-        crate::Error::WrongType {
+        crate::error::Error::WrongType {
             key: key.to_owned(),
         }
     } else if closed {
-        crate::Error::Shutdown
+        crate::error::Error::Shutdown
     } else {
-        crate::Error::Redis(error)
+        crate::error::Error::Redis(error)
     }
 }
 

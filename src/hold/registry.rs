@@ -254,13 +254,13 @@ impl HoldRegistry {
         }
         drop(held);
         if let Some(transition) = recovered {
-            crate::telemetry::report(&signal, transition, None);
+            crate::hold::state::report(&signal, transition, None);
         }
         if self.failover_pending() {
             // Taken while a failover is announced: possibly on the old primary, whose
             // writes the new one never sees.
             if let Some(transition) = signal.suspend(Cause::Failover, sent) {
-                crate::telemetry::report(&signal, transition, None);
+                crate::hold::state::report(&signal, transition, None);
             }
         }
         if lease_ms.is_none() && !had_watchdog_holds {
@@ -338,7 +338,7 @@ impl HoldRegistry {
         drop(held);
         if gone {
             if let Some(t) = signal.lose(Cause::FieldGone) {
-                crate::telemetry::report(&signal, t, Some(hold));
+                crate::hold::state::report(&signal, t, Some(hold));
             }
         }
     }
@@ -400,7 +400,7 @@ impl HoldRegistry {
         };
         for entry in drained {
             if let Some(t) = entry.signal.lose(Cause::Shutdown) {
-                crate::telemetry::report(&entry.signal, t, None);
+                crate::hold::state::report(&entry.signal, t, None);
             }
         }
     }
@@ -441,7 +441,7 @@ impl HoldRegistry {
         }
         drop(held);
         if let Some(t) = signal.lose(Cause::FieldGone) {
-            crate::telemetry::report(signal, t, Some(hold));
+            crate::hold::state::report(signal, t, Some(hold));
         }
     }
 
@@ -511,7 +511,7 @@ impl HoldRegistry {
                 report_with(&signal, t, &hold);
             }
             // An at-risk hold's next change is its expiry.
-            if let (crate::HoldState::AtRisk, Some(at)) = signal.state_at(now) {
+            if let (crate::hold::state::HoldState::AtRisk, Some(at)) = signal.state_at(now) {
                 let at = millis(at);
                 next = Some(next.map_or(at, |n| n.min(at)));
             }
@@ -567,5 +567,5 @@ impl HoldRegistry {
 }
 
 fn report_with(signal: &Arc<HoldSignal>, transition: Transition, hold: &HoldKey) {
-    crate::telemetry::report(signal, transition, Some(hold));
+    crate::hold::state::report(signal, transition, Some(hold));
 }

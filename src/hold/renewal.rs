@@ -24,6 +24,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::connection::redis::Redis;
 use crate::connection::scripts::Resend;
 use crate::hold::held::{BatchScript, Purpose};
 use crate::hold::registry::{HoldRegistry, Snapshot};
@@ -35,9 +36,6 @@ pub(crate) struct RenewalSettings {
     pub(crate) lease_ms: u64,
     pub(crate) batch_size: usize,
     pub(crate) clustered: bool,
-    pub(crate) response_timeout: Duration,
-    /// The gate that keeps renewals off a primary the sentinels replaced.
-    pub(crate) switch: Arc<crate::connection::primary_switch::PrimarySwitch>,
 }
 
 /// How one batched send went, in holds.
@@ -51,7 +49,7 @@ pub(crate) struct Outcome {
 /// The renewal task: runs until `shutdown` changes or its sender is dropped.
 pub(crate) async fn run(
     registry: Arc<HoldRegistry>,
-    redis: fred::prelude::Client,
+    redis: Redis,
     settings: RenewalSettings,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -85,7 +83,7 @@ pub(crate) async fn run(
 /// changes nothing (the deadline does the rest).
 pub(crate) async fn send(
     registry: &HoldRegistry,
-    redis: &fred::prelude::Client,
+    redis: &Redis,
     settings: &RenewalSettings,
     holds: Vec<Snapshot>,
 ) -> Outcome {
@@ -93,7 +91,7 @@ pub(crate) async fn send(
     let lease = Value::from(settings.lease_ms as i64);
     // Never to a primary the sentinels replaced: wait for the new one (see
     // `PrimarySwitch`); a round in flight across a switch confirms nothing.
-    let epoch = match settings.switch.ready(settings.response_timeout).await {
+    let epoch = match redis.ready().await {
         Ok(epoch) => epoch,
         Err(error) => {
             let holds: usize = groups.values().map(|g| g.2.len()).sum();
@@ -122,10 +120,10 @@ pub(crate) async fn send(
                 let reply = script
                     .script
                     .run_in_slot(
-                        redis,
+                        redis.client(),
                         slot,
                         Resend::Allowed,
-                        settings.response_timeout,
+                        redis.timeout(),
                         |call| {
                             call.reserve(1 + keys.len() + args.len());
                             call.push(Value::from(keys.len() as i64));
@@ -139,7 +137,7 @@ pub(crate) async fn send(
         });
     let mut outcome = Outcome::default();
     let replies = futures::future::join_all(batches).await;
-    let switched = settings.switch.epoch() != epoch;
+    let switched = redis.switched_since(epoch);
     for (script, batch, reply) in replies {
         let reply = if switched {
             Err(crate::connection::primary_switch::replaced())
@@ -167,7 +165,7 @@ pub(crate) async fn send(
                                 hold.signal
                                     .confirm(sent_at, lease_ms, margin, reset, may_recover)
                             {
-                                crate::telemetry::report(&hold.signal, t, Some(&hold.hold));
+                                crate::hold::state::report(&hold.signal, t, Some(&hold.hold));
                             }
                         }
                     }

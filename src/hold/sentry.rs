@@ -29,6 +29,7 @@ use tokio::sync::{watch, Mutex};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::connection::redis::Redis;
 use crate::hold::registry::HoldRegistry;
 use crate::hold::renewal::RenewalSettings;
 use crate::hold::state::{instant, millis, Cause, HoldState};
@@ -39,12 +40,12 @@ pub(crate) const RECHECK_EVERY: Duration = Duration::from_millis(250);
 /// The sentry task; runs until `shutdown` changes.
 pub(crate) async fn run(
     registry: Arc<HoldRegistry>,
-    redis: fred::prelude::Client,
+    redis: Redis,
     settings: RenewalSettings,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut errors = redis.error_rx();
-    let mut reconnects = redis.reconnect_rx();
+    let mut errors = redis.client().error_rx();
+    let mut reconnects = redis.client().reconnect_rx();
     let run_ids: Arc<Mutex<HashMap<String, String>>> = Arc::default();
     let checker = Checker {
         registry: registry.clone(),
@@ -73,7 +74,7 @@ pub(crate) async fn run(
                 last_check = now;
             } else if waiting > 0
                 && now >= last_check + RECHECK_EVERY
-                && redis.is_connected()
+                && redis.client().is_connected()
                 && !registry.failover_pending()
             {
                 checking = Some(checker.clone().spawn(None));
@@ -97,10 +98,10 @@ pub(crate) async fn run(
                 match event {
                     Ok((error, server)) => {
                         tracing::debug!(%error, server = ?server.as_ref().map(ToString::to_string), "connection error");
-                        suspend(&registry, &redis, settings.clustered, Cause::ConnectionLost, at, server.as_ref());
+                        suspend(&registry, redis.client(), settings.clustered, Cause::ConnectionLost, at, server.as_ref());
                     }
                     Err(RecvError::Lagged(_)) => {
-                        suspend(&registry, &redis, settings.clustered, Cause::ConnectionLost, at, None);
+                        suspend(&registry, redis.client(), settings.clustered, Cause::ConnectionLost, at, None);
                     }
                     Err(RecvError::Closed) => return,
                 }
@@ -169,7 +170,7 @@ fn suspend(
 #[derive(Clone)]
 struct Checker {
     registry: Arc<HoldRegistry>,
-    redis: fred::prelude::Client,
+    redis: Redis,
     settings: RenewalSettings,
     run_ids: Arc<Mutex<HashMap<String, String>>>,
 }
@@ -182,7 +183,11 @@ impl Checker {
     /// Checks the at-risk holds of `server` (every server: `None`), and compares its run
     /// id with the last one seen, at the same time.
     async fn check(&self, server: Option<Server>) {
-        let pick = on_server(&self.redis, self.settings.clustered, server.as_ref());
+        let pick = on_server(
+            self.redis.client(),
+            self.settings.clustered,
+            server.as_ref(),
+        );
         let started = Instant::now();
         let holds = self
             .registry
@@ -231,12 +236,20 @@ impl Checker {
         let info: Result<String, _> = match (self.settings.clustered, server) {
             (true, Some(server)) => {
                 self.redis
-                    .with_cluster_node(server.clone())
-                    .info(Some(InfoKind::Server))
+                    .query(|redis| async move {
+                        redis
+                            .with_cluster_node(server.clone())
+                            .info(Some(InfoKind::Server))
+                            .await
+                    })
                     .await
             }
             (true, None) => return None,
-            (false, _) => self.redis.info(Some(InfoKind::Server)).await,
+            (false, _) => {
+                self.redis
+                    .query(|redis| redis.info(Some(InfoKind::Server)))
+                    .await
+            }
         };
         let info = info.ok()?;
         let run_id = info
@@ -270,6 +283,7 @@ impl Checker {
         if self.settings.clustered {
             let primaries = self
                 .redis
+                .client()
                 .cached_cluster_state()
                 .map(|state| state.unique_primary_nodes())
                 .unwrap_or_default();

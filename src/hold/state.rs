@@ -471,6 +471,44 @@ impl HoldSignal {
     }
 }
 
+/// Reports a transition of a hold: tracing, and metrics with the feature on.
+pub(crate) fn report(
+    signal: &HoldSignal,
+    transition: Transition,
+    hold: Option<&(std::sync::Arc<str>, crate::names::owner::LockOwner, bool)>,
+) {
+    let lock = hold.map(|h| &*h.0);
+    let owner = hold.map(|h| h.1.to_string());
+    match transition {
+        Transition::AtRisk(cause) => {
+            tracing::warn!(
+                lock,
+                owner,
+                cause = cause.as_str(),
+                "lock at risk: the holder can no longer be sure it holds it"
+            );
+        }
+        Transition::Recovered(after) => {
+            tracing::info!(
+                lock,
+                owner,
+                at_risk_ms = after.as_millis() as u64,
+                "lock confirmed held again"
+            );
+        }
+        Transition::Lost(cause) => {
+            tracing::warn!(lock, owner, cause = cause.as_str(), "lock lost");
+        }
+    }
+    match transition {
+        Transition::AtRisk(cause) => crate::telemetry::hold_at_risk(cause.as_str()),
+        Transition::Recovered(after) => crate::telemetry::hold_recovered(after),
+        Transition::Lost(cause) => {
+            crate::telemetry::hold_lost(cause.as_str(), signal.at_risk_for(Instant::now()))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,17 +1,17 @@
-//! [`ScriptCall`] and [`Target`]: a script with its keys and arguments, and the lock and
-//! owner it is for. What a kind builds and the engine sends.
+//! [`Target`]: the lock and owner a script call is for, with the handle's ready-made
+//! keys. A kind builds a [`ScriptCall`] from it, which the engine sends.
 
 use fred::prelude::Value;
 
 use super::key_cache::KeyCache;
-use crate::connection::context::LockContext;
-use crate::connection::scripts::Script;
+pub(crate) use crate::connection::scripts::ScriptCall;
+use crate::engine::Engine;
 use crate::names::owner::LockOwner;
 
 /// The lock and owner a script call is for.
 #[derive(Clone, Copy)]
 pub(crate) struct Target<'a> {
-    pub(crate) context: &'a LockContext,
+    pub(crate) context: &'a Engine,
     /// The name as stored in Redis (protocol `N`): keys and channels derive from it.
     pub(crate) name: &'a str,
     /// The same, as the handle keeps it.
@@ -75,25 +75,5 @@ impl Target<'_> {
                 .as_millis()
                 .max(1) as i64,
         )
-    }
-}
-
-/// One script with its keys and arguments.
-pub(crate) struct ScriptCall {
-    pub(crate) script: &'static Script,
-    pub(crate) keys: Vec<Value>,
-    pub(crate) args: Vec<Value>,
-}
-
-impl ScriptCall {
-    /// A call with keys built for it (moved into values, not copied).
-    pub(crate) fn new(script: &'static Script, keys: Vec<String>, args: Vec<Value>) -> Self {
-        let keys = keys.into_iter().map(Value::from).collect();
-        ScriptCall { script, keys, args }
-    }
-
-    /// A call with ready-made key values (see [`KeyCache`]).
-    pub(crate) fn with_values(script: &'static Script, keys: Vec<Value>, args: Vec<Value>) -> Self {
-        ScriptCall { script, keys, args }
     }
 }

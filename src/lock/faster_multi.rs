@@ -26,7 +26,6 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
-use highway::{HighwayHash, HighwayHasher, Key};
 
 use super::kind::{now_ms, AcquireMode, Kind, LockedProbe, ScriptCall, Target};
 use crate::connection::scripts::Script;
@@ -100,12 +99,7 @@ impl FasterMulti {
     /// ```
     /// assert_eq!(redisson_lock::FasterMulti::HASH_KEY[0], 0x9e37_79b9_7f4a_7c15);
     /// ```
-    pub const HASH_KEY: [u64; 4] = [
-        0x9e37_79b9_7f4a_7c15,
-        0xf39c_c060_5ced_c834,
-        0x1082_276b_f3a2_7251,
-        0xf86c_6a11_d0c1_8e95,
-    ];
+    pub const HASH_KEY: [u64; 4] = crate::names::hash::HASH_KEY;
 
     /// The field id of one value's encoded bytes (Redisson's
     /// `Hash.hash128toBase64`): HighwayHash-128 with [`FasterMulti::HASH_KEY`], its two
@@ -119,11 +113,7 @@ impl FasterMulti {
     /// assert_eq!(FasterMulti::field_id(b""), "t6rZwibGo2uy1OSmNVe8pg");
     /// ```
     pub fn field_id(value: impl AsRef<[u8]>) -> String {
-        let [h0, h1] = HighwayHasher::new(Key(Self::HASH_KEY)).hash128(value.as_ref());
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&h0.to_be_bytes());
-        bytes[8..].copy_from_slice(&h1.to_be_bytes());
-        base64_16(&bytes)
+        crate::names::hash::hash128_base64(value.as_ref())
     }
 
     /// The kind for these values; [`Error::InvalidArgument`] when there are none.
@@ -195,8 +185,8 @@ impl Kind for FasterMulti {
     /// whose reply was lost is settled by (each acquire adds one to every value's count).
     fn field(
         &self,
-        context: &crate::connection::context::LockContext,
-        owner: crate::LockOwner,
+        context: &crate::engine::Engine,
+        owner: crate::names::owner::LockOwner,
     ) -> String {
         let first = self.fields.first().map(String::as_str).unwrap_or_default();
         format!(
@@ -276,43 +266,9 @@ impl Kind for FasterMulti {
     }
 }
 
-/// Standard Base64 (`A-Z a-z 0-9 + /`) of 16 bytes without its padding: 22 characters.
-fn base64_16(bytes: &[u8; 16]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(22);
-    let sextet = |n: u32| char::from(ALPHABET[(n & 0x3f) as usize]);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        out.push(sextet(n >> 18));
-        out.push(sextet(n >> 12));
-        if chunk.len() > 1 {
-            out.push(sextet(n >> 6));
-        }
-        if chunk.len() > 2 {
-            out.push(sextet(n));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_of_sixteen_bytes() {
-        // h0/h1 of "Jack_001" from the Redisson vectors.
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&0xee93680dd8b3572du64.to_be_bytes());
-        bytes[8..].copy_from_slice(&0xb163bf7631a16ffbu64.to_be_bytes());
-        assert_eq!(base64_16(&bytes), "7pNoDdizVy2xY792MaFv+w");
-        assert_eq!(base64_16(&[0xff; 16]), "/////////////////////w");
-    }
 
     #[test]
     fn empty_and_duplicate_values() {

@@ -224,7 +224,7 @@ impl Lock<Fenced> {
     pub async fn token(&self) -> Result<Option<u64>> {
         self.check()?;
         let key = fencing_token(&self.name);
-        let raw: Option<String> = match self.context.redis.get(&key).await {
+        let raw: Option<String> = match self.context.redis.query(|r| r.get(&key)).await {
             Ok(raw) => raw,
             // A token key of another type holds no integer either.
             Err(error) if is_wrong_type(&error) => return Err(Error::BadToken { key }),

@@ -19,8 +19,8 @@ use super::kind::LockedProbe;
 use super::releasing::UnlockReply;
 use super::running::unexpected;
 use super::{LockGuard, LockKind, Reentrant};
-use crate::connection::context::LockContext;
 use crate::connection::scripts::Resend;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::names::mapper::MappedName;
 use crate::names::owner::LockOwner;
@@ -58,7 +58,7 @@ use crate::names::owner::LockOwner;
 /// # Ok(()) }
 /// ```
 pub struct Lock<K: LockKind = Reentrant> {
-    pub(super) context: Arc<LockContext>,
+    pub(super) context: Arc<Engine>,
     /// The name as stored in Redis (protocol `N`, Redisson's `getRawName()`): the given
     /// name through the client's name mapper. Every key and channel derives from it.
     pub(super) name: Arc<str>,
@@ -102,13 +102,13 @@ impl<K: LockKind> Lock<K> {
     /// This is where the client's name mapper is applied, once per handle, as Redisson's
     /// `RedissonObject` constructor does: every key and channel derives from the mapped
     /// name.
-    pub(crate) fn new(context: Arc<LockContext>, name: String, kind: K) -> Lock<K> {
+    pub(crate) fn new(context: Arc<Engine>, name: String, kind: K) -> Lock<K> {
         let names = MappedName::new(context.config.name_mapper(), name);
         Lock::named(context, names, kind)
     }
 
     /// A handle on the lock with these (already mapped) names; no I/O.
-    pub(crate) fn named(context: Arc<LockContext>, names: MappedName, kind: K) -> Lock<K> {
+    pub(crate) fn named(context: Arc<Engine>, names: MappedName, kind: K) -> Lock<K> {
         let watchdog_ms = context.watchdog_ms;
         Lock {
             context,
@@ -579,9 +579,12 @@ impl<K: LockKind> Lock<K> {
         self.check()?;
         let redis = &self.context.redis;
         let locked = match self.kind.locked_probe(&self.name) {
-            LockedProbe::Exists => redis.exists::<i64, _>(&*self.name).await.map(|n| n > 0),
+            LockedProbe::Exists => redis
+                .query(|r| r.exists::<i64, _>(&*self.name))
+                .await
+                .map(|n| n > 0),
             LockedProbe::ModeIs(mode) => redis
-                .hget::<Option<String>, _, _>(&*self.name, "mode")
+                .query(|r| r.hget::<Option<String>, _, _>(&*self.name, "mode"))
                 .await
                 .map(|m| m.as_deref() == Some(mode)),
             LockedProbe::Script(call) => self
@@ -631,9 +634,10 @@ impl<K: LockKind> Lock<K> {
         if let Some(holds) = self.probe_holds(owner).await? {
             return Ok(holds.held);
         }
+        let field = self.kind.field(&self.context, owner);
         self.context
             .redis
-            .hexists(&*self.name, self.kind.field(&self.context, owner))
+            .query(|r| r.hexists(&*self.name, field.as_str()))
             .await
             .map_err(|e| self.redis_error(e))
     }
@@ -659,10 +663,11 @@ impl<K: LockKind> Lock<K> {
         if let Some(holds) = self.probe_holds(self.owner()).await? {
             return Ok(holds.count);
         }
+        let field = self.kind.field(&self.context, self.owner());
         let count: Option<i64> = self
             .context
             .redis
-            .hget(&*self.name, self.kind.field(&self.context, self.owner()))
+            .query(|r| r.hget(&*self.name, field.as_str()))
             .await
             .map_err(|e| self.redis_error(e))?;
         Ok(count.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
@@ -694,7 +699,7 @@ impl<K: LockKind> Lock<K> {
         let ms: i64 = self
             .context
             .redis
-            .pttl(&*self.name)
+            .query(|r| r.pttl(&*self.name))
             .await
             .map_err(|e| self.redis_error(e))?;
         Ok(match ms {

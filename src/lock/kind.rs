@@ -9,7 +9,7 @@
 
 use fred::prelude::Value;
 
-use crate::connection::context::LockContext;
+use crate::engine::Engine;
 use crate::error::Error;
 use crate::hold::held::Held;
 use crate::names::owner::LockOwner;
@@ -59,7 +59,7 @@ mod sealed {
 
         /// The hash field `owner` writes: `<client-id>:<owner>` (write locks add
         /// `:write`).
-        fn field(&self, context: &LockContext, owner: LockOwner) -> String {
+        fn field(&self, context: &Engine, owner: LockOwner) -> String {
             crate::names::owner_field(&context.id, owner)
         }
 

@@ -24,8 +24,8 @@ use super::holds::{OwnerField, ReadHolds};
 use super::key_cache::shared;
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
 use super::Lock;
-use crate::connection::context::LockContext;
 use crate::connection::scripts::Script;
+use crate::engine::Engine;
 use crate::hold::held::Held;
 use crate::names::mapper::MappedName;
 use crate::names::owner::LockOwner;
@@ -82,7 +82,7 @@ pub struct ReadWriteLock {
 }
 
 impl ReadWriteLock {
-    pub(crate) fn new(context: Arc<LockContext>, name: String) -> ReadWriteLock {
+    pub(crate) fn new(context: Arc<Engine>, name: String) -> ReadWriteLock {
         // Mapped once, for both halves (Redisson maps each half's name, to the same key).
         let names = MappedName::new(context.config.name_mapper(), name);
         ReadWriteLock {
@@ -264,7 +264,7 @@ impl Kind for Write {
         ..Capabilities::NONE
     };
 
-    fn field(&self, context: &LockContext, owner: LockOwner) -> String {
+    fn field(&self, context: &Engine, owner: LockOwner) -> String {
         format!("{}:write", owner_field(&context.id, owner))
     }
 

@@ -50,45 +50,24 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
-    /// Sends one script call, through the failover gate (see
-    /// [`PrimarySwitch`](crate::connection::primary_switch::PrimarySwitch)).
+    /// Sends one script call (see [`Redis::run`](crate::connection::redis::Redis::run)).
     pub(super) async fn run(
         &self,
         call: &ScriptCall,
         resend: Resend,
     ) -> Result<Value, fred::error::Error> {
-        let timeout = self.context.config.settings.response_timeout;
-        self.context
-            .switch
-            .guarded(timeout, || {
-                call.script
-                    .run(&self.context.redis, &call.keys, &call.args, resend, timeout)
-            })
-            .await
+        self.context.redis.run(call, resend).await
     }
 
     /// Sends one script call that changes the lock, followed by `WAIT` for the replicas
     /// in the same pipeline when the configuration asks for it (see
-    /// [`ReplicaSync`](crate::connection::replicas::ReplicaSync)).
+    /// [`Redis::run_synced`](crate::connection::redis::Redis::run_synced)).
     pub(super) async fn run_synced(
         &self,
         call: &ScriptCall,
         resend: Resend,
     ) -> Result<(Value, Synced), fred::error::Error> {
-        let timeout = self.context.config.settings.response_timeout;
-        self.context
-            .switch
-            .guarded(timeout, || {
-                call.script.run_synced(
-                    &self.context.redis,
-                    &call.keys,
-                    &call.args,
-                    resend,
-                    timeout,
-                    &self.context.replicas,
-                )
-            })
-            .await
+        self.context.redis.run_synced(call, resend).await
     }
 
     /// An unlock or force unlock that no replica acknowledged is logged, not failed: it

@@ -202,10 +202,8 @@ impl<K: LockKind> Lock<K> {
     pub(super) async fn hold_count_in_redis(&self, field: &str) -> Result<u64> {
         let count: Option<i64> = self
             .context
-            .switch
-            .guarded(self.context.config.settings.response_timeout, || {
-                self.context.redis.hget(&*self.name, field)
-            })
+            .redis
+            .query(|r| r.hget(&*self.name, field))
             .await
             .map_err(|e| self.redis_error(e))?;
         Ok(count.unwrap_or(0).max(0) as u64)

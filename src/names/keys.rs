@@ -10,7 +10,6 @@
 //! [`LockKeys::mapped`] take the name an application gives and map it as a client with
 //! that [`NameMapper`] does.
 
-use crate::connection::config::Config;
 use crate::names;
 use crate::names::mapper::{FairQueueNames, NameMapper};
 
@@ -86,29 +85,6 @@ impl LockKeys {
         LockKeys {
             name: raw,
             fair_base,
-        }
-    }
-
-    /// The keys of the lock an application names `name`, as a client with `config` stores
-    /// it: through its [name mapper](crate::ConfigBuilder::name_mapper), if any, and its
-    /// [fair-queue naming](crate::ConfigBuilder::fair_queue_names). No I/O.
-    ///
-    /// # Examples
-    /// ```
-    /// use redisson_lock::{Config, LockKeys, PrefixNameMapper};
-    /// let config = Config::builder()
-    ///     .url("redis://127.0.0.1:6379")
-    ///     .name_mapper(PrefixNameMapper::new("app1:"))
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(LockKeys::with_config("orders", &config).name(), "app1:orders");
-    /// let plain = Config::from_url("redis://127.0.0.1:6379").unwrap();
-    /// assert_eq!(LockKeys::with_config("orders", &plain), LockKeys::new("orders"));
-    /// ```
-    pub fn with_config(name: &str, config: &Config) -> LockKeys {
-        match config.name_mapper() {
-            Some(mapper) => LockKeys::mapped(name, mapper, config.fair_queue_names()),
-            None => LockKeys::new(name),
         }
     }
 

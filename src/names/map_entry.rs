@@ -19,7 +19,6 @@
 //! what a handle of this crate is given (`Client::get_lock` maps it the second time), and
 //! [`EntryObjectName::raw_name`] is the key in Redis.
 
-use crate::connection::config::Config;
 use crate::names::formats::HashTag;
 use crate::names::mapper::NameMapper;
 
@@ -226,35 +225,6 @@ impl EntryObjectName {
         }
     }
 
-    /// The `object` of key `key` in map `map` for a client with `config`: through its
-    /// [name mapper](crate::ConfigBuilder::name_mapper) as [`EntryObjectName::mapped`],
-    /// or as [`EntryObjectName::new`] without one.
-    ///
-    /// # Examples
-    /// ```
-    /// use redisson_lock::{Config, EntryObject, EntryObjectName, JavaCodec, PrefixNameMapper};
-    /// let config = Config::builder()
-    ///     .url("redis://127.0.0.1:6379")
-    ///     .name_mapper(PrefixNameMapper::new("app1:"))
-    ///     .build()
-    ///     .unwrap();
-    /// let key = JavaCodec::String.encode("o-1")?;
-    /// let lock = EntryObjectName::with_config("orders", &key, EntryObject::Lock, &config);
-    /// assert_eq!(lock.raw_name(), "app1:{app1:orders}:SCr6VJrRQp772OGd8PWr8Q:lock");
-    /// # Ok::<(), redisson_lock::CodecError>(())
-    /// ```
-    pub fn with_config(
-        map: &str,
-        key: &[u8],
-        object: EntryObject,
-        config: &Config,
-    ) -> EntryObjectName {
-        match config.name_mapper() {
-            Some(mapper) => EntryObjectName::mapped(map, key, object, mapper),
-            None => EntryObjectName::new(map, key, object),
-        }
-    }
-
     /// Which object this is.
     ///
     /// # Examples
@@ -298,7 +268,7 @@ impl EntryObjectName {
 /// Redisson's `suffixName(map, hash128toBase64(key) + ":" + suffix)`, `map` being the
 /// map's raw name: the per-key object's name before its own mapping.
 pub(crate) fn entry_object_name(map: &str, key: &[u8], object: EntryObject) -> String {
-    let hash = crate::FasterMulti::field_id(key);
+    let hash = crate::names::hash::hash128_base64(key);
     format!("{}:{hash}:{}", HashTag(map), object.suffix())
 }
 

@@ -3,6 +3,7 @@
 //! * [`formats`]: every key, channel and field format Redisson uses (the lock hash `N`,
 //!   `redisson_lock__channel:{N}`, the fair queue, the read-hold keys, the token, the
 //!   unlock latch, the owner field `<client-id>:<owner>`);
+//! * [`hash`]: Redisson's name hash (HighwayHash-128 in Base64) of a value's bytes;
 //! * [`keys`]: [`LockKeys`](crate::LockKeys), the same names for tools and users;
 //! * [`map_entry`]: [`EntryObjectName`](crate::EntryObjectName), the names of a map key's
 //!   (or set value's) lock, semaphore and latch;
@@ -14,6 +15,7 @@
 //! talks to Redis.
 
 pub(crate) mod formats;
+pub(crate) mod hash;
 pub(crate) mod keys;
 pub(crate) mod map_entry;
 pub(crate) mod mapper;

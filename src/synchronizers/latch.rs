@@ -30,8 +30,8 @@ use fred::prelude::{KeysInterface, Value};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::connection::context::LockContext;
 use crate::connection::scripts::{outcome_unknown, redis_error, Resend, Script};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::telemetry::{self, LatchWaitOutcome};
 use crate::wait::messages::latch_messages;
@@ -98,7 +98,7 @@ const KIND: &str = "count_down_latch";
 /// ```
 #[derive(Clone)]
 pub struct CountDownLatch {
-    context: Arc<LockContext>,
+    context: Arc<Engine>,
     /// The name as stored in Redis (`N`): the given name through the name mapper.
     name: Arc<str>,
     /// The name as given, when a name mapper changed it.
@@ -120,7 +120,7 @@ impl std::fmt::Debug for CountDownLatch {
 impl CountDownLatch {
     /// A handle on latch `name` (as the application gives it); the name mapper is applied
     /// here, once. No I/O.
-    pub(crate) fn new(context: Arc<LockContext>, name: String) -> CountDownLatch {
+    pub(crate) fn new(context: Arc<Engine>, name: String) -> CountDownLatch {
         let crate::names::mapper::MappedName { raw, given } =
             crate::names::mapper::MappedName::new(context.config.name_mapper(), name);
         let channel = crate::names::formats::latch_channel(&raw).into();
@@ -568,12 +568,10 @@ impl CountDownLatch {
 
     /// `GET N` as a count: nil is 0.
     async fn read_count(&self) -> Result<i64> {
-        let timeout = self.context.config.settings.response_timeout;
-        let redis = &self.context.redis;
         let value: Value = self
             .context
-            .switch
-            .guarded(timeout, || redis.get::<Value, _>(&*self.name))
+            .redis
+            .query(|r| r.get::<Value, _>(&*self.name))
             .await
             .map_err(|e| self.redis_error(e))?;
         match value {
@@ -614,13 +612,10 @@ impl CountDownLatch {
 
     /// Runs one of the latch's scripts on `[N, channel]`, through the failover gate.
     async fn run(&self, script: &Script, args: &[Value], resend: Resend) -> Result<Value> {
-        let timeout = self.context.config.settings.response_timeout;
         let keys = [&*self.name, &*self.channel];
         self.context
-            .switch
-            .guarded(timeout, || {
-                script.run(&self.context.redis, &keys, args, resend, timeout)
-            })
+            .redis
+            .eval(script, &keys, args, resend)
             .await
             .map_err(|e| self.redis_error(e))
     }

@@ -101,22 +101,37 @@ pub struct FaultyProxy {
     pub port: u16,
     cut: tokio::sync::watch::Sender<u64>,
     flow: tokio::sync::watch::Sender<Flow>,
+    /// While true, a new connection is accepted but carries nothing yet.
+    hold_new: tokio::sync::watch::Sender<bool>,
 }
 
 impl FaultyProxy {
     pub async fn start(redis_port: u16) -> FaultyProxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("proxy port");
+        Self::start_on(0, redis_port).await
+    }
+
+    /// A proxy listening on `port` (0: any free one).
+    pub async fn start_on(port: u16, redis_port: u16) -> FaultyProxy {
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("proxy port");
         let port = listener.local_addr().expect("proxy address").port();
         let (cut, cuts) = tokio::sync::watch::channel(0u64);
         let (flow, flows) = tokio::sync::watch::channel(Flow::Pass);
+        let (hold_new, holds) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
+                let mut holds = holds.clone();
+                let held = *holds.borrow_and_update();
                 let Ok(server) = TcpStream::connect(("127.0.0.1", redis_port)).await else {
                     continue;
                 };
                 let mut cuts = cuts.clone();
                 let flows = flows.clone();
                 tokio::spawn(async move {
+                    if held && holds.wait_for(|hold| !*hold).await.is_err() {
+                        return;
+                    }
                     cuts.borrow_and_update();
                     tokio::select! {
                         _ = splice(client, server, flows) => {}
@@ -125,7 +140,24 @@ impl FaultyProxy {
                 });
             }
         });
-        FaultyProxy { port, cut, flow }
+        FaultyProxy {
+            port,
+            cut,
+            flow,
+            hold_new,
+        }
+    }
+
+    /// From now on, connections opened through the proxy are accepted but carry nothing
+    /// until [`FaultyProxy::release_new`] (a server that is slow to take a connection);
+    /// the open ones go on.
+    pub fn hold_new(&self) {
+        self.hold_new.send_replace(true);
+    }
+
+    /// Lets the held connections (and new ones) through.
+    pub fn release_new(&self) {
+        self.hold_new.send_replace(false);
     }
 
     pub fn url(&self) -> String {

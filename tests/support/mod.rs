@@ -9,6 +9,7 @@ pub mod bed;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod cluster;
+pub mod events;
 pub mod faulty;
 pub mod fleet;
 pub mod java;
@@ -318,11 +319,18 @@ pub async fn reset_stats(raw: &fred::prelude::Client) {
         .unwrap();
 }
 
-/// Installs a `tracing` subscriber once, driven by `RUST_LOG`.
+/// Installs a `tracing` subscriber once: the crate's events printed as `RUST_LOG` says,
+/// and captured for [`events::first`] (every `INFO` and above).
 pub fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    let printed = tracing_subscriber::fmt::layer()
         .with_test_writer()
+        .with_filter(tracing_subscriber::EnvFilter::from_default_env());
+    let _ = tracing_subscriber::registry()
+        .with(printed)
+        .with(events::Capture.with_filter(tracing_subscriber::filter::LevelFilter::INFO))
         .try_init();
 }
 
@@ -560,11 +568,41 @@ impl SentinelServer {
         Self::start_full(master_port, down_after_ms, quorum, None, None)
     }
 
+    /// As [`SentinelServer::start_quorum`], with `extra` lines in its configuration (e.g.
+    /// `sentinel auth-user mymaster ...`).
+    pub fn start_with_conf(
+        master_port: u16,
+        down_after_ms: u64,
+        quorum: u32,
+        extra: &str,
+    ) -> SentinelServer {
+        Self::start_conf(master_port, down_after_ms, quorum, extra.to_owned(), None)
+    }
+
     fn start_full(
         master_port: u16,
         down_after_ms: u64,
         quorum: u32,
         master_password: Option<&str>,
+        sentinel_password: Option<&str>,
+    ) -> SentinelServer {
+        let extra = format!(
+            "{}{}",
+            master_password
+                .map(|p| format!("sentinel auth-pass mymaster {p}\n"))
+                .unwrap_or_default(),
+            sentinel_password
+                .map(|p| format!("requirepass {p}\n"))
+                .unwrap_or_default(),
+        );
+        Self::start_conf(master_port, down_after_ms, quorum, extra, sentinel_password)
+    }
+
+    fn start_conf(
+        master_port: u16,
+        down_after_ms: u64,
+        quorum: u32,
+        extra: String,
         sentinel_password: Option<&str>,
     ) -> SentinelServer {
         let port = free_port();
@@ -580,14 +618,8 @@ impl SentinelServer {
                 "port {port}\nbind 127.0.0.1\ndir {}\n\
                  sentinel monitor mymaster 127.0.0.1 {master_port} {quorum}\n\
                  sentinel down-after-milliseconds mymaster {down_after_ms}\n\
-                 sentinel failover-timeout mymaster 6000\n{}{}",
+                 sentinel failover-timeout mymaster 6000\n{extra}",
                 dir.display(),
-                master_password
-                    .map(|p| format!("sentinel auth-pass mymaster {p}\n"))
-                    .unwrap_or_default(),
-                sentinel_password
-                    .map(|p| format!("requirepass {p}\n"))
-                    .unwrap_or_default(),
             ),
         )
         .expect("sentinel.conf");

@@ -21,6 +21,7 @@ use crate::names::mapper::{FairQueueNames, NameMapper};
 
 mod builder;
 mod connection;
+mod names;
 #[cfg(feature = "redisson-yaml")]
 mod redisson_file;
 mod settings;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use fred::prelude::KeysInterface;
 
-use crate::connection::context::LockContext;
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::lock::{Acquired, Lock, LockKind, UnlockReply, Wait};
 use crate::names::owner::LockOwner;
@@ -27,7 +27,7 @@ pub(super) trait Member: Send + Sync + fmt::Debug + 'static {
     /// members apart and orders them.
     fn member_key(&self) -> &str;
     fn kind_name(&self) -> &'static str;
-    fn context(&self) -> &Arc<LockContext>;
+    fn context(&self) -> &Arc<Engine>;
     /// The engine's acquisition as `owner` (`None`: the wait ran out).
     fn acquire_as_member(
         &self,
@@ -57,7 +57,7 @@ impl<K: LockKind> Member for Lock<K> {
         K::NAME
     }
 
-    fn context(&self) -> &Arc<LockContext> {
+    fn context(&self) -> &Arc<Engine> {
         &self.context
     }
 
@@ -81,7 +81,7 @@ impl<K: LockKind> Member for Lock<K> {
             let set: i64 = self
                 .context
                 .redis
-                .pexpire(&*self.name, lease_ms as i64, None)
+                .query(|r| r.pexpire(&*self.name, lease_ms as i64, None))
                 .await
                 .map_err(|e| self.redis_error(e))?;
             Ok(set == 1)
@@ -163,7 +163,7 @@ impl fmt::Debug for AnyLock {
 }
 
 /// Which server a member lives on, as its client was configured (address and database).
-pub(super) fn server_of(context: &LockContext) -> String {
+pub(super) fn server_of(context: &Engine) -> String {
     format!(
         "{:?}/{:?}",
         context.config.redis.server, context.config.redis.database

@@ -113,9 +113,9 @@ impl FromStr for PermitId {
     }
 }
 
-impl From<PermitIdError> for crate::Error {
-    fn from(error: PermitIdError) -> crate::Error {
-        crate::Error::InvalidArgument(error.to_string())
+impl From<PermitIdError> for crate::error::Error {
+    fn from(error: PermitIdError) -> crate::error::Error {
+        crate::error::Error::InvalidArgument(error.to_string())
     }
 }
 

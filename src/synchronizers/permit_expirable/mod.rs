@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use tracing::Instrument;
 
-use crate::connection::context::LockContext;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use acquiring::Lease;
 pub use id::{PermitId, PermitIdError};
@@ -97,7 +97,7 @@ impl std::fmt::Debug for PermitExpirableSemaphore {
 }
 
 impl PermitExpirableSemaphore {
-    pub(crate) fn new(context: Arc<LockContext>, name: String) -> PermitExpirableSemaphore {
+    pub(crate) fn new(context: Arc<Engine>, name: String) -> PermitExpirableSemaphore {
         PermitExpirableSemaphore {
             shared: Arc::new(Shared::new(context, name)),
         }

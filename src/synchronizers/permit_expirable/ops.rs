@@ -16,9 +16,9 @@ use tokio::time::Instant;
 
 use super::id::PermitId;
 use super::now_ms;
-use crate::connection::context::LockContext;
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::{outcome_unknown, redis_error, Resend, Script};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 
 /// `lua/pes_acquire.lua`.
@@ -57,7 +57,7 @@ pub(crate) const NO_LEASE: i64 = 922_337_203_685_477;
 /// What one handle shares with its clones, its guards and its background releases.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    pub(crate) context: Arc<LockContext>,
+    pub(crate) context: Arc<Engine>,
     /// The name as given (before the name mapper).
     pub(crate) given: String,
     /// `N`, the name in Redis.
@@ -90,7 +90,7 @@ pub(crate) struct Counts {
 }
 
 impl Shared {
-    pub(crate) fn new(context: Arc<LockContext>, given: String) -> Shared {
+    pub(crate) fn new(context: Arc<Engine>, given: String) -> Shared {
         let name =
             crate::names::mapper::MappedName::new(context.config.name_mapper(), given.clone()).raw;
         let channel = crate::names::formats::semaphore_channel(&name);
@@ -107,10 +107,6 @@ impl Shared {
 
     fn publish(&self) -> Value {
         Value::from_static_str(self.context.publish_command)
-    }
-
-    fn timeout(&self) -> Duration {
-        self.context.config.settings.response_timeout
     }
 
     /// Rejects calls on an empty name or a client shut down.
@@ -144,13 +140,7 @@ impl Shared {
         args: &[Value],
         resend: Resend,
     ) -> std::result::Result<Value, fred::error::Error> {
-        let timeout = self.timeout();
-        self.context
-            .switch
-            .guarded(timeout, || {
-                script.run(&self.context.redis, keys, args, resend, timeout)
-            })
-            .await
+        self.context.redis.eval(script, keys, args, resend).await
     }
 
     /// Runs `script` with the `WAIT` for the replicas behind it.
@@ -161,19 +151,9 @@ impl Shared {
         args: &[Value],
         resend: Resend,
     ) -> std::result::Result<(Value, Synced), fred::error::Error> {
-        let timeout = self.timeout();
         self.context
-            .switch
-            .guarded(timeout, || {
-                script.run_synced(
-                    &self.context.redis,
-                    keys,
-                    args,
-                    resend,
-                    timeout,
-                    &self.context.replicas,
-                )
-            })
+            .redis
+            .eval_synced(script, keys, args, resend)
             .await
     }
 
@@ -227,19 +207,13 @@ impl Shared {
         &self,
         id: &PermitId,
     ) -> std::result::Result<Option<i64>, fred::error::Error> {
-        let timeout = self.timeout();
-        let command = CustomCommand::new_static("ZSCORE", ClusterHash::FirstKey, false);
-        let options = fred::prelude::Options {
-            timeout: Some(timeout),
-            ..Default::default()
-        };
         use fred::prelude::ClientLike;
-        let redis = self.context.redis.with_options(&options);
+        let command = CustomCommand::new_static("ZSCORE", ClusterHash::FirstKey, false);
         let reply: Value = self
             .context
-            .switch
-            .guarded(timeout, || {
-                redis.custom::<Value, Value>(command, vec![self.timeouts.clone(), id.value()])
+            .redis
+            .query(|r| {
+                r.custom::<Value, Value>(command.clone(), vec![self.timeouts.clone(), id.value()])
             })
             .await?;
         Ok(match reply {
@@ -527,12 +501,11 @@ impl Shared {
     /// `DEL N {N}:timeout`; whether anything was deleted.
     pub(crate) async fn delete(&self) -> Result<bool> {
         use fred::prelude::KeysInterface;
-        let timeout = self.timeout();
         let keys = vec![self.name.to_string(), value_text(&self.timeouts)];
         let deleted: i64 = self
             .context
-            .switch
-            .guarded(timeout, || self.context.redis.del(keys))
+            .redis
+            .query(|r| r.del(keys.clone()))
             .await
             .map_err(|e| self.error(e))?;
         Ok(deleted > 0)

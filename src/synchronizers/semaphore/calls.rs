@@ -66,19 +66,9 @@ impl Semaphore {
         args: &[Value],
         resend: Resend,
     ) -> Result<(Value, Synced), fred::error::Error> {
-        let timeout = self.context.config.settings.response_timeout;
         self.context
-            .switch
-            .guarded(timeout, || {
-                script.run_synced(
-                    &self.context.redis,
-                    keys,
-                    args,
-                    resend,
-                    timeout,
-                    &self.context.replicas,
-                )
-            })
+            .redis
+            .eval_synced(script, keys, args, resend)
             .await
     }
 
@@ -181,7 +171,6 @@ impl Semaphore {
             Value::from_static_str("0"),
             Value::from(ttl),
         ];
-        let timeout = self.context.config.settings.response_timeout;
         let mut last = None;
         for send in 0..UNDO_SENDS {
             if send > 0 {
@@ -189,10 +178,8 @@ impl Semaphore {
             }
             let sent = self
                 .context
-                .switch
-                .guarded(timeout, || {
-                    RELEASE.run(&self.context.redis, &keys, &args, Resend::Allowed, timeout)
-                })
+                .redis
+                .eval(&RELEASE, &keys, &args, Resend::Allowed)
                 .await;
             match sent {
                 Ok(_) => {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant as StdInstant};
 use fred::prelude::KeysInterface;
 use tokio::time::Instant;
 
-use crate::connection::context::LockContext;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::telemetry::{self, AcquireOutcome, UnlockOutcome};
 
@@ -79,7 +79,7 @@ const KIND: &str = "semaphore";
 /// [`acquire`]: Semaphore::acquire
 #[derive(Clone)]
 pub struct Semaphore {
-    context: Arc<LockContext>,
+    context: Arc<Engine>,
     /// The name as stored in Redis (protocol `N`): the given name through the name mapper.
     name: Arc<str>,
     /// The name as given, when a name mapper changed it.
@@ -100,7 +100,7 @@ impl std::fmt::Debug for Semaphore {
 
 impl Semaphore {
     /// A handle on semaphore `name`, mapped by the client's name mapper; no I/O.
-    pub(crate) fn new(context: Arc<LockContext>, name: String) -> Semaphore {
+    pub(crate) fn new(context: Arc<Engine>, name: String) -> Semaphore {
         let names = crate::names::mapper::MappedName::new(context.config.name_mapper(), name);
         let channel = crate::names::semaphore_channel(&names.raw).into();
         Semaphore {
@@ -462,11 +462,10 @@ impl Semaphore {
     #[tracing::instrument(name = "redisson_lock.semaphore.available_permits", skip(self), fields(semaphore = %self.name))]
     pub async fn available_permits(&self) -> Result<i64> {
         self.check()?;
-        let timeout = self.context.config.settings.response_timeout;
         let count: Option<String> = self
             .context
-            .switch
-            .guarded(timeout, || self.context.redis.get(&*self.name))
+            .redis
+            .query(|r| r.get(&*self.name))
             .await
             .map_err(|e| self.redis_error(e))?;
         match count {
@@ -496,11 +495,10 @@ impl Semaphore {
     #[tracing::instrument(name = "redisson_lock.semaphore.delete", skip(self), fields(semaphore = %self.name))]
     pub async fn delete(&self) -> Result<bool> {
         self.check()?;
-        let timeout = self.context.config.settings.response_timeout;
         let deleted: i64 = self
             .context
-            .switch
-            .guarded(timeout, || self.context.redis.del(&*self.name))
+            .redis
+            .query(|r| r.del(&*self.name))
             .await
             .map_err(|e| self.redis_error(e))?;
         Ok(deleted == 1)

@@ -1,0 +1,49 @@
+//! The crate's own tracing events, captured with the wall-clock time they happened: a
+//! test can tell when the *client* saw something (a sentinel's `+switch-master`, a lock
+//! going at risk), not only when the test did. Installed by [`super::init_tracing`].
+
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, Layer};
+
+static SEEN: Mutex<Vec<(f64, String)>> = Mutex::new(Vec::new());
+
+/// The layer that records every event of the crate (`redisson_lock` targets) at `INFO`
+/// and above: its message and fields as one line, with [`super::epoch_secs`].
+pub struct Capture;
+
+struct Line(String);
+
+impl Visit for Line {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        let _ = write!(self.0, " {}={:?}", field.name(), value);
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        let _ = write!(self.0, " {}={}", field.name(), value);
+    }
+}
+
+impl<S: Subscriber> Layer<S> for Capture {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        let meta = event.metadata();
+        if !meta.target().starts_with("redisson_lock") || *meta.level() > tracing::Level::INFO {
+            return;
+        }
+        let mut line = Line(String::new());
+        event.record(&mut line);
+        SEEN.lock().unwrap().push((super::epoch_secs(), line.0));
+    }
+}
+
+/// When (seconds since the epoch) the crate logged an event whose line holds every one
+/// of `words`, the first such, if any.
+pub fn first(words: &[&str]) -> Option<f64> {
+    SEEN.lock()
+        .unwrap()
+        .iter()
+        .find(|(_, line)| words.iter().all(|w| line.contains(w)))
+        .map(|(at, _)| *at)
+}
