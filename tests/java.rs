@@ -14,3 +14,6 @@ mod support;
 
 #[path = "java/fleet_share.rs"]
 mod fleet_share;
+
+#[path = "java/config.rs"]
+mod config;

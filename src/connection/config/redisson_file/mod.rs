@@ -428,8 +428,23 @@ fn combine(
             Err(refusal) => refused.push((version, refusal)),
         }
     }
+    // A version that loads the file but would not connect with it (no address, an
+    // address it refuses) counts as refusing it.
+    let (unusable, loaded): (Vec<Reading>, Vec<Reading>) =
+        loaded.into_iter().partition(|reading| {
+            matches!(
+                reading.problem,
+                Some(Error::RedissonFile {
+                    kind: RedissonFileError::NoServers | RedissonFileError::BadValue,
+                    ..
+                })
+            )
+        });
     if loaded.is_empty() {
-        return Err(refusal_of_both(refused));
+        return Err(match unusable.into_iter().find_map(|r| r.problem) {
+            Some(problem) => problem,
+            None => refusal_of_both(refused),
+        });
     }
     for (version, refusal) in &refused {
         tracing::debug!(
