@@ -274,7 +274,10 @@ async fn json_file_of_redisson_3() {
     client.shutdown().await.unwrap();
 }
 
-fn read_sample(name: &str, vars: Vec<(&'static str, String)>) -> redisson_lock::Result<RedissonFile> {
+fn read_sample(
+    name: &str,
+    vars: Vec<(&'static str, String)>,
+) -> redisson_lock::Result<RedissonFile> {
     let text = sample(name);
     if name.ends_with(".json") {
         RedissonFile::from_json_with_env(&text, env(vars))
@@ -328,7 +331,10 @@ async fn credentials_in_the_address_win_over_the_password_setting() {
         .await
         .unwrap();
     assert!(
-        clients.lines().filter(|l| !l.contains("cmd=client")).all(|l| l.contains("user=app")),
+        clients
+            .lines()
+            .filter(|l| !l.contains("cmd=client"))
+            .all(|l| l.contains("user=app")),
         "{clients}"
     );
     lock.unlock().await.unwrap();
@@ -350,7 +356,8 @@ async fn sentinels_get_the_data_password_without_the_data_user() {
         "&*",
         "+@all",
     ]);
-    let sentinel = SentinelServer::start_with_auth(primary.port, 5_000, Some("s3cret"), Some("s3cret"));
+    let sentinel =
+        SentinelServer::start_with_auth(primary.port, 5_000, Some("s3cret"), Some("s3cret"));
     let yaml = "sentinelServersConfig:\n  \
                 sentinelAddresses:\n  - \"redis://127.0.0.1:${SENTINEL_PORT}\"\n  \
                 masterName: mymaster\n  username: app\n  password: \"${REDIS_PASSWORD}\"\n  \
@@ -369,7 +376,10 @@ async fn sentinels_get_the_data_password_without_the_data_user() {
     else {
         panic!()
     };
-    assert_eq!((username.as_deref(), password.as_deref()), (None, Some("s3cret")));
+    assert_eq!(
+        (username.as_deref(), password.as_deref()),
+        (None, Some("s3cret"))
+    );
     let client = tokio::time::timeout(Duration::from_secs(20), Client::connect(config))
         .await
         .expect("connect in time")
@@ -400,7 +410,9 @@ fn what_each_redisson_version_writes_with_to_yaml_loads() {
             // 4.7's writes the default credentials resolver and dnsMonitoringTimes.
             if version == "4.7.0" {
                 assert!(
-                    file.ignored().iter().any(|s| s.ends_with(".dnsMonitoringTimes")),
+                    file.ignored()
+                        .iter()
+                        .any(|s| s.ends_with(".dnsMonitoringTimes")),
                     "{name}: {:?}",
                     file.ignored()
                 );
@@ -445,7 +457,10 @@ fn yaml_1_1_scalars_and_digit_strings_as_redisson_reads_them() {
         .build()
         .unwrap();
     assert_eq!(config.watchdog_timeout(), Duration::from_millis(8_000));
-    assert_eq!(config.fair_lock_wait_timeout(), Duration::from_millis(1_000));
+    assert_eq!(
+        config.fair_lock_wait_timeout(),
+        Duration::from_millis(1_000)
+    );
     // Both load `0100` and disagree (100 ms, octal 64 ms): refused, naming it.
     assert_eq!(
         refused(&sample("unsupported/octal-timeout.yaml")),
@@ -460,7 +475,10 @@ fn yaml_1_1_scalars_and_digit_strings_as_redisson_reads_them() {
         .ignored()
         .contains(&"clusterServersConfig.masterConnectionPoolSize".to_owned()));
     let config = file.build().unwrap();
-    assert_eq!(config.lock_settings().subscription_timeout, Duration::from_millis(2_500));
+    assert_eq!(
+        config.lock_settings().subscription_timeout,
+        Duration::from_millis(2_500)
+    );
 }
 
 #[test]
@@ -478,7 +496,8 @@ fn settings_of_both_versions_are_known_and_typos_are_not() {
     assert_eq!(config.publish_mode(), PublishMode::Sharded);
     assert_eq!(config.renewal_batch_size(), 200);
     // A key one version has and a key the other has: neither reads both.
-    let Err(Error::RedissonFile { kind, reason, .. }) = read_sample("refused/versions-mixed.yaml", vec![])
+    let Err(Error::RedissonFile { kind, reason, .. }) =
+        read_sample("refused/versions-mixed.yaml", vec![])
     else {
         panic!()
     };

@@ -10,6 +10,8 @@
 //! and every setting the crate resolves (addresses, credentials, database, timeouts, lock
 //! settings, TLS) is the one each of those versions resolves.
 
+#![cfg(feature = "redisson-yaml")]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -101,11 +103,7 @@ fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
-        let name = path
-            .strip_prefix(SAMPLES)
-            .unwrap()
-            .display()
-            .to_string();
+        let name = path.strip_prefix(SAMPLES).unwrap().display().to_string();
         let names = placeholders(&text);
         let unset = |n: &String| (n.clone(), None);
         cases.push(Case {
@@ -130,7 +128,10 @@ fn cases() -> Vec<Case> {
             env: names
                 .iter()
                 .map(|n| {
-                    let value = declared.iter().find(|(d, _)| d == n).map(|(_, v)| v.clone());
+                    let value = declared
+                        .iter()
+                        .find(|(d, _)| d == n)
+                        .map(|(_, v)| v.clone());
                     (n.clone(), value)
                 })
                 .collect(),
@@ -148,18 +149,17 @@ fn run_redisson(cases: &[Case]) -> Vec<[String; 2]> {
     let results = Mutex::new(vec![[String::new(), String::new()]; cases.len()]);
     std::thread::scope(|scope| {
         for _ in 0..IN_FLIGHT {
-            scope.spawn(|| loop {
-                let Some(&(c, v)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                    break;
-                };
-                let case = &cases[c];
-                let env: Vec<(&str, Option<&str>)> = case
-                    .env
-                    .iter()
-                    .map(|(n, v)| (n.as_str(), v.as_deref()))
-                    .collect();
-                let line = config_check(Version::ALL[v], &case.path, &env);
-                results.lock().unwrap()[c][v] = line;
+            scope.spawn(|| {
+                while let Some(&(c, v)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let case = &cases[c];
+                    let env: Vec<(&str, Option<&str>)> = case
+                        .env
+                        .iter()
+                        .map(|(n, v)| (n.as_str(), v.as_deref()))
+                        .collect();
+                    let line = config_check(Version::ALL[v], &case.path, &env);
+                    results.lock().unwrap()[c][v] = line;
+                }
             });
         }
     });
@@ -237,7 +237,11 @@ fn outcome(line: &str, version: Version) -> Outcome {
     }
     let json: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
     let texts: Vec<String> = match json["mode"].as_str().unwrap_or("none") {
-        "single" => json["address"].as_str().map(str::to_owned).into_iter().collect(),
+        "single" => json["address"]
+            .as_str()
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
         "cluster" | "replicated" => strings(&json["nodeAddresses"]),
         "sentinel" => strings(&json["sentinelAddresses"]),
         "masterslave" => json["masterAddress"]
@@ -264,7 +268,11 @@ fn outcome(line: &str, version: Version) -> Outcome {
 fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -293,8 +301,16 @@ fn leaf(setting: &str) -> &str {
     last.split('[').next().unwrap_or(last)
 }
 
+/// The crate's sentinel settings: the master's name, the sentinels' user and password.
+type SentinelSide<'a> = (&'a String, &'a Option<String>, &'a Option<String>);
+
 /// Differences between the crate's config and what `version` resolved (`json`).
-fn compare(version: Version, json: &Value, addresses: &[JavaAddress], config: &Config) -> Vec<String> {
+fn compare(
+    version: Version,
+    json: &Value,
+    addresses: &[JavaAddress],
+    config: &Config,
+) -> Vec<String> {
     let mut diffs = Vec::new();
     let mut check = |what: &str, redisson: String, crate_: String| {
         if redisson != crate_ {
@@ -305,7 +321,7 @@ fn compare(version: Version, json: &Value, addresses: &[JavaAddress], config: &C
     };
     let redis = config.redis();
     let mode = json["mode"].as_str().unwrap_or_default();
-    let (crate_mode, hosts, sentinel): (&str, Vec<(String, u16)>, Option<(&String, &Option<String>, &Option<String>)>) =
+    let (crate_mode, hosts, sentinel): (&str, Vec<(String, u16)>, Option<SentinelSide<'_>>) =
         match &redis.server {
             ServerConfig::Centralized { server } => {
                 ("single", vec![(server.host.to_string(), server.port)], None)
@@ -347,17 +363,13 @@ fn compare(version: Version, json: &Value, addresses: &[JavaAddress], config: &C
     // checker prints the winner).
     let config_user = json["username"].as_str().map(str::to_owned);
     let config_password = json["password"].as_bool().unwrap_or(false);
-    let flags = |password: &Option<String>| {
-        password.as_ref().map(|p| {
-            (
-                p.is_empty(),
-                p.contains("${"),
-            )
-        })
-    };
+    let flags =
+        |password: &Option<String>| password.as_ref().map(|p| (p.is_empty(), p.contains("${")));
     let json_flags = (
         json["passwordEmpty"].as_bool().unwrap_or(false),
-        json["passwordUnresolvedPlaceholder"].as_bool().unwrap_or(false),
+        json["passwordUnresolvedPlaceholder"]
+            .as_bool()
+            .unwrap_or(false),
     );
     if let Some((master, s_user, s_pass)) = sentinel {
         check(
@@ -448,7 +460,10 @@ fn compare(version: Version, json: &Value, addresses: &[JavaAddress], config: &C
     number("timeout", ms(settings.response_timeout));
     number("subscriptionTimeout", ms(settings.subscription_timeout));
     number("lockWatchdogTimeout", ms(config.watchdog_timeout()));
-    number("lockWatchdogBatchSize", config.renewal_batch_size().to_string());
+    number(
+        "lockWatchdogBatchSize",
+        config.renewal_batch_size().to_string(),
+    );
     number("slavesSyncTimeout", ms(config.replicas_sync_timeout()));
     number("fairLockWaitTimeout", ms(config.fair_lock_wait_timeout()));
     number(
@@ -470,7 +485,11 @@ fn compare(version: Version, json: &Value, addresses: &[JavaAddress], config: &C
         check("sslVerificationMode", mode.into(), "STRICT".into());
     }
     if let Some(on) = tls["sslEnableEndpointIdentification"].as_bool() {
-        check("sslEnableEndpointIdentification", on.to_string(), "true".into());
+        check(
+            "sslEnableEndpointIdentification",
+            on.to_string(),
+            "true".into(),
+        );
     }
     diffs
 }
@@ -607,7 +626,10 @@ fn every_sample_file_reads_as_real_redisson_reads_it() {
                         }
                     }
                     crate_unsupported
-                        .entry(format!("{} (3.x and 4.x read it differently)", leaf(setting)))
+                        .entry(format!(
+                            "{} (3.x and 4.x read it differently)",
+                            leaf(setting)
+                        ))
                         .or_default()
                         .push(label);
                 } else if unsupported_names.iter().any(|n| n == leaf(setting)) {

@@ -333,7 +333,11 @@ impl Pending<'_> {
 /// `ERR ...`. `env`: variables for its `${NAME}` substitution (`None`: removed from the
 /// environment it inherits). The JVM starts with C1 only and the serial collector (about
 /// 0.3-0.5 s of CPU a file).
-pub fn config_check(version: Version, path: &std::path::Path, env: &[(&str, Option<&str>)]) -> String {
+pub fn config_check(
+    version: Version,
+    path: &std::path::Path,
+    env: &[(&str, Option<&str>)],
+) -> String {
     let dir = java_dir();
     let mut command = std::process::Command::new(dir.join("config-check.sh"));
     command

@@ -185,7 +185,12 @@ pub(super) fn secrets(text: &str) -> Vec<String> {
         let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
         if let Some(at) = authority.rfind('@') {
             let userinfo = &authority[..at];
-            found.push(userinfo.split_once(':').map_or(userinfo, |(_, p)| p).to_owned());
+            found.push(
+                userinfo
+                    .split_once(':')
+                    .map_or(userinfo, |(_, p)| p)
+                    .to_owned(),
+            );
         }
     }
     found
@@ -221,19 +226,40 @@ mod tests {
         assert_eq!(ok("redis://pw@h:1", V4).password.as_deref(), Some("pw"));
         assert_eq!(ok("redis://pw@h:1", V3).password, None);
         // %-escapes: decoded by 4.x only.
-        assert_eq!(ok("redis://u:p%40ss@h:1", V4).password.as_deref(), Some("p@ss"));
-        assert_eq!(ok("redis://u:p%40ss@h:1", V3).password.as_deref(), Some("p%40ss"));
+        assert_eq!(
+            ok("redis://u:p%40ss@h:1", V4).password.as_deref(),
+            Some("p@ss")
+        );
+        assert_eq!(
+            ok("redis://u:p%40ss@h:1", V3).password.as_deref(),
+            Some("p%40ss")
+        );
         assert!(parse("redis://u:p@ss@h:1", V4).is_err());
     }
 
     #[test]
     fn what_redisson_refuses_when_it_connects() {
         for v in [V3, V4] {
-            assert!(matches!(parse("redis://h", v), Err(AddressError::Refused(_))));
-            assert!(matches!(parse("redis://h:", v), Err(AddressError::Refused(_))));
-            assert!(matches!(parse("127.0.0.1:6379", v), Err(AddressError::Refused(_))));
-            assert!(matches!(parse("REDIS://h:1", v), Err(AddressError::Refused(_))));
-            assert!(matches!(parse("redis://u:p@h", v), Err(AddressError::Refused(_))));
+            assert!(matches!(
+                parse("redis://h", v),
+                Err(AddressError::Refused(_))
+            ));
+            assert!(matches!(
+                parse("redis://h:", v),
+                Err(AddressError::Refused(_))
+            ));
+            assert!(matches!(
+                parse("127.0.0.1:6379", v),
+                Err(AddressError::Refused(_))
+            ));
+            assert!(matches!(
+                parse("REDIS://h:1", v),
+                Err(AddressError::Refused(_))
+            ));
+            assert!(matches!(
+                parse("redis://u:p@h", v),
+                Err(AddressError::Refused(_))
+            ));
             assert_eq!(ok("redis://[::1]:7000", v).host, "::1");
         }
         assert!(parse("valkeys://h:1", V3).is_err());

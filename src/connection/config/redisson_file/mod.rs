@@ -1,16 +1,22 @@
 //! [`RedissonFile`]: the Java fleet's own `redisson.yaml` (or 3.x `redisson.json`) read into
-//! a [`ConfigBuilder`] (feature `redisson-yaml`).
+//! a [`ConfigBuilder`] (feature `redisson-yaml`), as real Redisson reads it
+//! (docs/redisson-yaml.md).
 //!
-//! The reader follows what Redisson 3.23 and 4.7 really do with such a file:
+//! The file is read twice, as Redisson 3.x reads it (Jackson, modelled on 3.23.3) and as
+//! 4.x does (snakeyaml 2, modelled on 4.7.0):
 //!
 //! * `${NAME}` / `${NAME:-default}` are replaced in the raw text before parsing (comments
-//!   included), with Redisson's pattern `\$\{([\w\.]+(:-.+?)?)\}`: an unset variable with
-//!   no default stays literal text, an empty one is used as empty;
-//! * every key must be one Redisson knows (3.x or 4.x layout): an unknown key is an error,
-//!   as it is for Redisson;
-//! * times are integers in milliseconds (quoted numbers accepted, unit suffixes refused);
-//! * class-valued settings are YAML tags (`!<org.redisson.codec.Kryo5Codec> {}`) or, in
-//!   JSON, `{"class": "..."}`.
+//!   included), with Redisson's pattern `\$\{([\w\.]+(:-.+?)?)\}` ([`text`]);
+//! * the text becomes a tree that keeps what Redisson's readers look at: scalars as written
+//!   with their style and tag, anchors and aliases ([`tree`]);
+//! * each version walks it ([`reader`]): every key must be one that version reads there
+//!   ([`schema`]), every value one it reads as the setting's Java type ([`scalar`]:
+//!   YAML 1.1 booleans, text kept as written, each version's numbers), and then what it
+//!   would connect with is resolved (which section, the addresses' credentials
+//!   ([`address`]), its defaults);
+//! * the crate loads the file when at least one version loads it, as that version reads
+//!   it; when both do they must agree, else the setting is refused as
+//!   [`RedissonFileError::Unsupported`].
 //!
 //! What matters to locks is used; what does not (codec, thread and connection pools,
 //! retries, load balancer) is listed by [`RedissonFile::ignored`]; what matters and cannot
@@ -19,7 +25,6 @@
 //! [`RedissonFileError::Unsupported`] naming the setting.
 
 use std::path::Path;
-
 use std::time::Duration;
 
 use super::ConfigBuilder;
@@ -48,10 +53,13 @@ pub enum RedissonTopology {
 
 /// A Redisson configuration file read into this crate's settings.
 ///
-/// Read the same `redisson.yaml` the Java apps load, so that the address, credentials,
+/// Read the same `redisson.yaml` the Java apps load, so that the address, credentials
+/// (also those in the address, `rediss://user:pass@host:6380`, which Redisson prefers),
 /// database, TLS switch, `lockWatchdogTimeout`, `lockWatchdogBatchSize`,
 /// `checkLockSyncedSlaves`, `slavesSyncTimeout`, `fairLockWaitTimeout`, `timeout`,
 /// `subscriptionTimeout`, `shardedSubscriptionMode` and name mapper cannot drift apart.
+/// The file is read as Redisson 3.x and 4.x read it (docs/redisson-yaml.md): it loads when
+/// one of them loads it, as that one reads it.
 /// [`builder`](RedissonFile::builder) hands the settings over as a [`ConfigBuilder`] to
 /// add what the file cannot say (a PEM CA, this crate's own settings);
 /// [`ignored`](RedissonFile::ignored) lists the settings that do not matter to locks.
@@ -109,9 +117,10 @@ impl RedissonFile {
     /// Reads a `redisson.yaml` text, `${...}` substituted from the environment.
     ///
     /// # Errors
-    /// [`Error::RedissonFile`]: a syntax error, a key Redisson does not know, a value of
-    /// the wrong form, a setting this crate cannot honour, or not exactly one of
-    /// `singleServerConfig`, `clusterServersConfig`, `sentinelServersConfig`.
+    /// [`Error::RedissonFile`] (never showing a password): a syntax error, a key or a
+    /// value neither Redisson version reads, an address Redisson would not connect to, no
+    /// server address, a setting this crate cannot honour, or one that Redisson 3.x and
+    /// 4.x, both loading the file, read differently.
     ///
     /// # Examples
     /// ```
@@ -848,6 +857,9 @@ mod tests {
         // `09`: 3.x reads 9, 4.x refuses the file: read as 3.x does.
         let yaml = "singleServerConfig:\n  address: redis://h:6379\n  timeout: 09\n";
         let config = read(yaml).unwrap().build().unwrap();
-        assert_eq!(config.lock_settings().response_timeout, Duration::from_millis(9));
+        assert_eq!(
+            config.lock_settings().response_timeout,
+            Duration::from_millis(9)
+        );
     }
 }

@@ -188,7 +188,10 @@ impl<'s> Walk<'s> {
                     View::Map(..) => vec![value],
                     View::Seq(items) => items.iter().collect(),
                     _ => {
-                        return Err(self.bad(path, "a merge key (`<<`) takes a mapping or a list of mappings".into()))
+                        return Err(self.bad(
+                            path,
+                            "a merge key (`<<`) takes a mapping or a list of mappings".into(),
+                        ))
                     }
                 };
                 for source in sources {
@@ -198,9 +201,10 @@ impl<'s> Walk<'s> {
                 }
                 continue;
             }
-            let key = self.lens.key(key).map_err(|why| {
-                self.refuse(RedissonFileError::Syntax, path, why)
-            })?;
+            let key = self
+                .lens
+                .key(key)
+                .map_err(|why| self.refuse(RedissonFileError::Syntax, path, why))?;
             own.push((key.to_owned(), value));
         }
         if merged.is_empty() {
@@ -364,8 +368,11 @@ impl<'s> Walk<'s> {
                 self.renewal_batch_size = Some((self.integer(value, ty, path)?, path_owned))
             }
             Setting::CheckSynced => {
-                self.check_lock_synced_replicas =
-                    Some(self.lens.boolean(value).map_err(|why| self.bad(path, why))?)
+                self.check_lock_synced_replicas = Some(
+                    self.lens
+                        .boolean(value)
+                        .map_err(|why| self.bad(path, why))?,
+                )
             }
             Setting::SlavesSyncTimeout => {
                 self.replicas_sync_timeout = Some((self.integer(value, ty, path)?, path_owned))
@@ -440,7 +447,11 @@ impl<'s> Walk<'s> {
                 }
             }
             Setting::EndpointIdentification => {
-                if !self.lens.boolean(value).map_err(|why| self.bad(path, why))? {
+                if !self
+                    .lens
+                    .boolean(value)
+                    .map_err(|why| self.bad(path, why))?
+                {
                     self.problem(
                         section,
                         RedissonFileError::Unsupported,
@@ -591,7 +602,10 @@ impl<'s> Walk<'s> {
             return Ok(());
         }
         if !matches!(self.lens.view(value), View::Map(..)) {
-            return Err(self.bad(path, format!("{} is not a mapping of settings", value.form())));
+            return Err(self.bad(
+                path,
+                format!("{} is not a mapping of settings", value.form()),
+            ));
         }
         // A section given twice: the last one is the one Redisson keeps.
         self.sections.retain(|s| s.scope != scope);
@@ -719,10 +733,19 @@ impl<'s> Walk<'s> {
         // Credentials: 4.x's top level wins over the section; an address's own win over
         // both (Redisson's connection handler takes the address's first).
         let (username, password) = match version {
-            Redisson::V3 => (section.shared.username.clone(), section.shared.password.clone()),
+            Redisson::V3 => (
+                section.shared.username.clone(),
+                section.shared.password.clone(),
+            ),
             Redisson::V4 => (
-                self.top.username.clone().or(section.shared.username.clone()),
-                self.top.password.clone().or(section.shared.password.clone()),
+                self.top
+                    .username
+                    .clone()
+                    .or(section.shared.username.clone()),
+                self.top
+                    .password
+                    .clone()
+                    .or(section.shared.password.clone()),
             ),
         };
         let per_address = |base_user: &Option<String>, base_pass: &Option<String>| {
@@ -858,9 +881,14 @@ impl<'s> Walk<'s> {
             (None, true) => Some(100),
             (Some((n, path)), true) => {
                 paths.insert("lockWatchdogBatchSize", path.clone());
-                Some(usize::try_from(*n).ok().filter(|n| *n >= 1).ok_or_else(|| {
-                    self.unsupported(path, &format!("a batch of {n} locks: at least 1"))
-                })?)
+                Some(
+                    usize::try_from(*n)
+                        .ok()
+                        .filter(|n| *n >= 1)
+                        .ok_or_else(|| {
+                            self.unsupported(path, &format!("a batch of {n} locks: at least 1"))
+                        })?,
+                )
             }
         };
         let publish_mode = (v4 && topology == RedissonTopology::Cluster)

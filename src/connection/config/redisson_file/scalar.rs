@@ -153,7 +153,9 @@ impl Lens {
                 Redisson::V3 => match self.token(text, plain, tag) {
                     Token::Null => Ok(0),
                     Token::Bool(_) => Err(format!("`{text}` is a boolean, not a number")),
-                    Token::Int => ranged(java_integer(text).ok_or_else(|| not_integer(text))?, text),
+                    Token::Int => {
+                        ranged(java_integer(text).ok_or_else(|| not_integer(text))?, text)
+                    }
                     Token::Float(f) => {
                         let value = java_double(f)
                             .filter(|v| v.is_finite())
@@ -168,7 +170,10 @@ impl Lens {
                         if trimmed.is_empty() || trimmed == "null" {
                             return Ok(0);
                         }
-                        ranged(java_integer(trimmed).ok_or_else(|| not_integer(text))?, text)
+                        ranged(
+                            java_integer(trimmed).ok_or_else(|| not_integer(text))?,
+                            text,
+                        )
                     }
                 },
                 Redisson::V4 => match tag.map(|t| t.core_type()) {
@@ -284,9 +289,12 @@ impl Lens {
             (View::Map(_, Some(NodeTag::Local(class))), Redisson::V4) => Err(format!(
                 "`!{class}` is a local tag Redisson 4.x refuses; write `!<{class}> {{}}`"
             )),
-            (View::Map(entries, None), Redisson::V3) => untagged_class(entries).map(Some).ok_or_else(
-                || "a class is written `!<fully.qualified.Class> {}` (or `{\"class\": \"...\"}`)".into(),
-            ),
+            (View::Map(entries, None), Redisson::V3) => {
+                untagged_class(entries).map(Some).ok_or_else(|| {
+                    "a class is written `!<fully.qualified.Class> {}` (or `{\"class\": \"...\"}`)"
+                        .into()
+                })
+            }
             (View::Map(..), _) => Err("a class is written `!<fully.qualified.Class> {}`".into()),
             (other, _) => Err(format!(
                 "{} is not a class (`!<fully.qualified.Class> {{}}`)",
@@ -524,14 +532,15 @@ fn is_yaml11_float(text: &str) -> bool {
             None => all(mantissa, |c| c.is_ascii_digit() || c == '_'),
         }
     };
-    mantissa_ok
-        && exponent.is_none_or(|e| all(unsigned(e), |c| c.is_ascii_digit()))
+    mantissa_ok && exponent.is_none_or(|e| all(unsigned(e), |c| c.is_ascii_digit()))
 }
 
 /// Jackson's number decoding of a scalar the resolver took for an integer: `-`? digits
 /// is an integer, a `.` form a float, anything else (`+42`, `0x2A`, `1_000`) a string.
 fn jackson_number(text: &str) -> Token<'_> {
-    if all(text.strip_prefix('-').unwrap_or(text), |c| c.is_ascii_digit()) {
+    if all(text.strip_prefix('-').unwrap_or(text), |c| {
+        c.is_ascii_digit()
+    }) {
         return Token::Int;
     }
     // `[-+]?([0-9][0-9_]*)?\.[0-9]*([eE][-+][0-9]+)?`
@@ -544,9 +553,8 @@ fn jackson_number(text: &str) -> Token<'_> {
             Some(i) => (&rest[..i], Some(&rest[i + 1..])),
             None => (rest, None),
         };
-        let exponent_ok = exponent.is_none_or(|e| {
-            e.starts_with(['-', '+']) && all(&e[1..], |c| c.is_ascii_digit())
-        });
+        let exponent_ok = exponent
+            .is_none_or(|e| e.starts_with(['-', '+']) && all(&e[1..], |c| c.is_ascii_digit()));
         if whole_ok && fraction.chars().all(|c| c.is_ascii_digit()) && exponent_ok {
             return Token::Float(text);
         }
@@ -589,7 +597,10 @@ fn java_integer(text: &str) -> Option<i128> {
 
 /// Java's `Double.parseDouble` of a YAML 1.1 float (no `_`, no `.inf`/`.nan`, no `:`).
 fn java_double(text: &str) -> Option<f64> {
-    if text.contains(['_', ':']) || text.chars().any(|c| c.is_alphabetic() && c != 'e' && c != 'E')
+    if text.contains(['_', ':'])
+        || text
+            .chars()
+            .any(|c| c.is_alphabetic() && c != 'e' && c != 'E')
     {
         return None;
     }
@@ -621,7 +632,9 @@ fn yaml11_integer(text: &str) -> Option<i128> {
     } else if body.contains(':') {
         let mut value: i128 = 0;
         for part in body.split(':') {
-            value = value.checked_mul(60)?.checked_add(radix_digits(part, 10)?)?;
+            value = value
+                .checked_mul(60)?
+                .checked_add(radix_digits(part, 10)?)?;
         }
         Some(value)
     } else {
@@ -727,7 +740,9 @@ mod tests {
 
     #[test]
     fn strings_stay_as_written() {
-        let cases: &[(&str, Option<Option<&str>>, Option<Option<&str>>)] = &[
+        // (text, 3.x, 4.x); `None`: refused, `Some(None)`: null.
+        type Case<'a> = (&'a str, Option<Option<&'a str>>, Option<Option<&'a str>>);
+        let cases: &[Case<'_>] = &[
             ("0042", Some(Some("0042")), Some(Some("0042"))),
             ("yes", Some(Some("yes")), Some(Some("yes"))),
             ("1e3", Some(Some("1e3")), Some(Some("1e3"))),
@@ -741,7 +756,7 @@ mod tests {
         ];
         for (text, v3, v4) in cases {
             let node = value(text);
-            let show = |r: Result<Option<String>, Why>| r.ok().map(|o| o);
+            let show = |r: Result<Option<String>, Why>| r.ok();
             assert_eq!(
                 show(V3.string(&node)),
                 v3.map(|o| o.map(str::to_owned)),
@@ -772,8 +787,14 @@ mod tests {
     #[test]
     fn classes_by_tag() {
         let verbatim = value("!<org.redisson.codec.Kryo5Codec> {}");
-        assert_eq!(V3.class(&verbatim).unwrap().as_deref(), Some("org.redisson.codec.Kryo5Codec"));
-        assert_eq!(V4.class(&verbatim).unwrap().as_deref(), Some("org.redisson.codec.Kryo5Codec"));
+        assert_eq!(
+            V3.class(&verbatim).unwrap().as_deref(),
+            Some("org.redisson.codec.Kryo5Codec")
+        );
+        assert_eq!(
+            V4.class(&verbatim).unwrap().as_deref(),
+            Some("org.redisson.codec.Kryo5Codec")
+        );
         let core = value("!!org.x.C {}");
         assert!(V3.class(&core).is_err());
         assert_eq!(V4.class(&core).unwrap().as_deref(), Some("org.x.C"));

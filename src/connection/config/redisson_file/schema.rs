@@ -272,19 +272,40 @@ mod tests {
     fn layouts() {
         use Redisson::*;
         assert_eq!(spec(Scope::Top, "username", V3), None);
-        assert_eq!(spec(Scope::Top, "username", V4), Some((Str, h(S::Username))));
-        assert_eq!(spec(Scope::Single, "username", V3), Some((Str, h(S::Username))));
+        assert_eq!(
+            spec(Scope::Top, "username", V4),
+            Some((Str, h(S::Username)))
+        );
+        assert_eq!(
+            spec(Scope::Single, "username", V3),
+            Some((Str, h(S::Username)))
+        );
         assert_eq!(spec(Scope::Single, "retryInterval", V4), None);
         assert_eq!(spec(Scope::Cluster, "database", V3), None);
         assert!(spec(Scope::Cluster, "dnsMonitoringTimes", V4).is_some());
         assert!(spec(Scope::Cluster, "checkMasterLinkStatus", V4).is_some());
-        assert_eq!(spec(Scope::Cluster, "natMap", V3), Some((StrMap, h(S::NatMap))));
-        assert_eq!(spec(Scope::Sentinel, "sentinelPassword", V3), Some((Str, h(S::SentinelPassword))));
-        assert_eq!(spec(Scope::Sentinel, "checkSentinelsList", V4), Some((Bool, I)));
+        assert_eq!(
+            spec(Scope::Cluster, "natMap", V3),
+            Some((StrMap, h(S::NatMap)))
+        );
+        assert_eq!(
+            spec(Scope::Sentinel, "sentinelPassword", V3),
+            Some((Str, h(S::SentinelPassword)))
+        );
+        assert_eq!(
+            spec(Scope::Sentinel, "checkSentinelsList", V4),
+            Some((Bool, I))
+        );
         assert_eq!(spec(Scope::Single, "natMap", V4), None);
-        assert_eq!(spec(Scope::Top, "sslEnableEndpointIdentification", V4), None);
+        assert_eq!(
+            spec(Scope::Top, "sslEnableEndpointIdentification", V4),
+            None
+        );
         assert_eq!(spec(Scope::Top, "sslKeyManagerFactory", V3), None);
-        assert_eq!(spec(Scope::Single, "sslKeyManagerFactory", V3), Some((Any, I)));
+        assert_eq!(
+            spec(Scope::Single, "sslKeyManagerFactory", V3),
+            Some((Any, I))
+        );
         assert_eq!(spec(Scope::Single, "sslKeyManagerFactory", V4), None);
         assert_eq!(spec(Scope::Replicated, "natMapper", V3), None);
         assert_eq!(spec(Scope::Top, "adress", V4), None);

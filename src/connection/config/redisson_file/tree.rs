@@ -35,7 +35,10 @@ pub(super) enum Kind {
         tag: Option<NodeTag>,
     },
     /// `*name`, and the node its anchor stands for.
-    Alias { name: String, target: Box<Node> },
+    Alias {
+        name: String,
+        target: Box<Node>,
+    },
 }
 
 /// A node's tag, by how it was written.
@@ -298,9 +301,8 @@ mod tests {
 
     #[test]
     fn scalars_keep_their_text_style_and_tag() {
-        let docs = parse_yaml(
-            "a: 0042\nb: \"0042\"\nc: !<org.x.C> {}\nd: !!str 1\ne: !loc {}\nf: *x\n",
-        );
+        let docs =
+            parse_yaml("a: 0042\nb: \"0042\"\nc: !<org.x.C> {}\nd: !!str 1\ne: !loc {}\nf: *x\n");
         // `*x` names no anchor: refused.
         assert!(docs.is_err());
         let docs = parse_yaml(
@@ -357,7 +359,14 @@ mod tests {
         let e = entries(&node);
         assert_eq!(scalar(&e[0].1), ("4.50", true, None));
         assert_eq!(scalar(&e[1].1), ("x", false, None));
-        for bad in ["{\"a\": 0042}", "{'a': 1}", "{\"a\": 1 /* c */}", "# c\n{}", "[1]", ""] {
+        for bad in [
+            "{\"a\": 0042}",
+            "{'a': 1}",
+            "{\"a\": 1 /* c */}",
+            "# c\n{}",
+            "[1]",
+            "",
+        ] {
             assert!(parse_json(bad).is_err(), "{bad}");
         }
     }
