@@ -349,7 +349,8 @@ impl Secrets {
     pub(super) fn mask(&self, text: &str) -> String {
         let mut out = text.to_owned();
         for secret in &self.values {
-            if secret.chars().count() >= 2 {
+            // (Two letters would mask words of the message, not a secret pasted into it.)
+            if secret.chars().count() >= 3 {
                 out = out.replace(secret.as_str(), "***");
             }
         }
@@ -487,7 +488,10 @@ fn combine(
             "no server settings",
         ));
     };
-    Ok(build(resolved, ignored.unwrap_or_default()))
+    let mut ignored = ignored.unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    ignored.retain(|setting| seen.insert(setting.clone()));
+    Ok(build(resolved, ignored))
 }
 
 /// The error when both versions refuse: the one that is not merely the other version's
