@@ -22,7 +22,7 @@ use redisson_lock::fred::types::config::ServerConfig;
 use redisson_lock::{Config, Error, RedissonFile, RedissonFileError};
 use serde_json::Value;
 
-use crate::support::real_java::{config_check, Version};
+use crate::support::real_java::{config_check, config_check_archive, Version};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/redisson-yaml");
 const DOCS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/redisson-yaml.md");
@@ -155,6 +155,12 @@ fn cases() -> Vec<Case> {
 
 /// Runs real Redisson on every case, both versions, `IN_FLIGHT` JVMs at a time.
 fn run_redisson(cases: &[Case]) -> Vec<[String; 2]> {
+    // The class-data archives first, one JVM per version, before the checks share them.
+    std::thread::scope(|scope| {
+        for version in Version::ALL {
+            scope.spawn(move || config_check_archive(version));
+        }
+    });
     let jobs: Vec<(usize, usize)> = (0..cases.len())
         .flat_map(|c| (0..2).map(move |v| (c, v)))
         .collect();
