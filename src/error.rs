@@ -195,7 +195,7 @@ pub enum Error {
     /// `redisson-yaml`) could not be read faithfully: it does not parse, it has a key
     /// Redisson itself would refuse, a value of the wrong form, or a setting that matters to
     /// locks and that this crate cannot honour (a Java keystore, a custom name mapper class).
-    /// Nothing was connected.
+    /// Nothing was connected. The reason never holds a password.
     #[error("redisson configuration file: `{setting}`: {reason}")]
     RedissonFile {
         /// What went wrong, for a caller that matches on it.
@@ -238,17 +238,20 @@ pub enum Error {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RedissonFileError {
-    /// The text is not YAML (or JSON), or not one document whose top is a mapping.
+    /// The text is not YAML (strict JSON for a `.json` file), or holds no document whose
+    /// top is a mapping of settings.
     Syntax,
-    /// A key neither Redisson 3.x nor 4.x knows there (Redisson refuses the file too).
+    /// A key neither Redisson 3.x nor 4.x reads there (both refuse the file), or keys of
+    /// both versions that neither reads together (`retryInterval` beside `retryDelay`).
     Unknown,
-    /// A value of the wrong form: a duration with a unit suffix, an address without
-    /// `redis://`, a boolean that is not `true`/`false`.
+    /// A value no Redisson version reads (a duration with a unit suffix, `y` for a
+    /// boolean), or an address Redisson would not connect to (no port, another scheme).
     BadValue,
-    /// A setting that matters to locks and that this crate cannot honour.
+    /// A setting that matters to locks and that this crate cannot honour, or one that
+    /// Redisson 3.x and 4.x, both loading the file, read differently (`timeout: 0100`).
     Unsupported,
-    /// No `singleServerConfig`, `clusterServersConfig` or `sentinelServersConfig`, or more
-    /// than one.
+    /// No server section Redisson would use, or no address in it (`Redisson.create`
+    /// refuses such a file too).
     NoServers,
 }
 

@@ -17,3 +17,6 @@ mod codec;
 
 #[path = "java/fleet_share.rs"]
 mod fleet_share;
+
+#[path = "java/config.rs"]
+mod config;

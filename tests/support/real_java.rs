@@ -326,3 +326,87 @@ impl Pending<'_> {
         })
     }
 }
+
+/// Real Redisson's reading of a configuration file: `config-check.sh <version> FILE` (its
+/// README, "Config check"), which loads it with `Config.fromYAML` / `fromJSON` (by the
+/// extension) without connecting, and prints one line: the resolved settings as JSON, or
+/// `ERR ...`. `env`: variables for its `${NAME}` substitution (`None`: removed from the
+/// environment it inherits). The JVM starts with C1 only, the serial collector and a
+/// class-data archive of the checker made on first use ([`config_check_archive`]): about
+/// 0.1-0.25 s of CPU a file.
+pub fn config_check(
+    version: Version,
+    path: &std::path::Path,
+    env: &[(&str, Option<&str>)],
+) -> String {
+    let mut options = CONFIG_CHECK_JVM.to_owned();
+    if let Some(archive) = config_check_archive(version) {
+        options.push_str(&format!(" -XX:SharedArchiveFile={}", archive.display()));
+    }
+    let (status, line, stderr) = run_config_check(version, path, env, &options);
+    // 0 loaded, 1 refused, 3 unsupported (JSON in 4.x); anything else is the checker's.
+    assert!(
+        matches!(status.code(), Some(0 | 1 | 3)) && !line.is_empty(),
+        "config-check.sh {version} {}: {status:?}, {line}\n{stderr}",
+        path.display(),
+    );
+    line
+}
+
+/// C1 only, the serial collector, no JVM log lines on stdout (a stale archive's warning).
+const CONFIG_CHECK_JVM: &str =
+    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData -Xlog:disable";
+
+fn run_config_check(
+    version: Version,
+    path: &std::path::Path,
+    env: &[(&str, Option<&str>)],
+    jvm_options: &str,
+) -> (std::process::ExitStatus, String, String) {
+    let dir = java_dir();
+    let mut command = std::process::Command::new(dir.join("config-check.sh"));
+    command
+        .arg(version.as_str())
+        .arg(path)
+        .env("JAVA_OPTS", jvm_options)
+        .stdin(Stdio::null());
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}/config-check.sh: {e}", dir.display()));
+    (
+        output.status,
+        String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The checker's classes as a JDK class-data archive (AppCDS), dumped once per version
+/// and build folder by a first check (of `toyaml/single-<version>.yaml`); `None` when the
+/// JDK cannot make one (the checks then run without it). A stale archive is ignored by
+/// the JVM.
+pub fn config_check_archive(version: Version) -> Option<PathBuf> {
+    static ARCHIVES: [std::sync::OnceLock<Option<PathBuf>>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    let slot = &ARCHIVES[usize::from(version == Version::V4_7_0)];
+    slot.get_or_init(|| {
+        let archive =
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("config-check-{version}.jsa"));
+        if !archive.is_file() {
+            let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("tests/redisson-yaml/toyaml/single-{version}.yaml"));
+            let dump = format!(
+                "{CONFIG_CHECK_JVM} -XX:ArchiveClassesAtExit={}",
+                archive.display()
+            );
+            run_config_check(version, &sample, &[], &dump);
+        }
+        archive.is_file().then_some(archive)
+    })
+    .clone()
+}

@@ -1,16 +1,22 @@
 //! [`RedissonFile`]: the Java fleet's own `redisson.yaml` (or 3.x `redisson.json`) read into
-//! a [`ConfigBuilder`] (feature `redisson-yaml`).
+//! a [`ConfigBuilder`] (feature `redisson-yaml`), as real Redisson reads it
+//! (docs/redisson-yaml.md).
 //!
-//! The reader follows what Redisson 3.23 and 4.7 really do with such a file:
+//! The file is read twice, as Redisson 3.x reads it (Jackson, modelled on 3.23.3) and as
+//! 4.x does (snakeyaml 2, modelled on 4.7.0):
 //!
 //! * `${NAME}` / `${NAME:-default}` are replaced in the raw text before parsing (comments
-//!   included), with Redisson's pattern `\$\{([\w\.]+(:-.+?)?)\}`: an unset variable with
-//!   no default stays literal text, an empty one is used as empty;
-//! * every key must be one Redisson knows (3.x or 4.x layout): an unknown key is an error,
-//!   as it is for Redisson;
-//! * times are integers in milliseconds (quoted numbers accepted, unit suffixes refused);
-//! * class-valued settings are YAML tags (`!<org.redisson.codec.Kryo5Codec> {}`) or, in
-//!   JSON, `{"class": "..."}`.
+//!   included), with Redisson's pattern `\$\{([\w\.]+(:-.+?)?)\}` ([`text`]);
+//! * the text becomes a tree that keeps what Redisson's readers look at: scalars as written
+//!   with their style and tag, anchors and aliases ([`tree`]);
+//! * each version walks it ([`reader`]): every key must be one that version reads there
+//!   ([`schema`]), every value one it reads as the setting's Java type ([`scalar`]:
+//!   YAML 1.1 booleans, text kept as written, each version's numbers), and then what it
+//!   would connect with is resolved (which section, the addresses' credentials
+//!   ([`address`]), its defaults);
+//! * the crate loads the file when at least one version loads it, as that version reads
+//!   it; when both do they must agree, else the setting is refused as
+//!   [`RedissonFileError::Unsupported`].
 //!
 //! What matters to locks is used; what does not (codec, thread and connection pools,
 //! retries, load balancer) is listed by [`RedissonFile::ignored`]; what matters and cannot
@@ -19,10 +25,10 @@
 //! [`RedissonFileError::Unsupported`] naming the setting.
 
 use std::path::Path;
-
-use saphyr::{LoadableYamlNode, Yaml};
+use std::time::Duration;
 
 use super::ConfigBuilder;
+use crate::connection::tls::TlsOptions;
 use crate::error::{Error, RedissonFileError, Result};
 
 /// The topology a Redisson configuration file describes.
@@ -47,10 +53,13 @@ pub enum RedissonTopology {
 
 /// A Redisson configuration file read into this crate's settings.
 ///
-/// Read the same `redisson.yaml` the Java apps load, so that the address, credentials,
+/// Read the same `redisson.yaml` the Java apps load, so that the address, credentials
+/// (also those in the address, `rediss://user:pass@host:6380`, which Redisson prefers),
 /// database, TLS switch, `lockWatchdogTimeout`, `lockWatchdogBatchSize`,
 /// `checkLockSyncedSlaves`, `slavesSyncTimeout`, `fairLockWaitTimeout`, `timeout`,
 /// `subscriptionTimeout`, `shardedSubscriptionMode` and name mapper cannot drift apart.
+/// The file is read as Redisson 3.x and 4.x read it (docs/redisson-yaml.md): it loads when
+/// one of them loads it, as that one reads it.
 /// [`builder`](RedissonFile::builder) hands the settings over as a [`ConfigBuilder`] to
 /// add what the file cannot say (a PEM CA, this crate's own settings);
 /// [`ignored`](RedissonFile::ignored) lists the settings that do not matter to locks.
@@ -108,9 +117,10 @@ impl RedissonFile {
     /// Reads a `redisson.yaml` text, `${...}` substituted from the environment.
     ///
     /// # Errors
-    /// [`Error::RedissonFile`]: a syntax error, a key Redisson does not know, a value of
-    /// the wrong form, a setting this crate cannot honour, or not exactly one of
-    /// `singleServerConfig`, `clusterServersConfig`, `sentinelServersConfig`.
+    /// [`Error::RedissonFile`] (never showing a password): a syntax error, a key or a
+    /// value neither Redisson version reads, an address Redisson would not connect to, no
+    /// server address, a setting this crate cannot honour, or one that Redisson 3.x and
+    /// 4.x, both loading the file, read differently.
     ///
     /// # Examples
     /// ```
@@ -240,12 +250,16 @@ impl RedissonFile {
     }
 }
 
+mod address;
 mod reader;
+mod scalar;
+mod schema;
 mod text;
+mod tree;
 
-use reader::Reader;
-pub(crate) use text::substitute;
-use text::{convert, Node};
+use reader::{Reading, Refusal, Resolved, Walk};
+use scalar::Redisson;
+use tree::{Kind, Node};
 
 pub(super) fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
@@ -263,47 +277,470 @@ pub(super) fn file_error(
     }
 }
 
-pub(super) fn unsupported(setting: &str, reason: impl Into<String>) -> Error {
-    file_error(RedissonFileError::Unsupported, setting, reason)
+/// Texts never to show in an error: the values of password settings, passwords in
+/// addresses, and the values of variables with a secret-looking name.
+#[derive(Default)]
+pub(super) struct Secrets {
+    values: Vec<String>,
 }
 
-pub(super) fn bad_value(setting: &str, reason: impl Into<String>) -> Error {
-    file_error(RedissonFileError::BadValue, setting, reason)
+/// Settings whose value is a secret.
+const SECRET_KEYS: &[&str] = &[
+    "password",
+    "sentinelPassword",
+    "sslTruststorePassword",
+    "sslKeystorePassword",
+];
+
+impl Secrets {
+    fn add(&mut self, value: &str) {
+        if !value.is_empty() && !self.values.iter().any(|v| v == value) {
+            self.values.push(value.to_owned());
+            // Longer first, so that a secret holding another is hidden whole.
+            self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        }
+    }
+
+    fn add_variables(&mut self, pasted: &[(String, String)]) {
+        for (name, value) in pasted {
+            let upper = name.to_ascii_uppercase();
+            if ["PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED"]
+                .iter()
+                .any(|word| upper.contains(word))
+            {
+                self.add(value);
+            }
+        }
+    }
+
+    fn add_tree(&mut self, node: &Node) {
+        match &node.kind {
+            Kind::Scalar { text, .. } => {
+                if text.contains("://") && text.contains('@') {
+                    for secret in address::secrets(text) {
+                        self.add(&secret);
+                    }
+                }
+            }
+            Kind::Seq { items, .. } => items.iter().for_each(|item| self.add_tree(item)),
+            Kind::Map { entries, .. } => {
+                for (key, value) in entries {
+                    let secret_key = matches!(&key.kind,
+                        Kind::Scalar { text, .. } if SECRET_KEYS.contains(&text.as_str()));
+                    if secret_key {
+                        self.add_scalars(value);
+                    }
+                    self.add_tree(value);
+                }
+            }
+            Kind::Alias { target, .. } => self.add_tree(target),
+        }
+    }
+
+    fn add_scalars(&mut self, node: &Node) {
+        match &node.kind {
+            Kind::Scalar { text, .. } => self.add(text),
+            Kind::Alias { target, .. } => self.add_scalars(target),
+            _ => {}
+        }
+    }
+
+    /// `text` with every secret replaced by `***`.
+    pub(super) fn mask(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for secret in &self.values {
+            // (Two letters would mask words of the message, not a secret pasted into it.)
+            if secret.chars().count() >= 3 {
+                out = out.replace(secret.as_str(), "***");
+            }
+        }
+        out
+    }
 }
 
 fn read_text(text: &str, json: bool, env: &dyn Fn(&str) -> Option<String>) -> Result<RedissonFile> {
-    let text = substitute(text, env);
-    let documents = Yaml::load_from_str(&text).map_err(|e| {
-        file_error(
-            RedissonFileError::Syntax,
-            "<file>",
-            format!("not {}: {e}", if json { "JSON" } else { "YAML" }),
-        )
-    })?;
-    let [document] = documents.as_slice() else {
+    let (text, pasted) = text::substitute_tracked(text, env);
+    let mut secrets = Secrets::default();
+    secrets.add_variables(&pasted);
+    // A file that does not parse: both versions refuse it.
+    let mask = |e: Error, secrets: &Secrets| match e {
+        Error::RedissonFile {
+            kind,
+            setting,
+            reason,
+        } => file_error(kind, setting, secrets.mask(&reason)),
+        other => other,
+    };
+    let outcomes: Vec<(Redisson, std::result::Result<Reading, Refusal>)> = if json {
+        let root = tree::parse_json(&text).map_err(|e| mask(e, &secrets))?;
+        secrets.add_tree(&root);
+        Redisson::ALL
+            .into_iter()
+            .map(|version| {
+                let outcome = match version {
+                    Redisson::V4 => Err(Refusal {
+                        error: file_error(
+                            RedissonFileError::Syntax,
+                            "<file>",
+                            "JSON: Redisson 4.x reads no JSON (it removed Config.fromJSON); \
+                             only 3.x does",
+                        ),
+                        layout: true,
+                    }),
+                    Redisson::V3 => Walk::new(version, true, &secrets).read(&root),
+                };
+                (version, outcome)
+            })
+            .collect()
+    } else {
+        let documents = tree::parse_yaml(&text).map_err(|e| mask(e, &secrets))?;
+        for document in documents.iter().flatten() {
+            secrets.add_tree(document);
+        }
+        Redisson::ALL
+            .into_iter()
+            .map(|version| {
+                let first = documents.first().and_then(Option::as_ref);
+                let outcome = match (version, first) {
+                    (_, None) => Err(Refusal {
+                        error: tree::syntax("the file holds no YAML document"),
+                        layout: false,
+                    }),
+                    // 3.x's Jackson reads the first document and stops there.
+                    (Redisson::V4, Some(_)) if documents.len() > 1 => Err(Refusal {
+                        error: tree::syntax(format!(
+                            "{} YAML documents (`---`); Redisson 4.x reads exactly one \
+                             (3.x the first)",
+                            documents.len()
+                        )),
+                        layout: true,
+                    }),
+                    (_, Some(root)) => Walk::new(version, false, &secrets).read(root),
+                };
+                (version, outcome)
+            })
+            .collect()
+    };
+    combine(outcomes, &secrets)
+}
+
+/// The crate loads a file when at least one Redisson version loads it, reading it as
+/// that version does; when both load it they must resolve the same settings.
+fn combine(
+    outcomes: Vec<(Redisson, std::result::Result<Reading, Refusal>)>,
+    secrets: &Secrets,
+) -> Result<RedissonFile> {
+    let mut loaded = Vec::new();
+    let mut refused = Vec::new();
+    for (version, outcome) in outcomes {
+        match outcome {
+            Ok(reading) => loaded.push(reading),
+            Err(refusal) => refused.push((version, refusal)),
+        }
+    }
+    // A version that loads the file but would not connect with it (no address, an
+    // address it refuses) counts as refusing it.
+    let (unusable, loaded): (Vec<Reading>, Vec<Reading>) =
+        loaded.into_iter().partition(|reading| {
+            matches!(
+                reading.problem,
+                Some(Error::RedissonFile {
+                    kind: RedissonFileError::NoServers | RedissonFileError::BadValue,
+                    ..
+                })
+            )
+        });
+    if loaded.is_empty() {
+        return Err(match unusable.into_iter().find_map(|r| r.problem) {
+            Some(problem) => problem,
+            None => refusal_of_both(refused),
+        });
+    }
+    for (version, refusal) in &refused {
+        tracing::debug!(
+            refused_by = version.name(),
+            reason = %refusal.error,
+            "redisson configuration file: read as the other Redisson version reads it"
+        );
+    }
+    let mut resolved = Vec::new();
+    let mut ignored = None;
+    for reading in loaded {
+        if let Some(problem) = reading.problem {
+            return Err(problem);
+        }
+        if ignored.is_none() {
+            ignored = Some(reading.ignored);
+        }
+        if let Some(r) = reading.resolved {
+            resolved.push((reading.version, r));
+        }
+    }
+    if let [(a_version, a), (b_version, b)] = resolved.as_slice() {
+        if let Some(error) = disagreement(*a_version, a, *b_version, b, secrets) {
+            return Err(error);
+        }
+    }
+    let Some((_, resolved)) = resolved.into_iter().next() else {
         return Err(file_error(
-            RedissonFileError::Syntax,
+            RedissonFileError::NoServers,
             "<file>",
-            format!("{} documents; Redisson reads exactly one", documents.len()),
+            "no server settings",
         ));
     };
-    let Node::Map(top) = convert(document, json)? else {
-        return Err(file_error(
-            RedissonFileError::Syntax,
-            "<file>",
-            "the top of the file is not a mapping of settings",
-        ));
+    let mut ignored = ignored.unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    ignored.retain(|setting| seen.insert(setting.clone()));
+    Ok(build(resolved, ignored))
+}
+
+/// The error when both versions refuse: the one that is not merely the other version's
+/// layout (a typo rather than a 3.x key in a 4.x file), saying that both refuse.
+fn refusal_of_both(refused: Vec<(Redisson, Refusal)>) -> Error {
+    let mut refused = refused.into_iter();
+    let Some((first_version, first)) = refused.next() else {
+        return file_error(RedissonFileError::Syntax, "<file>", "not read");
     };
-    let mut reader = Reader::default();
-    reader.top(top)?;
-    reader.finish()
+    let Some((second_version, second)) = refused.next() else {
+        return first.error;
+    };
+    let (chosen, other_version, other) = if first.layout && !second.layout {
+        (second, first_version, first)
+    } else {
+        (first, second_version, second)
+    };
+    let Error::RedissonFile {
+        kind,
+        setting,
+        reason,
+    } = chosen.error
+    else {
+        return chosen.error;
+    };
+    let also = match &other.error {
+        Error::RedissonFile {
+            setting: other_setting,
+            reason: other_reason,
+            ..
+        } if *other_setting == setting && *other_reason == reason => String::new(),
+        Error::RedissonFile {
+            setting: other_setting,
+            ..
+        } if *other_setting == setting => format!(" ({} refuses it too)", other_version.name()),
+        Error::RedissonFile {
+            setting: other_setting,
+            reason: other_reason,
+            ..
+        } => format!(
+            "; {} refuses the file too, at `{other_setting}`: {other_reason}",
+            other_version.name()
+        ),
+        other => format!("; {} refuses the file too: {other}", other_version.name()),
+    };
+    file_error(kind, setting, format!("{reason}{also}"))
+}
+
+/// When both versions load the file but resolve a setting differently, the crate cannot
+/// be both: the setting, and how each reads it.
+fn disagreement(
+    a_version: Redisson,
+    a: &Resolved,
+    b_version: Redisson,
+    b: &Resolved,
+    secrets: &Secrets,
+) -> Option<Error> {
+    let path = |key: &'static str, fallback: &str| {
+        a.paths
+            .get(key)
+            .or_else(|| b.paths.get(key))
+            .cloned()
+            .unwrap_or_else(|| fallback.to_owned())
+    };
+    let differ = |setting: String, shown_a: String, shown_b: String| {
+        Some(file_error(
+            RedissonFileError::Unsupported,
+            setting,
+            secrets.mask(&format!(
+                "Redisson 3.x and 4.x read it differently ({} reads {shown_a}, {} reads \
+                 {shown_b}); the crate cannot follow both: write it so that both read it \
+                 alike (a number without a leading 0, a quoted text, no alias)",
+                a_version.name(),
+                b_version.name()
+            )),
+        ))
+    };
+    let secret = |setting: String| {
+        Some(file_error(
+            RedissonFileError::Unsupported,
+            setting,
+            "Redisson 3.x and 4.x read this password differently (an alias, which 3.x reads \
+             as its name; a %-escape in an address, which only 4.x decodes); the crate \
+             cannot follow both",
+        ))
+    };
+    let some_differ = |x: &Option<Duration>, y: &Option<Duration>| match (x, y) {
+        (Some(x), Some(y)) => x != y,
+        _ => false,
+    };
+    if a.topology != b.topology {
+        return differ(
+            "<file>".into(),
+            format!("{:?}", a.topology),
+            format!("{:?}", b.topology),
+        );
+    }
+    if a.nodes != b.nodes || a.tls != b.tls {
+        return differ(
+            path("address", "address"),
+            format!("{:?}", a.nodes),
+            format!("{:?}", b.nodes),
+        );
+    }
+    if a.master_name != b.master_name {
+        return differ(
+            "masterName".into(),
+            format!("{:?}", a.master_name),
+            format!("{:?}", b.master_name),
+        );
+    }
+    if a.username != b.username {
+        return differ(
+            "username".into(),
+            format!("{:?}", a.username),
+            format!("{:?}", b.username),
+        );
+    }
+    if a.password != b.password {
+        return secret("password".into());
+    }
+    if a.sentinel.as_ref().map(|s| &s.0) != b.sentinel.as_ref().map(|s| &s.0) {
+        return differ(
+            "sentinelUsername".into(),
+            format!("{:?}", a.sentinel.as_ref().map(|s| &s.0)),
+            format!("{:?}", b.sentinel.as_ref().map(|s| &s.0)),
+        );
+    }
+    if a.sentinel.as_ref().map(|s| &s.1) != b.sentinel.as_ref().map(|s| &s.1) {
+        return secret("sentinelPassword".into());
+    }
+    let ms = |d: &Duration| format!("{} ms", d.as_millis());
+    let checks: [(&'static str, bool, String, String); 4] = [
+        (
+            "database",
+            a.database != b.database,
+            a.database.to_string(),
+            b.database.to_string(),
+        ),
+        (
+            "timeout",
+            a.response_timeout != b.response_timeout,
+            ms(&a.response_timeout),
+            ms(&b.response_timeout),
+        ),
+        (
+            "lockWatchdogTimeout",
+            a.watchdog_timeout != b.watchdog_timeout,
+            ms(&a.watchdog_timeout),
+            ms(&b.watchdog_timeout),
+        ),
+        (
+            "slavesSyncTimeout",
+            a.replicas_sync_timeout != b.replicas_sync_timeout,
+            ms(&a.replicas_sync_timeout),
+            ms(&b.replicas_sync_timeout),
+        ),
+    ];
+    for (key, differs, x, y) in checks {
+        if differs {
+            return differ(path(key, key), x, y);
+        }
+    }
+    if a.check_lock_synced_replicas != b.check_lock_synced_replicas {
+        return differ(
+            "checkLockSyncedSlaves".into(),
+            a.check_lock_synced_replicas.to_string(),
+            b.check_lock_synced_replicas.to_string(),
+        );
+    }
+    for (key, x, y) in [
+        (
+            "subscriptionTimeout",
+            &a.subscription_timeout,
+            &b.subscription_timeout,
+        ),
+        (
+            "fairLockWaitTimeout",
+            &a.fair_lock_wait_timeout,
+            &b.fair_lock_wait_timeout,
+        ),
+    ] {
+        if some_differ(x, y) {
+            return differ(path(key, key), format!("{x:?}"), format!("{y:?}"));
+        }
+    }
+    None
+}
+
+/// The crate's settings from what Redisson resolved.
+fn build(r: Resolved, ignored: Vec<String>) -> RedissonFile {
+    use fred::types::config::ServerConfig;
+    let mut nodes = r.nodes;
+    let server = match r.topology {
+        RedissonTopology::SingleServer => {
+            let (host, port) = nodes.remove(0);
+            ServerConfig::new_centralized(host, port)
+        }
+        RedissonTopology::Cluster => ServerConfig::new_clustered(nodes),
+        RedissonTopology::Sentinel => {
+            ServerConfig::new_sentinel(nodes, r.master_name.unwrap_or_default())
+        }
+    };
+    let redis = fred::prelude::Config {
+        server,
+        database: (r.database != 0).then_some(r.database),
+        ..Default::default()
+    };
+    let mut builder = ConfigBuilder::default()
+        .redis_config(redis)
+        .watchdog_timeout(r.watchdog_timeout)
+        .check_lock_synced_replicas(r.check_lock_synced_replicas)
+        .replicas_sync_timeout(r.replicas_sync_timeout)
+        .response_timeout(r.response_timeout);
+    if r.tls {
+        builder = builder.tls(TlsOptions::new());
+    }
+    if let Some(username) = r.username {
+        builder = builder.username(username);
+    }
+    if let Some(password) = r.password {
+        builder = builder.password(password);
+    }
+    if let Some((username, password)) = r.sentinel {
+        builder = builder.sentinel_credentials(username, password);
+    }
+    if let Some(v) = r.subscription_timeout {
+        builder = builder.subscription_timeout(v);
+    }
+    if let Some(v) = r.renewal_batch_size {
+        builder = builder.renewal_batch_size(v);
+    }
+    if let Some(v) = r.fair_lock_wait_timeout {
+        builder = builder.fair_lock_wait_timeout(v);
+    }
+    if let Some(v) = r.publish_mode {
+        builder = builder.publish_mode(v);
+    }
+    RedissonFile {
+        builder,
+        ignored,
+        topology: r.topology,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use super::text::parse_address;
     use super::*;
     use crate::connection::config::PublishMode;
 
@@ -312,6 +749,21 @@ mod tests {
             vars.iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    fn substitute(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+        text::substitute_tracked(text, env).0
+    }
+
+    fn read(yaml: &str) -> Result<RedissonFile> {
+        RedissonFile::from_yaml_with_env(yaml, |_| None)
+    }
+
+    fn kind(result: Result<RedissonFile>) -> (RedissonFileError, String) {
+        match result {
+            Err(Error::RedissonFile { kind, setting, .. }) => (kind, setting),
+            other => panic!("not refused: {other:?}"),
         }
     }
 
@@ -332,6 +784,7 @@ mod tests {
         assert_eq!(substitute("${a-b}", &e), "${a-b}");
         // The default ends at the first `}` and never crosses a line.
         assert_eq!(substitute("${UNSET:-a}b}", &e), "ab}");
+        assert_eq!(substitute("${UNSET:-}}", &e), "}");
         assert_eq!(substitute("${UNSET:-a\n}", &e), "${UNSET:-a\n}");
         assert_eq!(
             substitute("a ${HOST} b ${UNSET:-c} ${HOST:-z}", &e),
@@ -343,28 +796,20 @@ mod tests {
 
     #[test]
     fn layouts_of_both_versions_and_the_top_level_wins() {
-        // 3.x: credentials inside the section; 4.x: at the top level, which wins.
+        // 4.x: credentials at the top level win over the section's.
         let yaml = "password: top\nusername: app\nsingleServerConfig:\n  \
                     address: redis://h:6379\n  password: server\n  username: old\n";
-        let config = RedissonFile::from_yaml_with_env(yaml, |_| None)
-            .unwrap()
-            .build()
-            .unwrap();
+        let config = read(yaml).unwrap().build().unwrap();
         assert_eq!(config.redis().password.as_deref(), Some("top"));
         assert_eq!(config.redis().username.as_deref(), Some("app"));
+        // 3.x: in the section.
         let yaml = "singleServerConfig:\n  address: redis://h:6379\n  password: server\n";
-        let config = RedissonFile::from_yaml_with_env(yaml, |_| None)
-            .unwrap()
-            .build()
-            .unwrap();
+        let config = read(yaml).unwrap().build().unwrap();
         assert_eq!(config.redis().password.as_deref(), Some("server"));
         // Quoted numbers and booleans are read, as Redisson reads them.
         let yaml = "lockWatchdogTimeout: \"2500\"\ncheckLockSyncedSlaves: \"false\"\n\
-                    singleServerConfig:\n  address: redis://h\n";
-        let config = RedissonFile::from_yaml_with_env(yaml, |_| None)
-            .unwrap()
-            .build()
-            .unwrap();
+                    singleServerConfig:\n  address: redis://h:6379\n";
+        let config = read(yaml).unwrap().build().unwrap();
         assert_eq!(config.watchdog_timeout(), Duration::from_millis(2500));
         assert!(!config.check_lock_synced_replicas());
     }
@@ -380,47 +825,45 @@ mod tests {
                 "clusterServersConfig:\n  nodeAddresses:\n  - redis://h:7000\n  \
                  shardedSubscriptionMode: {mode}\n"
             );
-            let config = RedissonFile::from_yaml_with_env(&yaml, |_| None)
-                .unwrap()
-                .build()
-                .unwrap();
+            let config = read(&yaml).unwrap().build().unwrap();
             assert_eq!(config.publish_mode(), expected, "{mode}");
         }
-        let two = "singleServerConfig:\n  address: redis://a\n\
-                   clusterServersConfig:\n  nodeAddresses:\n  - redis://b:1\n";
-        assert!(matches!(
-            RedissonFile::from_yaml_with_env(two, |_| None),
-            Err(Error::RedissonFile {
-                kind: RedissonFileError::NoServers,
-                ..
-            })
-        ));
-        let mixed = "clusterServersConfig:\n  nodeAddresses:\n  - redis://a:1\n  - rediss://b:1\n";
-        assert!(matches!(
-            RedissonFile::from_yaml_with_env(mixed, |_| None),
-            Err(Error::RedissonFile {
-                kind: RedissonFileError::BadValue,
-                ..
-            })
-        ));
+        // `on`: no such constant (the names are case-sensitive, the YAML boolean aside).
+        let yaml = "clusterServersConfig:\n  nodeAddresses:\n  - redis://h:7000\n  \
+                    shardedSubscriptionMode: on\n";
+        assert_eq!(kind(read(yaml)).0, RedissonFileError::BadValue);
     }
 
     #[test]
-    fn addresses() {
+    fn redissons_choice_among_several_sections() {
+        let two = "clusterServersConfig:\n  nodeAddresses:\n  - redis://b:1\n\
+                   singleServerConfig:\n  address: redis://a:2\n";
+        let file = read(two).unwrap();
+        assert_eq!(file.topology(), RedissonTopology::SingleServer);
+        assert_eq!(file.ignored(), ["clusterServersConfig"]);
+        let mixed = "clusterServersConfig:\n  nodeAddresses:\n  - redis://a:1\n  - rediss://b:1\n";
         assert_eq!(
-            parse_address("a", "redis://127.0.0.1:6380").unwrap(),
-            (false, "127.0.0.1".into(), 6380)
+            kind(read(mixed)),
+            (
+                RedissonFileError::Unsupported,
+                "clusterServersConfig.nodeAddresses[1]".into()
+            )
         );
+    }
+
+    #[test]
+    fn versions_that_disagree_on_a_value() {
+        // 3.x reads `0100` as 100, 4.x as octal 64.
+        let yaml = "singleServerConfig:\n  address: redis://h:6379\n  timeout: 0100\n";
+        let (kind, setting) = kind(read(yaml));
+        assert_eq!(kind, RedissonFileError::Unsupported);
+        assert_eq!(setting, "singleServerConfig.timeout");
+        // `09`: 3.x reads 9, 4.x refuses the file: read as 3.x does.
+        let yaml = "singleServerConfig:\n  address: redis://h:6379\n  timeout: 09\n";
+        let config = read(yaml).unwrap().build().unwrap();
         assert_eq!(
-            parse_address("a", "rediss://h").unwrap(),
-            (true, "h".into(), 6379)
+            config.lock_settings().response_timeout,
+            Duration::from_millis(9)
         );
-        assert_eq!(
-            parse_address("a", "redis://[::1]:7000").unwrap(),
-            (false, "::1".into(), 7000)
-        );
-        assert!(parse_address("a", "127.0.0.1:6379").is_err());
-        assert!(parse_address("a", "http://h:1").is_err());
-        assert!(parse_address("a", "redis://h:").is_err());
     }
 }
