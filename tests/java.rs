@@ -14,3 +14,5 @@ mod support;
 
 #[path = "java/fleet_share.rs"]
 mod fleet_share;
+#[path = "java/locks.rs"]
+mod locks;

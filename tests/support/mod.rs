@@ -10,6 +10,7 @@ pub mod bed;
 pub mod cli;
 pub mod cluster;
 pub mod faulty;
+pub mod interop;
 pub mod java;
 pub mod java_latch;
 pub mod java_pes;

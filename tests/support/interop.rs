@@ -1,0 +1,1230 @@
+//! The crate beside real Redisson (`real_java.rs`) on one kind of lock or synchronizer:
+//! what the per-kind tests of the `java` binary (`tests/java/locks.rs`,
+//! `tests/java/synchronizers.rs`, `tests/java/name_mapper.rs`) share.
+//!
+//! * [`Snapshot`]: every key of one object in Redis (type, content, TTL) with the client
+//!   ids, thread ids and the name replaced by roles ([`Norm`]), so that the crate's write
+//!   and Java's write of the same operation compare equal ([`assert_same_state`]);
+//! * [`LockCase`] and [`Interop::check_lock_kind`]: the four properties of one lock kind against
+//!   each Redisson version that has it: mutual exclusion with a witness, wake-ups both
+//!   ways, the watchdog on both sides, the raw state of the same operations;
+//! * small helpers: a background verb's answer by polling ([`answer`]), "someone waits on
+//!   this name" ([`until_listening`]), the clock in ms.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use redisson_lock::fred::prelude::*;
+use redisson_lock::{Client as LockClient, GroupRule, Lock, LockGroup, LockKind, LockOwner};
+
+use super::real_java::{JavaClient, Pending, Version};
+use super::RedisServer;
+
+type RawClient = redisson_lock::fred::prelude::Client;
+
+/// The watchdog timeout of both sides in these tests: short, so that a hold outlives
+/// several of them within seconds (Redisson renews every third of it).
+pub const WATCHDOG: Duration = Duration::from_millis(3_000);
+
+/// How long a waiter may take to be woken by the other side's release: far below the
+/// holder's lease ([`WAKE_LEASE`]), which is what it would wait without the message.
+pub const WAKE_BOUND: Duration = Duration::from_secs(10);
+
+/// The lease of a hold whose release must wake a waiter.
+pub const WAKE_LEASE: Duration = Duration::from_secs(60);
+
+/// Wall clock in ms since the epoch (the machine runs Redis and both clients).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as i64
+}
+
+/// Real Redisson of each of `versions` on `url`, with [`WATCHDOG`], started at once.
+pub async fn start_javas(versions: &[Version], url: &str) -> Vec<JavaClient> {
+    futures::future::join_all(versions.iter().map(|&v| {
+        JavaClient::start_with_watchdog(v, url, WATCHDOG.as_millis() as u64)
+    }))
+    .await
+}
+
+/// A crate client on `server` with [`WATCHDOG`].
+pub async fn crate_client(server: &RedisServer) -> LockClient {
+    server
+        .client_with(server.config().watchdog_timeout(WATCHDOG))
+        .await
+}
+
+/// The answer of a background verb, polled every 5 ms (other verbs of the same driver
+/// go on meanwhile); panics after `limit`.
+pub async fn answer(pending: &Pending<'_>, limit: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        if let Some(answer) = pending.poll().await {
+            return answer;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{pending:?} did not answer within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// `PUBSUB CHANNELS pattern`: the channels matching it that someone listens to.
+pub async fn listened(raw: &RawClient, pattern: &str) -> Vec<String> {
+    raw.custom(redisson_lock::fred::cmd!("PUBSUB"), vec!["CHANNELS", pattern])
+        .await
+        .expect("PUBSUB CHANNELS")
+}
+
+/// Waits until some connection listens to a channel that names `name` (a waiter of
+/// any kind but the spin lock subscribes before it sleeps); for a kind that never
+/// subscribes (`listens == false`), gives the waiter 300 ms to make its first attempts.
+/// Either way `still` (the waiter not done) must hold then.
+pub async fn until_listening<F, Fut>(raw: &RawClient, names: &[String], listens: bool, still: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    if listens {
+        let start = Instant::now();
+        'wait: loop {
+            for name in names {
+                if !listened(raw, &format!("*{}*", glob_escape(name)))
+                    .await
+                    .is_empty()
+                {
+                    break 'wait;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "nobody subscribed to a channel of {names:?} within 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    } else {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert!(still().await, "the waiter on {names:?} finished too early");
+}
+
+fn glob_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+// ---- raw state -----------------------------------------------------------------------
+
+/// Replacements that make two writers' states comparable: each client's hash field (or
+/// any other text) by its role, each name by `N`. A text is replaced only where it ends
+/// at the end of the string or before a `:`, `}` or `,` (so `<id>:4` is not found in
+/// `<id>:45`).
+#[derive(Clone, Debug, Default)]
+pub struct Norm(Vec<(String, String)>);
+
+impl Norm {
+    pub fn new() -> Norm {
+        Norm::default()
+    }
+
+    /// Replace `from` by `to`.
+    pub fn with(mut self, from: impl Into<String>, to: impl Into<String>) -> Norm {
+        self.0.push((from.into(), to.into()));
+        // Longest first: a name that holds another one is replaced whole.
+        self.0.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self
+    }
+
+    pub fn apply(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for (from, to) in &self.0 {
+            let mut out = String::new();
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find(from.as_str()) {
+                let after = &rest[at + from.len()..];
+                let bounded = after.is_empty()
+                    || after.starts_with(':')
+                    || after.starts_with('}')
+                    || after.starts_with(',');
+                out.push_str(&rest[..at]);
+                out.push_str(if bounded { to } else { from });
+                rest = after;
+            }
+            out.push_str(rest);
+            text = out;
+        }
+        text
+    }
+}
+
+/// One key: its type, its content as (field or member or index, value) pairs, sorted,
+/// and its PTTL (-1: none).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub kind: String,
+    pub content: Vec<(String, String)>,
+    pub pttl: i64,
+}
+
+/// Every key of one object, by normalised key name.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot(pub BTreeMap<String, Entry>);
+
+/// Bytes as text: UTF-8 printable as is, 16 raw bytes (a permit id) as `<16 bytes>`,
+/// anything else as hex.
+fn show(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) if s.chars().all(|c| !c.is_control()) => s.to_string(),
+        _ if bytes.len() == 16 => "<16 bytes>".to_string(),
+        _ => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+    }
+}
+
+fn bytes_of(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Bytes(b) => b.to_vec(),
+        Value::String(s) => s.as_bytes().to_vec(),
+        Value::Integer(i) => i.to_string().into_bytes(),
+        Value::Double(d) => d.to_string().into_bytes(),
+        other => format!("{other:?}").into_bytes(),
+    }
+}
+
+/// A number that reads as an epoch-ms deadline (2001..2286) becomes `~<ms from now>`
+/// (compared with a tolerance by [`assert_same_state`]).
+fn relative(value: String, now: i64) -> String {
+    match value.parse::<f64>() {
+        Ok(v) if (1e12..1e13).contains(&v) => format!("~{}", v as i64 - now),
+        _ => value,
+    }
+}
+
+/// The keys matching `*<name>*` on `raw` (never the unlock latches, which each side
+/// removes right after its reply), normalised by `norm`.
+pub async fn snapshot(raw: &RawClient, name: &str, norm: &Norm) -> Snapshot {
+    let keys: Vec<Value> = raw
+        .custom(redisson_lock::fred::cmd!("KEYS"), vec![format!("*{}*", glob_escape(name))])
+        .await
+        .expect("KEYS");
+    let now = now_ms();
+    let mut out = BTreeMap::new();
+    for key in keys {
+        let key = String::from_utf8(bytes_of(&key)).expect("utf-8 key");
+        if key.starts_with("redisson_unlock_latch:") {
+            continue;
+        }
+        let kind: String = raw.custom(redisson_lock::fred::cmd!("TYPE"), vec![key.clone()]).await.unwrap();
+        let mut content: Vec<(String, String)> = match kind.as_str() {
+            "hash" => {
+                let flat: Vec<Value> = raw.custom(redisson_lock::fred::cmd!("HGETALL"), vec![key.clone()]).await.unwrap();
+                flat.chunks(2)
+                    .map(|p| {
+                        (
+                            norm.apply(&show(&bytes_of(&p[0]))),
+                            relative(norm.apply(&show(&bytes_of(&p[1]))), now),
+                        )
+                    })
+                    .collect()
+            }
+            "zset" => {
+                let flat: Vec<Value> = raw
+                    .custom(
+                        redisson_lock::fred::cmd!("ZRANGE"),
+                        vec![key.clone(), "0".into(), "-1".into(), "WITHSCORES".into()],
+                    )
+                    .await
+                    .unwrap();
+                flat.chunks(2)
+                    .map(|p| {
+                        (
+                            norm.apply(&show(&bytes_of(&p[0]))),
+                            relative(show(&bytes_of(&p[1])), now),
+                        )
+                    })
+                    .collect()
+            }
+            "list" => {
+                let items: Vec<Value> = raw
+                    .custom(redisson_lock::fred::cmd!("LRANGE"), vec![key.clone(), "0".into(), "-1".into()])
+                    .await
+                    .unwrap();
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (i.to_string(), norm.apply(&show(&bytes_of(v)))))
+                    .collect()
+            }
+            "string" => {
+                let v: Value = raw.custom(redisson_lock::fred::cmd!("GET"), vec![key.clone()]).await.unwrap();
+                vec![(String::new(), relative(norm.apply(&show(&bytes_of(&v))), now))]
+            }
+            "none" => continue, // gone since KEYS
+            other => panic!("{key}: unexpected type {other}"),
+        };
+        content.sort();
+        let pttl: i64 = raw.pttl(&key).await.unwrap();
+        if pttl == -2 {
+            continue;
+        }
+        out.insert(
+            norm.apply(&key),
+            Entry {
+                kind,
+                content,
+                pttl,
+            },
+        );
+    }
+    Snapshot(out)
+}
+
+fn close(a: &str, b: &str, tolerance: i64) -> bool {
+    match (a.strip_prefix('~'), b.strip_prefix('~')) {
+        (Some(x), Some(y)) => match (x.parse::<i64>(), y.parse::<i64>()) {
+            (Ok(x), Ok(y)) => (x - y).abs() <= tolerance,
+            _ => false,
+        },
+        _ => a == b,
+    }
+}
+
+/// The crate's state and Java's after the same operation: the same keys, types, fields
+/// and values (deadlines within `tolerance` ms of each other), and TTLs both absent or
+/// both within `tolerance` ms.
+pub fn assert_same_state(what: &str, ours: &Snapshot, java: &Snapshot, tolerance: Duration) {
+    let tol = tolerance.as_millis() as i64;
+    let mismatch = || {
+        format!(
+            "{what}: the crate's state and Redisson's differ\n  crate: {:#?}\n  java:  {:#?}",
+            ours.0, java.0
+        )
+    };
+    assert_eq!(
+        ours.0.keys().collect::<Vec<_>>(),
+        java.0.keys().collect::<Vec<_>>(),
+        "{}",
+        mismatch()
+    );
+    for (key, a) in &ours.0 {
+        let b = &java.0[key];
+        assert_eq!(a.kind, b.kind, "{key}: {}", mismatch());
+        assert_eq!(a.content.len(), b.content.len(), "{key}: {}", mismatch());
+        for (x, y) in a.content.iter().zip(&b.content) {
+            assert!(
+                x.0 == y.0 && close(&x.1, &y.1, tol),
+                "{key}: {x:?} vs {y:?}: {}",
+                mismatch()
+            );
+        }
+        let ttls_match = (a.pttl == -1 && b.pttl == -1)
+            || (a.pttl > 0 && b.pttl > 0 && (a.pttl - b.pttl).abs() <= tol);
+        assert!(ttls_match, "{key}: PTTL {} vs {}: {}", a.pttl, b.pttl, mismatch());
+    }
+}
+
+/// A snapshot of every server, by server index (for objects spread over servers).
+pub async fn snapshot_all(raws: &[RawClient], name: &str, norm: &Norm) -> Snapshot {
+    let mut out = BTreeMap::new();
+    for (i, raw) in raws.iter().enumerate() {
+        for (key, entry) in snapshot(raw, name, norm).await.0 {
+            out.insert(format!("s{i}/{key}"), entry);
+        }
+    }
+    Snapshot(out)
+}
+
+// ---- lock kinds ----------------------------------------------------------------------
+
+/// What the per-kind checks do with one of the crate's locks (a [`Lock`] of any kind, a
+/// `MultiLock`, a `RedLock`).
+pub trait CrateLock: Clone + Send + Sync + 'static {
+    fn lock(&self) -> impl Future<Output = redisson_lock::Result<()>> + Send;
+    fn lock_with_lease(
+        &self,
+        lease: Duration,
+    ) -> impl Future<Output = redisson_lock::Result<()>> + Send;
+    fn try_lock(&self) -> impl Future<Output = redisson_lock::Result<bool>> + Send;
+    fn unlock(&self) -> impl Future<Output = redisson_lock::Result<()>> + Send;
+    fn owned_by(&self, owner: u64) -> Self;
+}
+
+impl<K: LockKind> CrateLock for Lock<K> {
+    fn lock(&self) -> impl Future<Output = redisson_lock::Result<()>> + Send {
+        Lock::lock(self)
+    }
+    fn lock_with_lease(
+        &self,
+        lease: Duration,
+    ) -> impl Future<Output = redisson_lock::Result<()>> + Send {
+        Lock::lock_with_lease(self, lease)
+    }
+    fn try_lock(&self) -> impl Future<Output = redisson_lock::Result<bool>> + Send {
+        Lock::try_lock(self)
+    }
+    fn unlock(&self) -> impl Future<Output = redisson_lock::Result<()>> + Send {
+        Lock::unlock(self)
+    }
+    fn owned_by(&self, owner: u64) -> Self {
+        self.with_owner(LockOwner::from_raw(owner))
+    }
+}
+
+impl<R: GroupRule> CrateLock for LockGroup<R> {
+    fn lock(&self) -> impl Future<Output = redisson_lock::Result<()>> + Send {
+        LockGroup::lock(self)
+    }
+    fn lock_with_lease(
+        &self,
+        lease: Duration,
+    ) -> impl Future<Output = redisson_lock::Result<()>> + Send {
+        LockGroup::lock_with_lease(self, lease)
+    }
+    fn try_lock(&self) -> impl Future<Output = redisson_lock::Result<bool>> + Send {
+        LockGroup::try_lock(self)
+    }
+    fn unlock(&self) -> impl Future<Output = redisson_lock::Result<()>> + Send {
+        LockGroup::unlock(self)
+    }
+    fn owned_by(&self, owner: u64) -> Self {
+        self.with_owner(LockOwner::from_raw(owner))
+    }
+}
+
+/// How Java names one lock object in the driver's verbs.
+#[derive(Clone, Debug)]
+pub enum JavaLock {
+    /// One lock: `[alias/][kind:]name` for `lock`, `trylock`, `unlock`, `stress`.
+    One(String),
+    /// `RedissonMultiLock` (`multi`) or `RedissonRedLock` (`red`) over member names.
+    Group(&'static str, Vec<String>),
+}
+
+impl JavaLock {
+    fn verb(&self, verb: &str) -> String {
+        match self {
+            JavaLock::One(name) => format!("{verb} {name}"),
+            JavaLock::Group(group, members) => {
+                let verb = match (*group, verb) {
+                    ("multi", v) => format!("multi{v}"),
+                    ("red", "lock") => "redlock".to_string(),
+                    ("red", v) => format!("red{v}"),
+                    (g, _) => panic!("unknown group {g}"),
+                };
+                format!("{verb} {}", members.join(","))
+            }
+        }
+    }
+
+    /// `lock` with a lease in ms, or the watchdog (`None`).
+    pub fn lock(&self, lease: Option<Duration>, thread: &str) -> String {
+        format!("{} {} {thread}", self.verb("lock"), ms_or_minus(lease))
+    }
+
+    pub fn try_lock(&self, wait: Duration, lease: Option<Duration>, thread: &str) -> String {
+        format!(
+            "{} {} {} {thread}",
+            self.verb("trylock"),
+            wait.as_millis(),
+            ms_or_minus(lease)
+        )
+    }
+
+    pub fn unlock(&self, thread: &str) -> String {
+        format!("{} {thread}", self.verb("unlock"))
+    }
+}
+
+fn ms_or_minus(lease: Option<Duration>) -> String {
+    lease.map_or("-1".to_string(), |l| l.as_millis().to_string())
+}
+
+/// One lock kind as both sides name it, and what it writes.
+pub struct LockCase<L: CrateLock> {
+    pub label: &'static str,
+    /// The crate's lock of base name `name`, on the clients of the servers in order.
+    pub ours: fn(&[LockClient], &str) -> L,
+    /// Java's lock of base name `name` (server `i` > 0 is the driver's alias `s<i>`).
+    pub java: fn(&str) -> JavaLock,
+    /// The Redis names where the object of base name `name` lives, as (server, name):
+    /// what the watchdog must keep and what the snapshots read (`*<name>*`).
+    pub keys: fn(&str) -> Vec<(usize, String)>,
+    /// Whether a holder may take it again.
+    pub reentrant: bool,
+    /// Whether a waiter subscribes (all kinds but the spin lock).
+    pub listens: bool,
+    /// Whether a queued waiter leaves state in Redis (the fair kinds).
+    pub queues: bool,
+    /// Whether the driver's `stress` verb can hold it (single-name kinds); otherwise
+    /// mutual exclusion is driven verb by verb.
+    pub stress: bool,
+    /// The crate's name of the lock that Java's `stress` on `(case.java)(base)` holds
+    /// (it appends the index `0`): `<base>0` for most kinds.
+    pub stress_name: fn(&str) -> String,
+    /// Prepared before each side's first acquisition of a state snapshot (the fenced
+    /// lock's counter: the same start on both sides).
+    pub before_state: Option<fn(&str) -> Vec<(String, String)>>,
+}
+
+/// One Java client of the check, with the fields of its threads on each server.
+struct Side<'a> {
+    java: &'a JavaClient,
+    /// (server, thread) → field
+    fields: BTreeMap<(usize, String), String>,
+}
+
+impl Side<'_> {
+    fn tag(&self) -> &'static str {
+        match self.java.version() {
+            Version::V3_23_3 => "j3",
+            Version::V4_7_0 => "j4",
+        }
+    }
+}
+
+fn alias(server: usize) -> String {
+    if server == 0 {
+        String::new()
+    } else {
+        format!(" s{server}")
+    }
+}
+
+/// The servers, crate clients (one per server, [`WATCHDOG`]) and Java clients (one per
+/// version, [`WATCHDOG`]) of one test; Java has the extra servers as aliases `s1`, `s2`.
+pub struct Interop {
+    pub servers: Vec<RedisServer>,
+    pub clients: Vec<LockClient>,
+    pub raws: Vec<RawClient>,
+    pub javas: Vec<JavaClient>,
+    /// Per Java client: (server, thread) → its hash field there, for threads `A`, `B`.
+    fields: Vec<BTreeMap<(usize, String), String>>,
+    started: Instant,
+}
+
+impl Interop {
+    /// `servers` servers; Redisson `versions` started at once on the first one.
+    pub async fn start(versions: &[Version], servers: usize) -> Interop {
+        super::init_tracing();
+        let started = Instant::now();
+        let servers: Vec<RedisServer> = (0..servers).map(|_| RedisServer::start()).collect();
+        let mut clients = Vec::new();
+        let mut raws = Vec::new();
+        for server in &servers {
+            clients.push(crate_client(server).await);
+            raws.push(server.raw().await);
+        }
+        let javas = start_javas(versions, &servers[0].url()).await;
+        let mut all_fields = Vec::new();
+        for java in &javas {
+            let mut fields = BTreeMap::new();
+            for (i, server) in servers.iter().enumerate().skip(1) {
+                let answer = java.call(&format!("client s{i} {}", server.url())).await;
+                assert!(answer.starts_with("OK "), "{answer}");
+            }
+            for i in 0..servers.len() {
+                for thread in ["A", "B"] {
+                    let field = java.call(&format!("lockfield {thread}{}", alias(i))).await;
+                    fields.insert((i, thread.to_string()), field);
+                }
+            }
+            all_fields.push(fields);
+        }
+        eprintln!(
+            "Redisson {versions:?} ready after {:.1?}",
+            started.elapsed()
+        );
+        Interop {
+            servers,
+            clients,
+            raws,
+            javas,
+            fields: all_fields,
+            started,
+        }
+    }
+
+    /// The first server's URL.
+    pub fn url(&self) -> String {
+        self.servers[0].url()
+    }
+
+    /// The Java client of `version`.
+    pub fn java(&self, version: Version) -> &JavaClient {
+        self.javas
+            .iter()
+            .find(|j| j.version() == version)
+            .expect("that version was started")
+    }
+
+    fn sides(&self) -> Vec<Side<'_>> {
+        self.javas
+            .iter()
+            .zip(&self.fields)
+            .map(|(java, fields)| Side {
+                java,
+                fields: fields.clone(),
+            })
+            .collect()
+    }
+
+    /// The four properties of one lock kind (see the module's doc); the watchdog holds
+    /// run beside the other steps.
+    pub async fn check_lock_kind<L: CrateLock>(&self, case: &LockCase<L>) {
+        let sides = self.sides();
+        let (clients, raws) = (&self.clients[..], &self.raws[..]);
+        let at = || self.started.elapsed();
+        let watchdog = Watchdog::start(case, clients, &sides, raws).await;
+        raw_state(case, clients, &sides, raws).await;
+        eprintln!("{}: raw state done at {:.1?}", case.label, at());
+        wake_ups(case, clients, &sides, raws).await;
+        eprintln!("{}: wake-ups done at {:.1?}", case.label, at());
+        mutual_exclusion(case, clients, &sides, &self.url(), &raws[0]).await;
+        eprintln!("{}: mutual exclusion done at {:.1?}", case.label, at());
+        watchdog.finish(case, clients, &sides).await;
+        eprintln!("{}: watchdog done at {:.1?}", case.label, at());
+    }
+
+    /// Shuts the crate's clients down (the drivers and servers stop when dropped).
+    pub async fn shutdown(self) {
+        eprintln!("test done after {:.1?}", self.started.elapsed());
+        for client in &self.clients {
+            client.shutdown().await.unwrap();
+        }
+    }
+}
+
+// ---- raw state of the same operations -------------------------------------------------
+
+fn norm_for_crate<L: CrateLock>(
+    case: &LockCase<L>,
+    clients: &[LockClient],
+    name: &str,
+) -> Norm {
+    let mut norm = names_norm(case, name);
+    for client in clients {
+        norm = norm
+            .with(format!("{}:1", client.id()), "HOLDER")
+            .with(format!("{}:2", client.id()), "WAITER");
+    }
+    norm
+}
+
+fn norm_for_java<L: CrateLock>(case: &LockCase<L>, side: &Side<'_>, name: &str) -> Norm {
+    let mut norm = names_norm(case, name);
+    for ((_, thread), field) in &side.fields {
+        let role = if thread == "A" { "HOLDER" } else { "WAITER" };
+        norm = norm.with(field.clone(), role);
+    }
+    norm
+}
+
+/// Each Redis name of the object by its place (`N0`, `N1`, ...; on several servers the
+/// first place wins: the snapshot tells the servers apart).
+fn names_norm<L: CrateLock>(case: &LockCase<L>, name: &str) -> Norm {
+    let mut norm = Norm::new();
+    let mut seen = Vec::new();
+    for (_, key) in (case.keys)(name) {
+        if !seen.contains(&key) {
+            norm = norm.with(key.clone(), format!("N{}", seen.len()));
+            seen.push(key);
+        }
+    }
+    norm
+}
+
+async fn prepare<L: CrateLock>(case: &LockCase<L>, raws: &[RawClient], name: &str) {
+    if let Some(before) = case.before_state {
+        for (key, value) in before(name) {
+            let _: () = raws[0].set(key, value, None, None, false).await.unwrap();
+        }
+    }
+}
+
+/// What every Redis name of the object of base name `name` contains (the snapshot's
+/// pattern).
+fn pattern_name<L: CrateLock>(_case: &LockCase<L>, name: &str) -> String {
+    name.to_string()
+}
+
+/// Each step is done by the crate on one name and by each Java version on names of
+/// their own; after each, the normalised states must match.
+async fn raw_state<L: CrateLock>(
+    case: &LockCase<L>,
+    clients: &[LockClient],
+    sides: &[Side<'_>],
+    raws: &[RawClient],
+) {
+    let lease = Duration::from_secs(20);
+    let tolerance = Duration::from_millis(1_500);
+    let ours_name = format!("{}-state-rs", case.label);
+    let ours = (case.ours)(clients, &ours_name).owned_by(1);
+    let crate_norm = norm_for_crate(case, clients, &ours_name);
+    let pattern = pattern_name(case, &ours_name);
+    prepare(case, raws, &ours_name).await;
+
+    struct JavaState<'s, 'a> {
+        side: &'s Side<'a>,
+        lock: JavaLock,
+        norm: Norm,
+        pattern: String,
+    }
+    let mut theirs = Vec::new();
+    for side in sides {
+        let name = format!("{}-state-{}", case.label, side.tag());
+        prepare(case, raws, &name).await;
+        theirs.push(JavaState {
+            side,
+            lock: (case.java)(&name),
+            norm: norm_for_java(case, side, &name),
+            pattern: pattern_name(case, &name),
+        });
+    }
+    let compare = |what: String, ours: Snapshot, theirs: Vec<(Version, Snapshot)>| {
+        eprintln!("{}, {what}: {:?}", case.label, ours.0);
+        for (version, snap) in theirs {
+            assert_same_state(
+                &format!("{}, {what}, Redisson {version}", case.label),
+                &ours,
+                &snap,
+                tolerance,
+            );
+        }
+    };
+    async fn all(raws: &[RawClient], pattern: &str, norm: &Norm) -> Snapshot {
+        snapshot_all(raws, pattern, norm).await
+    }
+
+    // 1. A hold with a lease (twice, where the kind re-enters).
+    let times = if case.reentrant { 2 } else { 1 };
+    for _ in 0..times {
+        ours.lock_with_lease(lease).await.unwrap();
+        for t in &theirs {
+            t.side.java.ok(&t.lock.lock(Some(lease), "A")).await;
+        }
+    }
+    let mut snaps = Vec::new();
+    for t in &theirs {
+        snaps.push((t.side.java.version(), all(raws, &t.pattern, &t.norm).await));
+    }
+    let first = all(raws, &pattern, &crate_norm).await;
+    assert!(!first.0.is_empty(), "{}: the crate wrote nothing", case.label);
+    compare(format!("held with a lease x{times}"), first, snaps);
+
+    // 2. A queued waiter (fair kinds): the queue, the deadline set.
+    if case.queues {
+        let waiter = ours.owned_by(2);
+        let task = tokio::spawn(async move { waiter.lock_with_lease(lease).await });
+        let mut pendings = Vec::new();
+        for t in &theirs {
+            pendings.push(t.side.java.spawn(&t.lock.lock(Some(lease), "B")).await);
+        }
+        for (raw_name, n) in std::iter::once((&pattern, 1usize))
+            .chain(theirs.iter().map(|t| (&t.pattern, 1usize)))
+        {
+            let queue = format!("redisson_lock_queue:{{{raw_name}}}");
+            let ok = super::eventually(Duration::from_secs(20), || async {
+                let len: i64 = raws[0]
+                    .custom(redisson_lock::fred::cmd!("LLEN"), vec![queue.clone()])
+                    .await
+                    .unwrap();
+                len as usize == n
+            })
+            .await;
+            assert!(ok, "{}: nobody queued in {queue}", case.label);
+        }
+        let mut snaps = Vec::new();
+        for t in &theirs {
+            snaps.push((t.side.java.version(), all(raws, &t.pattern, &t.norm).await));
+        }
+        compare(
+            "held, one waiter queued".into(),
+            all(raws, &pattern, &crate_norm).await,
+            snaps,
+        );
+        // The holder lets go (fully), the waiter gets it; then the waiter lets go.
+        for _ in 0..times {
+            ours.unlock().await.unwrap();
+            for t in &theirs {
+                t.side.java.ok(&t.lock.unlock("A")).await;
+            }
+        }
+        tokio::time::timeout(WAKE_BOUND, task)
+            .await
+            .expect("the queued crate waiter took the lock")
+            .unwrap()
+            .unwrap();
+        for p in &pendings {
+            assert_eq!(answer(p, WAKE_BOUND).await, "OK");
+        }
+        let mut snaps = Vec::new();
+        for t in &theirs {
+            snaps.push((t.side.java.version(), all(raws, &t.pattern, &t.norm).await));
+        }
+        compare(
+            "the waiter took it".into(),
+            all(raws, &pattern, &crate_norm).await,
+            snaps,
+        );
+        ours.owned_by(2).unlock().await.unwrap();
+        for t in &theirs {
+            t.side.java.ok(&t.lock.unlock("B")).await;
+        }
+    } else {
+        // 2'. One release of a re-entered hold; then the last one.
+        if case.reentrant {
+            ours.unlock().await.unwrap();
+            for t in &theirs {
+                t.side.java.ok(&t.lock.unlock("A")).await;
+            }
+            let mut snaps = Vec::new();
+            for t in &theirs {
+                snaps.push((t.side.java.version(), all(raws, &t.pattern, &t.norm).await));
+            }
+            compare(
+                "one of two holds released".into(),
+                all(raws, &pattern, &crate_norm).await,
+                snaps,
+            );
+        }
+        ours.unlock().await.unwrap();
+        for t in &theirs {
+            t.side.java.ok(&t.lock.unlock("A")).await;
+        }
+    }
+    let mut snaps = Vec::new();
+    for t in &theirs {
+        snaps.push((t.side.java.version(), all(raws, &t.pattern, &t.norm).await));
+    }
+    compare(
+        "released".into(),
+        all(raws, &pattern, &crate_norm).await,
+        snaps,
+    );
+
+    // 3. A hold with the watchdog (lease -1): the TTL is the watchdog timeout.
+    ours.lock().await.unwrap();
+    for t in &theirs {
+        t.side.java.ok(&t.lock.lock(None, "A")).await;
+    }
+    let mut snaps = Vec::new();
+    for t in &theirs {
+        snaps.push((t.side.java.version(), all(raws, &t.pattern, &t.norm).await));
+    }
+    let held = all(raws, &pattern, &crate_norm).await;
+    for entry in held.0.values().filter(|e| e.kind == "hash") {
+        assert!(
+            entry.pttl > 0 && entry.pttl <= WATCHDOG.as_millis() as i64,
+            "{}: watchdog hold PTTL {}",
+            case.label,
+            entry.pttl
+        );
+    }
+    compare("held with the watchdog".into(), held, snaps);
+    ours.unlock().await.unwrap();
+    for t in &theirs {
+        t.side.java.ok(&t.lock.unlock("A")).await;
+    }
+}
+
+// ---- wake-ups both ways ---------------------------------------------------------------
+
+async fn wake_ups<L: CrateLock>(
+    case: &LockCase<L>,
+    clients: &[LockClient],
+    sides: &[Side<'_>],
+    raws: &[RawClient],
+) {
+    for side in sides {
+        let java = side.java;
+        let version = java.version();
+        // (a) The crate holds with a long lease; a Java waiter is woken by its unlock.
+        let name = format!("{}-wake-rs-{}", case.label, side.tag());
+        let names: Vec<String> = (case.keys)(&name).into_iter().map(|k| k.1).collect();
+        let ours = (case.ours)(clients, &name).owned_by(1);
+        ours.lock_with_lease(WAKE_LEASE).await.unwrap();
+        let target = (case.java)(&name);
+        let waiter = java.spawn(&target.lock(None, "B")).await;
+        until_listening(&raws[0], &names, case.listens, || async {
+            waiter.poll().await.is_none()
+        })
+        .await;
+        let released = Instant::now();
+        ours.unlock().await.unwrap();
+        assert_eq!(answer(&waiter, WAKE_BOUND).await, "OK");
+        let took = released.elapsed();
+        eprintln!(
+            "{}: a Redisson {version} waiter took the lock {took:?} after the crate's unlock",
+            case.label
+        );
+        assert!(took < WAKE_BOUND, "{took:?}");
+        assert!(!ours.try_lock().await.unwrap(), "Java holds it now");
+        java.ok(&target.unlock("B")).await;
+
+        // (b) Java holds with a long lease; the crate's waiter is woken by Java's unlock.
+        let name = format!("{}-wake-java-{}", case.label, side.tag());
+        let names: Vec<String> = (case.keys)(&name).into_iter().map(|k| k.1).collect();
+        let target = (case.java)(&name);
+        java.ok(&target.lock(Some(WAKE_LEASE), "A")).await;
+        let ours = (case.ours)(clients, &name).owned_by(2);
+        let task = tokio::spawn({
+            let ours = ours.clone();
+            async move { ours.lock().await }
+        });
+        until_listening(&raws[0], &names, case.listens, || async {
+            !task.is_finished()
+        })
+        .await;
+        let released = Instant::now();
+        java.ok(&target.unlock("A")).await;
+        tokio::time::timeout(WAKE_BOUND, task)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{}: the crate's waiter was not woken by Redisson {version}'s unlock",
+                    case.label
+                )
+            })
+            .unwrap()
+            .unwrap();
+        let took = released.elapsed();
+        eprintln!(
+            "{}: the crate's waiter took the lock {took:?} after Redisson {version}'s unlock",
+            case.label
+        );
+        assert!(
+            !java.bool(&target.try_lock(Duration::ZERO, None, "A")).await,
+            "the crate holds it now"
+        );
+        ours.unlock().await.unwrap();
+    }
+}
+
+// ---- mutual exclusion -----------------------------------------------------------------
+
+/// Java threads per version and crate tasks, and their rounds.
+const JAVA_THREADS: usize = 3;
+const CRATE_TASKS: usize = 3;
+const ROUNDS: usize = 15;
+const HOLD_MAX_MS: u64 = 3;
+
+async fn mutual_exclusion<L: CrateLock>(
+    case: &LockCase<L>,
+    clients: &[LockClient],
+    sides: &[Side<'_>],
+    url: &str,
+    raw: &RawClient,
+) {
+    if case.stress {
+        stress_exclusion(case, clients, sides, url, raw).await
+    } else {
+        driven_exclusion(case, clients, sides).await
+    }
+}
+
+/// Every Java version runs `stress` (its threads lock, GET the counter, hold 0–3 ms,
+/// SET it + 1, unlock) while the crate's tasks do the same on the same lock and counter:
+/// an update lost by two holders at once shows as a count short of the acquisitions.
+async fn stress_exclusion<L: CrateLock>(
+    case: &LockCase<L>,
+    clients: &[LockClient],
+    sides: &[Side<'_>],
+    url: &str,
+    raw: &RawClient,
+) {
+    let base = format!("{}-mx", case.label);
+    let JavaLock::One(java_prefix) = (case.java)(&base) else {
+        panic!("stress needs a single lock")
+    };
+    // `stress` locks prefix + index: index 0.
+    let java_name = format!("{java_prefix}0");
+    let counter_prefix = format!("ck-{}", case.label);
+    let counter = format!("{counter_prefix}:{java_name}");
+    let ours = (case.ours)(clients, &(case.stress_name)(&base));
+    let inside = Arc::new(AtomicUsize::new(0));
+    let overlaps = Arc::new(AtomicUsize::new(0));
+    let mut pendings = Vec::new();
+    for side in sides {
+        pendings.push(
+            side.java
+                .spawn(&format!(
+                    "stress {java_prefix} 1 {JAVA_THREADS} {ROUNDS} {HOLD_MAX_MS} {counter_prefix} {url}"
+                ))
+                .await,
+        );
+    }
+    let mut tasks = Vec::new();
+    for _ in 0..CRATE_TASKS {
+        let (ours, raw, counter) = (ours.clone(), raw.clone(), counter.clone());
+        let (inside, overlaps) = (inside.clone(), overlaps.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..ROUNDS {
+                ours.lock().await.unwrap();
+                if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                    overlaps.fetch_add(1, Ordering::SeqCst);
+                }
+                let seen: Option<i64> = raw.get(&counter).await.unwrap();
+                let hold = rand::thread_rng().gen_range(0..=HOLD_MAX_MS);
+                tokio::time::sleep(Duration::from_millis(hold)).await;
+                let _: () = raw
+                    .set(&counter, seen.unwrap_or(0) + 1, None, None, false)
+                    .await
+                    .unwrap();
+                inside.fetch_sub(1, Ordering::SeqCst);
+                ours.unlock().await.unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        tokio::time::timeout(Duration::from_secs(120), task)
+            .await
+            .expect("the crate's tasks finished")
+            .unwrap();
+    }
+    let mut java_total = 0;
+    for (side, pending) in sides.iter().zip(&pendings) {
+        let reply = answer(pending, Duration::from_secs(120)).await;
+        assert_eq!(
+            reply,
+            format!("OK {} 0", JAVA_THREADS * ROUNDS),
+            "{}: Redisson {} stress",
+            case.label,
+            side.java.version()
+        );
+        java_total += JAVA_THREADS * ROUNDS;
+    }
+    let count: i64 = raw.get(&counter).await.unwrap();
+    let expected = (java_total + CRATE_TASKS * ROUNDS) as i64;
+    eprintln!(
+        "{}: {expected} acquisitions ({java_total} by Java), counter {count}",
+        case.label
+    );
+    assert_eq!(overlaps.load(Ordering::SeqCst), 0, "two crate holders");
+    assert_eq!(
+        count, expected,
+        "{}: the counter lost {} updates: two holders at once",
+        case.label,
+        expected - count
+    );
+}
+
+/// For groups (no `stress` verb): each Java version's threads lock, are marked inside by
+/// the test once their `lock` answered, hold 0–3 ms, are marked out, unlock; the
+/// crate's tasks do the same. The mark (inside the real holds on both sides) must never
+/// count two.
+async fn driven_exclusion<L: CrateLock>(
+    case: &LockCase<L>,
+    clients: &[LockClient],
+    sides: &[Side<'_>],
+) {
+    const THREADS: usize = 2;
+    const DRIVEN_ROUNDS: usize = 6;
+    let base = format!("{}-mx", case.label);
+    let target = (case.java)(&base);
+    let ours = (case.ours)(clients, &base);
+    let inside = Arc::new(AtomicUsize::new(0));
+    let overlaps = Arc::new(AtomicUsize::new(0));
+    let rounds = Arc::new(AtomicI64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..THREADS {
+        let ours = ours.clone();
+        let (inside, overlaps, rounds) = (inside.clone(), overlaps.clone(), rounds.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..DRIVEN_ROUNDS {
+                ours.lock().await.unwrap();
+                hold_marked(&inside, &overlaps).await;
+                rounds.fetch_add(1, Ordering::SeqCst);
+                ours.unlock().await.unwrap();
+            }
+        }));
+    }
+    let mut java_loops = Vec::new();
+    for side in sides {
+        for t in 0..THREADS {
+            let (target, inside, overlaps, rounds) = (&target, &inside, &overlaps, &rounds);
+            java_loops.push(async move {
+                let thread = format!("M{t}");
+                for _ in 0..DRIVEN_ROUNDS {
+                    let pending = side.java.spawn(&target.lock(None, &thread)).await;
+                    assert_eq!(answer(&pending, Duration::from_secs(60)).await, "OK");
+                    hold_marked(inside, overlaps).await;
+                    rounds.fetch_add(1, Ordering::SeqCst);
+                    side.java.ok(&target.unlock(&thread)).await;
+                }
+            });
+        }
+    }
+    futures::future::join_all(java_loops).await;
+    for task in tasks {
+        tokio::time::timeout(Duration::from_secs(120), task)
+            .await
+            .expect("the crate's tasks finished")
+            .unwrap();
+    }
+    let total = rounds.load(Ordering::SeqCst);
+    eprintln!("{}: {total} acquisitions, driven", case.label);
+    assert_eq!(
+        total as usize,
+        (sides.len() + 1) * THREADS * DRIVEN_ROUNDS
+    );
+    assert_eq!(
+        overlaps.load(Ordering::SeqCst),
+        0,
+        "{}: two holders at once",
+        case.label
+    );
+}
+
+/// Marks a holder inside for 0–3 ms; counts an overlap when another one already is.
+pub async fn hold_marked(inside: &AtomicUsize, overlaps: &AtomicUsize) {
+    if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+        overlaps.fetch_add(1, Ordering::SeqCst);
+    }
+    let hold = rand::thread_rng().gen_range(0..=HOLD_MAX_MS);
+    tokio::time::sleep(Duration::from_millis(hold)).await;
+    inside.fetch_sub(1, Ordering::SeqCst);
+}
+
+// ---- the watchdog on both sides -------------------------------------------------------
+
+/// How long the watchdog holds must last: several watchdog timeouts.
+pub const WATCHDOG_SPAN: Duration = Duration::from_millis(WATCHDOG.as_millis() as u64 * 5 / 2);
+
+/// Java (each version) and the crate each hold a lock of their own with the watchdog
+/// (lease -1) while the other steps run; a sampler reads every key's PTTL meanwhile.
+struct Watchdog<L: CrateLock> {
+    started: Instant,
+    ours: L,
+    /// (who, crate name, the Java lock)
+    held: Vec<(String, String, JavaLock)>,
+    sampler: tokio::task::JoinHandle<Vec<(String, i64, i64, i64)>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<L: CrateLock> Watchdog<L> {
+    async fn start(
+        case: &LockCase<L>,
+        clients: &[LockClient],
+        sides: &[Side<'_>],
+        raws: &[RawClient],
+    ) -> Watchdog<L> {
+        let mut held = Vec::new();
+        let ours_name = format!("{}-wd-rs", case.label);
+        let ours = (case.ours)(clients, &ours_name).owned_by(1);
+        ours.lock().await.unwrap();
+        held.push((
+            "crate".to_string(),
+            ours_name.clone(),
+            (case.java)(&ours_name),
+        ));
+        for side in sides {
+            let name = format!("{}-wd-{}", case.label, side.tag());
+            let target = (case.java)(&name);
+            side.java.ok(&target.lock(None, "A")).await;
+            held.push((format!("Redisson {}", side.java.version()), name, target));
+        }
+        let started = Instant::now();
+        let mut watched = Vec::new();
+        for (who, name, _) in &held {
+            for (server, key) in (case.keys)(name) {
+                watched.push((format!("{who}: s{server}/{key}"), raws[server].clone(), key));
+            }
+        }
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sampler = tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                // (key, lowest PTTL seen, highest, samples)
+                let mut seen: Vec<(String, i64, i64, i64)> =
+                    watched.iter().map(|w| (w.0.clone(), i64::MAX, i64::MIN, 0)).collect();
+                while !stop.load(Ordering::SeqCst) {
+                    for (i, (_, raw, key)) in watched.iter().enumerate() {
+                        let pttl: i64 = raw.pttl(key).await.unwrap();
+                        seen[i].1 = seen[i].1.min(pttl);
+                        seen[i].2 = seen[i].2.max(pttl);
+                        seen[i].3 += 1;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                seen
+            }
+        });
+        Watchdog {
+            started,
+            ours,
+            held,
+            sampler,
+            stop,
+        }
+    }
+
+    async fn finish(self, case: &LockCase<L>, clients: &[LockClient], sides: &[Side<'_>]) {
+        let left = WATCHDOG_SPAN.saturating_sub(self.started.elapsed());
+        tokio::time::sleep(left).await;
+        self.stop.store(true, Ordering::SeqCst);
+        let seen = self.sampler.await.unwrap();
+        eprintln!(
+            "{}: watchdog holds after {:.1?} (timeout {WATCHDOG:?}): (key, lowest PTTL, highest, samples) {:?}",
+            case.label,
+            self.started.elapsed(),
+            seen
+        );
+        for (key, lowest, highest, samples) in &seen {
+            assert!(*samples >= 5, "{key}: only {samples} samples");
+            assert!(
+                *lowest > 0,
+                "{}: {key} expired (PTTL {lowest}) while its holder's watchdog should renew it",
+                case.label
+            );
+            assert!(
+                *highest <= WATCHDOG.as_millis() as i64,
+                "{}: {key} renewed to {highest} ms, more than the watchdog timeout",
+                case.label
+            );
+        }
+        // Still held, and the other side stays out.
+        for (who, name, target) in &self.held {
+            if who == "crate" {
+                for side in sides {
+                    assert!(
+                        !side
+                            .java
+                            .bool(&target.try_lock(Duration::ZERO, None, "B"))
+                            .await,
+                        "{}: Redisson {} took the crate's watchdog-held lock",
+                        case.label,
+                        side.java.version()
+                    );
+                }
+            } else {
+                let theirs = (case.ours)(clients, name).owned_by(2);
+                assert!(
+                    !theirs.try_lock().await.unwrap(),
+                    "{}: the crate took {who}'s watchdog-held lock",
+                    case.label
+                );
+            }
+        }
+        self.ours.unlock().await.unwrap();
+        for side in sides {
+            let (_, _, target) = self
+                .held
+                .iter()
+                .find(|(who, _, _)| *who == format!("Redisson {}", side.java.version()))
+                .unwrap();
+            side.java.ok(&target.unlock("A")).await;
+        }
+    }
+}
