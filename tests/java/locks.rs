@@ -243,3 +243,27 @@ async fn red_lock() {
     .await;
     bed.shutdown().await;
 }
+
+/// The write half as any exclusive kind, then the two halves together
+/// (`check_read_write_halves`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
+async fn read_write_lock() {
+    let bed = Interop::start(BOTH, 1).await;
+    bed.check_lock_kind(&LockCase {
+        label: "rw-write",
+        ours: |c: &[Client], n| c[0].get_read_write_lock(n).write_lock(),
+        java: |n| JavaLock::One(format!("write:{n}")),
+        keys: one,
+        reentrant: true,
+        quorum: false,
+        listens: true,
+        queues: false,
+        stress: true,
+        stress_name: index0,
+        before_state: None,
+    })
+    .await;
+    check_read_write_halves(&bed).await;
+    bed.shutdown().await;
+}
