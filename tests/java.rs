@@ -16,3 +16,5 @@ mod support;
 mod fleet_share;
 #[path = "java/locks.rs"]
 mod locks;
+#[path = "java/synchronizers.rs"]
+mod synchronizers;
