@@ -18,3 +18,5 @@ mod fleet_share;
 mod locks;
 #[path = "java/synchronizers.rs"]
 mod synchronizers;
+#[path = "java/name_mapper.rs"]
+mod name_mapper;

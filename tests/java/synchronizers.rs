@@ -18,7 +18,7 @@ async fn semaphore() {
 #[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
 async fn permit_expirable_semaphore() {
     let bed = Interop::start(&Version::ALL, 1).await;
-    check_permit_expirable(&bed, PLAIN, "pes").await;
+    check_permit_expirable(&bed, PLAIN, "pes", true).await;
     bed.shutdown().await;
 }
 

@@ -543,13 +543,29 @@ pub struct Interop {
 impl Interop {
     /// `servers` servers; Redisson `versions` started at once on the first one.
     pub async fn start(versions: &[Version], servers: usize) -> Interop {
+        Interop::start_with(versions, servers, None).await
+    }
+
+    /// One server, a crate client with `PrefixNameMapper::new(prefix)`, and in each Java
+    /// client an extra client `jp` with a mapper that prepends `prefix` (the driver's
+    /// `client jp <url> prefix=<prefix>`, Redisson 4.x): the fields of threads `A`, `B`
+    /// are `jp`'s.
+    pub async fn start_mapped(versions: &[Version], prefix: &str) -> Interop {
+        Interop::start_with(versions, 1, Some(prefix)).await
+    }
+
+    async fn start_with(versions: &[Version], servers: usize, prefix: Option<&str>) -> Interop {
         super::init_tracing();
         let started = Instant::now();
         let servers: Vec<RedisServer> = (0..servers).map(|_| RedisServer::start()).collect();
         let mut clients = Vec::new();
         let mut raws = Vec::new();
         for server in &servers {
-            clients.push(crate_client(server).await);
+            let mut config = server.config().watchdog_timeout(WATCHDOG);
+            if let Some(prefix) = prefix {
+                config = config.name_mapper(redisson_lock::PrefixNameMapper::new(prefix));
+            }
+            clients.push(server.client_with(config).await);
             raws.push(server.raw().await);
         }
         let javas = start_javas(versions, &servers[0].url()).await;
@@ -560,9 +576,18 @@ impl Interop {
                 let answer = java.call(&format!("client s{i} {}", server.url())).await;
                 assert!(answer.starts_with("OK "), "{answer}");
             }
+            if let Some(prefix) = prefix {
+                let line = format!("client jp {} prefix={prefix}", servers[0].url());
+                let answer = java.call(&line).await;
+                assert!(answer.starts_with("OK "), "`{line}`: {answer}");
+            }
             for i in 0..servers.len() {
                 for thread in ["A", "B"] {
-                    let field = java.call(&format!("lockfield {thread}{}", alias(i))).await;
+                    let alias = match (i, prefix) {
+                        (0, Some(_)) => " jp".to_string(),
+                        _ => alias(i),
+                    };
+                    let field = java.call(&format!("lockfield {thread}{alias}")).await;
                     fields.insert((i, thread.to_string()), field);
                 }
             }
@@ -621,6 +646,14 @@ impl Interop {
         eprintln!("{}: mutual exclusion done at {:.1?}", case.label, at());
         watchdog.finish(case, clients, &sides).await;
         eprintln!("{}: watchdog done at {:.1?}", case.label, at());
+    }
+
+    /// Raw state and wake-ups only (a kind whose other properties another test shows).
+    pub async fn check_lock_state_and_wake_ups<L: CrateLock>(&self, case: &LockCase<L>) {
+        let sides = self.sides();
+        let (clients, raws) = (&self.clients[..], &self.raws[..]);
+        raw_state(case, clients, &sides, raws).await;
+        wake_ups(case, clients, &sides, raws).await;
     }
 
     /// Shuts the crate's clients down (the drivers and servers stop when dropped).
@@ -814,10 +847,9 @@ async fn raw_state<L: CrateLock>(
         for t in &theirs {
             pendings.push(t.side.java.spawn(&t.lock.lock(Some(lease), "B")).await);
         }
-        for (raw_name, n) in std::iter::once((&pattern, 1usize))
-            .chain(theirs.iter().map(|t| (&t.pattern, 1usize)))
-        {
-            let queue = format!("redisson_lock_queue:{{{raw_name}}}");
+        for name in std::iter::once(&pattern).chain(theirs.iter().map(|t| &t.pattern)) {
+            let n = 1;
+            let queue = format!("redisson_lock_queue:{{{}}}", (case.keys)(name)[0].1);
             let ok = super::eventually(Duration::from_secs(20), || async {
                 let len: i64 = raws[0]
                     .custom(redisson_lock::fred::cmd!("LLEN"), vec![queue.clone()])
@@ -1948,14 +1980,19 @@ where
 /// lease running out on one side giving the permit to a waiter on the other, one
 /// holder at a time of 1 permit, and a crate permit kept by its watchdog that Java
 /// never gets.
-pub async fn check_permit_expirable(bed: &Interop, naming: Naming, label: &str) {
+/// With `kept == false`, the kept permit is left out (it takes [`WATCHDOG_SPAN`]).
+pub async fn check_permit_expirable(bed: &Interop, naming: Naming, label: &str, kept: bool) {
     let client = &bed.clients[0];
     let raws = &bed.raws[..];
     // The crate's kept permit, beside the other steps.
     let kept_name = format!("{label}-kept");
     let kept_pes = client.get_permit_expirable_semaphore(&kept_name);
-    assert!(kept_pes.try_set_permits(1).await.unwrap());
-    let kept = kept_pes.acquire_kept().await.unwrap();
+    let kept = if kept {
+        assert!(kept_pes.try_set_permits(1).await.unwrap());
+        Some(kept_pes.acquire_kept().await.unwrap())
+    } else {
+        None
+    };
     let kept_since = Instant::now();
 
     // 1. Raw state.
@@ -2014,8 +2051,9 @@ pub async fn check_permit_expirable(bed: &Interop, naming: Naming, label: &str) 
             let pes = client.get_permit_expirable_semaphore(&name);
             assert!(pes.try_set_permits(1).await.unwrap());
             let lease = by_lease.then_some(Duration::from_millis(1_500));
+            // No earlier than this can the lease have ended (ms rounding aside).
+            let deadline = Instant::now() + Duration::from_millis(1_500 - 5);
             let id = pes.acquire(lease).await.unwrap();
-            let deadline = Instant::now() + Duration::from_millis(1_500);
             let waiter = java.spawn(&format!("pesacquire {driver} -1 B")).await;
             until_listening(raws, &[(0, key)], true, || async {
                 waiter.poll().await.is_none()
@@ -2029,6 +2067,10 @@ pub async fn check_permit_expirable(bed: &Interop, naming: Naming, label: &str) 
             };
             let theirs = answer(&waiter, WAKE_BOUND + Duration::from_secs(2)).await;
             assert_eq!(theirs.len(), 32, "{theirs}");
+            assert!(
+                Instant::now() >= released,
+                "{label}: Redisson {version} got the permit before the crate's {how} ended"
+            );
             let took = Instant::now().saturating_duration_since(released);
             eprintln!(
                 "{label}: a Redisson {version} waiter got the permit {took:?} after the crate's {how} ended"
@@ -2042,8 +2084,8 @@ pub async fn check_permit_expirable(bed: &Interop, naming: Naming, label: &str) 
             let key = (naming.redis)(&name);
             assert!(java.bool(&format!("pesset {driver} 1")).await);
             let lease_ms = if by_lease { "1500" } else { "-1" };
+            let deadline = Instant::now() + Duration::from_millis(1_500 - 5);
             let theirs = java.call(&format!("pesacquire {driver} {lease_ms} A")).await;
-            let deadline = Instant::now() + Duration::from_millis(1_500);
             let pes = client.get_permit_expirable_semaphore(&name);
             let task = tokio::spawn({
                 let pes = pes.clone();
@@ -2062,6 +2104,10 @@ pub async fn check_permit_expirable(bed: &Interop, naming: Naming, label: &str) 
                     panic!("{label}: the crate's waiter did not get Redisson {version}'s permit ({how})")
                 })
                 .unwrap();
+            assert!(
+                Instant::now() >= released,
+                "{label}: the crate got Redisson {version}'s permit before its {how} ended"
+            );
             let took = Instant::now().saturating_duration_since(released);
             eprintln!(
                 "{label}: the crate's waiter got the permit {took:?} after Redisson {version}'s {how} ended"
@@ -2092,6 +2138,7 @@ pub async fn check_permit_expirable(bed: &Interop, naming: Naming, label: &str) 
     assert_eq!(pes.available_permits().await.unwrap(), 1);
 
     // 4. The kept permit outlived several watchdog timeouts; Java never got it.
+    let Some(kept) = kept else { return };
     tokio::time::sleep(WATCHDOG_SPAN.saturating_sub(kept_since.elapsed())).await;
     assert!(!kept.is_lost());
     let kept_driver = (naming.java)(&kept_name);
