@@ -5,9 +5,12 @@
 //! it, so that each starts its JVMs once.
 
 use crate::support::interop::*;
-use crate::support::real_java::Version;
+use crate::support::real_java::{JavaClient, Version};
+use crate::support::{assert_seeded, hgetall, server_time_us};
 
-use redisson_lock::Client;
+use std::time::{Duration, Instant};
+
+use redisson_lock::{Client, FencingGate, LockOwner};
 
 const BOTH: &[Version] = &Version::ALL;
 /// Kinds Redisson 3.23.3 does not have (the non-reentrant locks: 4.4+; the faster
@@ -41,7 +44,117 @@ async fn rlock() {
         before_state: None,
     })
     .await;
+    rlock_details(&bed).await;
     bed.shutdown().await;
+}
+
+/// What a user checks by hand with a Java holder and a Rust one, for each version:
+/// attempts on the other side's lock change nothing and wait for real; a Java thread's
+/// number as our owner is still someone else (another client id); refused unlocks say
+/// Redisson's text; Java sees our TTL; a partial release publishes nothing, the last
+/// one wakes the other side; `force_unlock` of Java's lock wakes a Java waiter.
+async fn rlock_details(bed: &Interop) {
+    let client = &bed.clients[0];
+    let raw = &bed.raws[0];
+    for java in &bed.javas {
+        let version = java.version();
+        // Java holds, re-entered once, for a long lease.
+        let name = format!("rlock-java-held-{version}");
+        java.ok(&format!("lock {name} 120000 A")).await;
+        java.ok(&format!("lock {name} 120000 A")).await;
+        let field = java.field("A").await;
+        let java_hash = vec![(field.clone(), "2".to_string())];
+        assert_eq!(hgetall(raw, &name).await, java_hash);
+        let lock = client.get_lock(&name);
+        assert!(!lock.try_lock().await.unwrap());
+        assert!(!lock
+            .try_lock_with_lease(Duration::ZERO, Duration::from_secs(10))
+            .await
+            .unwrap());
+        let started = Instant::now();
+        assert!(!lock.try_lock_for(Duration::from_millis(300)).await.unwrap());
+        assert!(started.elapsed() >= Duration::from_millis(250), "it did wait");
+        let thread: u64 = field.rsplit_once(':').unwrap().1.parse().unwrap();
+        let same_number = lock.with_owner(LockOwner::from_raw(thread));
+        assert!(!same_number.try_lock().await.unwrap());
+        assert!(!same_number.is_held_by_current_task().await.unwrap());
+        assert!(lock.is_locked().await.unwrap());
+        assert_eq!(lock.hold_count().await.unwrap(), 0);
+        let ttl = lock.remain_time_to_live().await.unwrap().unwrap();
+        assert!(ttl > Duration::from_secs(100) && ttl <= Duration::from_secs(120), "{ttl:?}");
+        let refused = same_number.unlock().await.unwrap_err();
+        assert!(matches!(refused, redisson_lock::Error::NotOwner { .. }));
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "attempt to unlock lock, not locked by current thread by node id: {} thread-id: {thread}",
+                client.id()
+            )
+        );
+        assert_eq!(hgetall(raw, &name).await, java_hash, "none of that touched it");
+
+        // Our waiter: Java's partial unlock publishes nothing, its last one wakes it.
+        let waiter = tokio::spawn({
+            let lock = lock.clone();
+            async move {
+                lock.lock().await.unwrap();
+                lock.unlock().await.unwrap();
+            }
+        });
+        until_listening(&bed.raws, &[(0, name.clone())], true, || async {
+            !waiter.is_finished()
+        })
+        .await;
+        java.ok(&format!("unlock {name} A")).await;
+        assert_eq!(java.int(&format!("holdcount {name} A")).await, 1);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!waiter.is_finished(), "woken by a partial unlock");
+        java.ok(&format!("unlock {name} A")).await;
+        tokio::time::timeout(WAKE_BOUND, waiter)
+            .await
+            .expect("woken by Java's last unlock, not by its 120 s lease")
+            .unwrap();
+
+        // We hold with the watchdog: Java sees it held, with our TTL, not its own.
+        let name = format!("rlock-ours-{version}");
+        let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
+        lock.lock().await.unwrap();
+        let ours = hgetall(raw, &name).await;
+        assert!(!java.bool(&format!("trylock {name} 0 -1 B")).await);
+        assert!(!java.bool(&format!("held {name} B")).await);
+        assert!(java.bool(&format!("islocked {name}")).await);
+        let ttl = java.int(&format!("ttl {name}")).await;
+        assert!((1..=3_000).contains(&ttl), "Java reads the watchdog TTL: {ttl}");
+        let refused = java.call(&format!("unlock {name} B")).await;
+        assert!(
+            refused.starts_with("ERR java.lang.IllegalMonitorStateException: attempt to unlock lock, not locked by current thread"),
+            "{refused}"
+        );
+        assert_eq!(hgetall(raw, &name).await, ours, "Java's refused unlock changed nothing");
+        lock.unlock().await.unwrap();
+        // A lease: Java's TTL is ours.
+        lock.lock_with_lease(Duration::from_secs(5)).await.unwrap();
+        let ttl = java.int(&format!("ttl {name}")).await;
+        assert!((1..=5_000).contains(&ttl), "{ttl}");
+        lock.unlock().await.unwrap();
+
+        // force_unlock of a Java hold: it is gone, and a Java waiter takes it.
+        let name = format!("rlock-forced-{version}");
+        java.ok(&format!("lock {name} 120000 A")).await;
+        let waiter = java.spawn(&format!("lock {name} -1 B")).await;
+        until_listening(&bed.raws, &[(0, name.clone())], true, || async {
+            waiter.poll().await.is_none()
+        })
+        .await;
+        let lock = client.get_lock(&name);
+        assert!(lock.force_unlock().await.unwrap());
+        assert_eq!(answer(&waiter, WAKE_BOUND).await, "OK");
+        assert!(java.bool(&format!("held {name} B")).await);
+        java.ok(&format!("unlock {name} B")).await;
+        assert!(!lock.force_unlock().await.unwrap());
+        assert!(lock.try_lock().await.unwrap());
+        lock.unlock().await.unwrap();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,7 +186,7 @@ fn token_at_41(name: &str) -> Vec<(String, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
 async fn fenced_lock() {
-    let bed = Interop::start(BOTH, 1).await;
+    let mut bed = Interop::start(BOTH, 1).await;
     bed.check_lock_kind(&LockCase {
         label: "fenced",
         ours: |c: &[Client], n| c[0].get_fenced_lock(n),
@@ -88,7 +201,115 @@ async fn fenced_lock() {
         before_state: Some(token_at_41),
     })
     .await;
+    fenced_tokens(&mut bed).await;
     bed.shutdown().await;
+}
+
+/// A Java token refused by a gate, or admitted.
+fn refused(gate: &FencingGate, token: u64) -> bool {
+    match gate.check(token) {
+        Ok(()) => false,
+        Err(redisson_lock::Error::StaleToken { presented, .. }) => {
+            assert_eq!(presented, token);
+            true
+        }
+        Err(other) => panic!("{other:?}"),
+    }
+}
+
+/// Java's `lockAndGetToken` with a lease, retried while Redisson reconnects after a
+/// restart; the token.
+async fn java_token(java: &JavaClient, name: &str, thread: &str) -> u64 {
+    let start = Instant::now();
+    loop {
+        let answer = java.call(&format!("fencedlock {name} 30000 {thread}")).await;
+        match answer.parse() {
+            Ok(token) => return token,
+            Err(_) if start.elapsed() < Duration::from_secs(30) => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            Err(_) => panic!("Redisson {}: fencedlock {name}: {answer}", java.version()),
+        }
+    }
+}
+
+/// Tokens across the sides: Java only `INCR`s (a fresh counter starts at 1), the crate
+/// seeds a missing counter from the server clock; each side continues the other's
+/// counter. After a restart without persistence where Java acquires first, its tokens
+/// restart at 1: a `FencingGate` that saw the old ones refuses them, and the crate's
+/// (which continue Java's counter) too, until `ensure_token_floor` raises the counter
+/// to the server clock (docs/fencing.md, "Across a restart").
+async fn fenced_tokens(bed: &mut Interop) {
+    let client = &bed.clients[0];
+    let raw = bed.raws[0].clone();
+    let [old, new] = [&bed.javas[0], &bed.javas[1]];
+    // Java first: 1, then the crate continues.
+    let name = "fenced-java-first";
+    assert_eq!(java_token(old, name, "A").await, 1);
+    old.ok(&format!("unlock fenced:{name} A")).await;
+    assert_eq!(java_token(new, name, "A").await, 2);
+    new.ok(&format!("unlock fenced:{name} A")).await;
+    let lock = client.get_fenced_lock(name);
+    assert_eq!(lock.lock_and_get_token().await.unwrap(), 3);
+    assert_eq!(old.call(&format!("token {name}")).await, "3");
+    lock.unlock().await.unwrap();
+
+    // The crate first: the server clock in µs, then Java continues.
+    let name = "fenced-crate-first";
+    let lock = client.get_fenced_lock(name);
+    let gate = FencingGate::new();
+    let before = server_time_us(&raw).await;
+    let ours = lock.lock_and_get_token().await.unwrap();
+    assert_seeded(ours, before, server_time_us(&raw).await);
+    gate.check(ours).unwrap();
+    lock.unlock().await.unwrap();
+    let java = java_token(old, name, "A").await;
+    assert_eq!(java, ours + 1, "Redisson 3.23.3 continues the seeded counter");
+    gate.check(java).unwrap();
+    old.ok(&format!("unlock fenced:{name} A")).await;
+    let java = java_token(new, name, "A").await;
+    assert_eq!(java, ours + 2, "Redisson 4.7.0 too");
+    gate.check(java).unwrap();
+    new.ok(&format!("unlock fenced:{name} A")).await;
+
+    // A restart without persistence; Redisson 3.23.3 acquires first.
+    let restarted = Instant::now();
+    bed.servers[0].restart_empty();
+    let after = java_token(old, name, "A").await;
+    eprintln!(
+        "fenced: Redisson 3.23.3's first token after the restart ({:.1?}): {after}",
+        restarted.elapsed()
+    );
+    assert_eq!(after, 1, "INCR of the lost counter");
+    assert!(refused(&gate, after));
+    old.ok(&format!("unlock fenced:{name} A")).await;
+    let after_new = java_token(new, name, "A").await;
+    assert_eq!(after_new, 2);
+    assert!(refused(&gate, after_new));
+    new.ok(&format!("unlock fenced:{name} A")).await;
+    let client = &bed.clients[0];
+    let lock = client.get_fenced_lock(name);
+    let blocked = lock.lock_and_get_token().await.unwrap();
+    assert_eq!(blocked, 3, "the crate only INCRs a counter that exists");
+    assert!(refused(&gate, blocked));
+    lock.unlock().await.unwrap();
+    assert_eq!(gate.highest(), Some(java), "nothing was admitted");
+
+    // The way out: the floor at the server clock; everyone is admitted again.
+    let raw = bed.servers[0].raw().await;
+    let before = server_time_us(&raw).await;
+    let floor = lock.ensure_token_floor().await.unwrap();
+    assert_seeded(floor, before, server_time_us(&raw).await);
+    let ours = lock.lock_and_get_token().await.unwrap();
+    assert_eq!(ours, floor + 1);
+    gate.check(ours).unwrap();
+    lock.unlock().await.unwrap();
+    for (i, java) in [old, new].into_iter().enumerate() {
+        let token = java_token(java, name, "A").await;
+        assert_eq!(token, ours + 1 + i as u64);
+        gate.check(token).unwrap();
+        java.ok(&format!("unlock fenced:{name} A")).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -937,9 +937,11 @@ async fn raw_state<L: CrateLock>(
     let ours = (case.ours)(clients, &ours_name).owned_by(1);
     let crate_norm = norm_for_crate(case, clients, &ours_name);
     let pattern = pattern_name(case, &ours_name);
+    prepare(case, raws, &ours_name).await;
     let mut theirs = Vec::new();
     for side in sides {
         let name = format!("{}-state2-{}", case.label, side.tag());
+        prepare(case, raws, &name).await;
         theirs.push(JavaState {
             side,
             lock: (case.java)(&name),
