@@ -351,6 +351,7 @@ async fn non_reentrant_lock() {
         before_state: None,
     })
     .await;
+    non_reentrant_details(&bed).await;
     bed.shutdown().await;
 }
 
@@ -373,6 +374,97 @@ async fn non_reentrant_fair_lock() {
     })
     .await;
     bed.shutdown().await;
+}
+
+/// Redisson 4.7.0's non-reentrant lock refuses its holder's second `lock()`, and a
+/// Java plain `RLock` on the same name (the same hash layout) and the crate's
+/// non-reentrant lock block each other both ways: re-entered Java holds, partial
+/// releases that free nothing, the last release waking the other side.
+async fn non_reentrant_details(bed: &Interop) {
+    let client = &bed.clients[0];
+    let raw = &bed.raws[0];
+    let java = bed.java(Version::V4_7_0);
+
+    let name = "nr-java-refuses";
+    java.ok(&format!("lock nonreentrant:{name} -1 A")).await;
+    let again = java.call(&format!("lock nonreentrant:{name} -1 A")).await;
+    assert!(
+        again.starts_with("ERR java.lang.IllegalMonitorStateException: Lock")
+            && again.contains("is non-reentrant"),
+        "{again}"
+    );
+    let ours = client.get_non_reentrant_lock(name);
+    assert!(!ours.try_lock().await.unwrap());
+    java.ok(&format!("unlock nonreentrant:{name} A")).await;
+    ours.lock().await.unwrap();
+    assert!(matches!(
+        ours.lock().await,
+        Err(redisson_lock::Error::NonReentrant { .. })
+    ));
+    let retry = java.call(&format!("trylock nonreentrant:{name} 0 -1 A")).await;
+    assert_eq!(retry, "false");
+    ours.unlock().await.unwrap();
+
+    // A Java RLock holder, re-entered: ours waits, and is woken by the last release.
+    let name = "nr-java-rlock";
+    java.ok(&format!("lock {name} 60000 A")).await;
+    java.ok(&format!("lock {name} 60000 A")).await;
+    let field = java.field("A").await;
+    let java_hash = vec![(field.clone(), "2".to_string())];
+    assert_eq!(hgetall(raw, name).await, java_hash);
+    let lock = client.get_non_reentrant_lock(name);
+    assert!(!lock.try_lock().await.unwrap());
+    let started = Instant::now();
+    assert!(!lock.try_lock_for(Duration::from_millis(400)).await.unwrap());
+    assert!(started.elapsed() >= Duration::from_millis(400), "it waited");
+    let thread: u64 = field.rsplit_once(':').unwrap().1.parse().unwrap();
+    assert!(!lock
+        .with_owner(LockOwner::from_raw(thread))
+        .try_lock()
+        .await
+        .unwrap());
+    assert!(matches!(
+        lock.unlock().await,
+        Err(redisson_lock::Error::NotOwner { .. })
+    ));
+    assert_eq!(hgetall(raw, name).await, java_hash, "untouched");
+    let waiter = tokio::spawn({
+        let lock = lock.with_owner(LockOwner::from_raw(1));
+        async move { lock.try_lock_for(Duration::from_secs(30)).await.unwrap() }
+    });
+    until_listening(&bed.raws, &[(0, name.to_string())], true, || async {
+        !waiter.is_finished()
+    })
+    .await;
+    java.ok(&format!("unlock {name} A")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "a partial Java unlock frees nothing");
+    java.ok(&format!("unlock {name} A")).await;
+    let taken = tokio::time::timeout(WAKE_BOUND, waiter)
+        .await
+        .expect("woken by Java's unlock, not the 60 s lease")
+        .unwrap();
+    assert!(taken);
+    let ours = vec![(format!("{}:1", client.id()), "1".to_string())];
+    assert_eq!(hgetall(raw, name).await, ours);
+
+    // Ours blocks Java's RLock; our release wakes a Java waiter.
+    assert!(!java.bool(&format!("trylock {name} 0 -1 B")).await);
+    let refused = java.call(&format!("unlock {name} B")).await;
+    assert!(refused.starts_with("ERR java.lang.IllegalMonitorStateException"), "{refused}");
+    assert_eq!(hgetall(raw, name).await, ours);
+    let java_waiter = java.spawn(&format!("lock {name} -1 B")).await;
+    until_listening(&bed.raws, &[(0, name.to_string())], true, || async {
+        java_waiter.poll().await.is_none()
+    })
+    .await;
+    lock.with_owner(LockOwner::from_raw(1)).unlock().await.unwrap();
+    assert_eq!(answer(&java_waiter, WAKE_BOUND).await, "OK");
+    assert_eq!(
+        hgetall(raw, name).await,
+        vec![(java.field("B").await, "1".to_string())]
+    );
+    java.ok(&format!("unlock {name} B")).await;
 }
 
 /// A faster multi-lock's base name is `<group>` (values `a`, `b`) or `<group>=<v1>|<v2>...`.
