@@ -1435,19 +1435,29 @@ fn rw_norm(name: &str, fields: &[(String, &str)]) -> Norm {
 /// exclusion between one side's writers and the other's readers.
 pub async fn check_read_write_halves(bed: &Interop) {
     let sides = bed.sides();
+    if phase("state") {
+        read_write_state(bed, &sides).await;
+    }
+    if phase("exclusion") {
+        readers_together(bed, &sides).await;
+    }
+    if phase("wake") {
+        read_write_wake_ups(bed, &sides).await;
+    }
+    if phase("exclusion") {
+        read_write_exclusion(bed, &sides).await;
+    }
+}
+
+/// Read holds, and a writer that also reads: the same state on both sides.
+async fn read_write_state(bed: &Interop, sides: &[Side<'_>]) {
     let client = &bed.clients[0];
     let raw = &bed.raws[0];
-    let raws = &bed.raws[..];
     let lease = Duration::from_secs(20);
     let tolerance = Duration::from_millis(1_500);
     let rw = |n: &str| client.get_read_write_lock(n);
     let ours_fields = |n: u64| format!("{}:{n}", client.id());
-    let crate_norm = |name: &str| {
-        rw_norm(
-            name,
-            &[(ours_fields(1), "R1"), (ours_fields(2), "R2")],
-        )
-    };
+    let crate_norm = |name: &str| rw_norm(name, &[(ours_fields(1), "R1"), (ours_fields(2), "R2")]);
     let java_norm = |side: &Side<'_>, name: &str| {
         rw_norm(
             name,
@@ -1460,7 +1470,6 @@ pub async fn check_read_write_halves(bed: &Interop) {
     let compare = |what: &str, ours: &Snapshot, java: &Snapshot, version: Version| {
         assert_same_state(&format!("rw, {what}, Redisson {version}"), ours, java, tolerance)
     };
-
     // 1. Read holds: R1 twice, R2 once; then R1 gives one back.
     let name = "rw-read-state-rs";
     let (r1, r2) = (
@@ -1477,7 +1486,7 @@ pub async fn check_read_write_halves(bed: &Interop) {
     r1.unlock().await.unwrap();
     r2.unlock().await.unwrap();
     assert!(snapshot(raw, name, &crate_norm(name)).await.0.is_empty());
-    for side in &sides {
+    for side in sides {
         let name = format!("rw-read-state-{}", side.tag());
         let norm = java_norm(side, &name);
         for thread in ["A", "A", "B"] {
@@ -1513,7 +1522,7 @@ pub async fn check_read_write_halves(bed: &Interop) {
     r.unlock().await.unwrap();
     let write_only = snapshot(raw, name, &crate_norm(name)).await;
     w.unlock().await.unwrap();
-    for side in &sides {
+    for side in sides {
         let name = format!("rw-write-state-{}", side.tag());
         let norm = java_norm(side, &name);
         let ms = lease.as_millis();
@@ -1530,11 +1539,17 @@ pub async fn check_read_write_halves(bed: &Interop) {
         side.java.ok(&format!("unlock write:{name} A")).await;
     }
 
-    // 3. Readers together: the crate's and each version's at once; no writer gets in.
+}
+
+/// Readers together: the crate's and each version's at once; no writer gets in.
+async fn readers_together(bed: &Interop, sides: &[Side<'_>]) {
+    let client = &bed.clients[0];
+    let raw = &bed.raws[0];
+    let rw = |n: &str| client.get_read_write_lock(n);
     let name = "rw-share";
     let ours = rw(name).read_lock().owned_by(1);
     ours.lock_with_lease(WAKE_LEASE).await.unwrap();
-    for side in &sides {
+    for side in sides {
         assert!(
             side.java.bool(&format!("trylock read:{name} 0 -1 A")).await,
             "Redisson {} reads beside the crate's reader",
@@ -1544,16 +1559,21 @@ pub async fn check_read_write_halves(bed: &Interop) {
     let readers: i64 = raw.hlen(name).await.unwrap();
     assert_eq!(readers as usize, 1 + sides.len() + 1, "mode and one field per reader");
     assert!(!rw(name).write_lock().owned_by(2).try_lock().await.unwrap());
-    for side in &sides {
+    for side in sides {
         assert!(!side.java.bool(&format!("trylock write:{name} 0 -1 B")).await);
     }
     ours.unlock().await.unwrap();
-    for side in &sides {
+    for side in sides {
         side.java.ok(&format!("unlock read:{name} A")).await;
     }
+}
 
-    // 4. Wake-ups between the halves, both ways, for each version.
-    for side in &sides {
+/// Wake-ups between the halves, both ways, for each version.
+async fn read_write_wake_ups(bed: &Interop, sides: &[Side<'_>]) {
+    let client = &bed.clients[0];
+    let raws = &bed.raws[..];
+    let rw = |n: &str| client.get_read_write_lock(n);
+    for side in sides {
         let java = side.java;
         let version = java.version();
         for (held_half, waiting_half) in [("write", "read"), ("read", "write")] {
@@ -1623,7 +1643,14 @@ pub async fn check_read_write_halves(bed: &Interop) {
         }
     }
 
-    // 5. One side's writers against the other's readers. Java's writers and readers
+}
+
+/// One side's writers against the other's readers.
+async fn read_write_exclusion(bed: &Interop, sides: &[Side<'_>]) {
+    let client = &bed.clients[0];
+    let raw = &bed.raws[0];
+    let rw = |n: &str| client.get_read_write_lock(n);
+    //    Java's writers and readers
     //    stress the lock (each GETs and SETs a counter of its half); the crate's writers
     //    count on the writers' counter and watch the readers' one, its readers watch the
     //    writers' one: a counter of the other half that moves during a hold is a reader
@@ -1633,7 +1660,7 @@ pub async fn check_read_write_halves(bed: &Interop) {
     let write_counter = format!("{ck}:write:{base}0");
     let read_counter = format!("{ck}:read:{base}0");
     let mut pendings = Vec::new();
-    for side in &sides {
+    for side in sides {
         for half in ["write", "read"] {
             pendings.push((
                 side.java.version(),
