@@ -279,6 +279,38 @@ async fn fenced_tokens(bed: &mut Interop) {
     gate.check(java).unwrap();
     new.ok(&format!("unlock fenced:{name} A")).await;
 
+    // Taking turns (Redisson's testTokenIncrease with Java between ours): Java's
+    // re-entry draws a token too, nobody draws while the other holds, every token is
+    // new and larger.
+    let mut drawn = vec![java];
+    for java in [old, new] {
+        let first = java_token(java, name, "A").await;
+        let again = java_token(java, name, "A").await;
+        assert_eq!(
+            lock.try_lock_and_get_token_for(Duration::ZERO).await.unwrap(),
+            None
+        );
+        assert_eq!(lock.token().await.unwrap(), Some(again));
+        java.ok(&format!("unlock fenced:{name} A")).await;
+        java.ok(&format!("unlock fenced:{name} A")).await;
+        let ours = lock.lock_and_get_token().await.unwrap();
+        assert_eq!(
+            java.call(&format!("fencedtrylock {name} 0 -1 B")).await,
+            "null",
+            "Redisson {} draws nothing while the crate holds it",
+            java.version()
+        );
+        lock.unlock().await.unwrap();
+        drawn.extend([first, again, ours]);
+    }
+    assert_eq!(
+        drawn,
+        (drawn[0]..drawn[0] + drawn.len() as u64).collect::<Vec<_>>(),
+        "one counter, drawn in turn"
+    );
+    let java = *drawn.last().unwrap();
+    gate.check(java).unwrap();
+
     // A restart without persistence; Redisson 3.23.3 acquires first.
     let restarted = Instant::now();
     bed.servers[0].restart_empty();
