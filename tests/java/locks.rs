@@ -8,7 +8,10 @@ use crate::support::interop::*;
 use crate::support::real_java::{JavaClient, Version};
 use crate::support::{assert_seeded, hgetall, server_time_us};
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use redisson_lock::fred::prelude::ClientLike;
 
 use redisson_lock::{Client, FencingGate, LockOwner};
 
@@ -181,7 +184,96 @@ async fn fair_lock() {
         before_state: None,
     })
     .await;
+    // Java and Rust waiters queued in turn take the lock in that order, each side waking
+    // the other through the per-waiter channels; with hand-offs within the queue, an
+    // unlock whose head is a waiter of the same client hands it the lock without a
+    // message, one whose head is a Java waiter wakes it.
+    let [old, new] = [&bed.javas[0], &bed.javas[1]];
+    let published = fair_queue_round(&bed, "fair-fifo", &[Some(old), None, Some(new), None]).await;
+    // holder -> java 0 -> rust 1 -> java 2 -> rust 3: every turn changes side.
+    assert_eq!(published, 4, "every turn to the other side is a message");
+    let published = fair_queue_round(
+        &bed,
+        "fair-fifo-handoff",
+        &[None, None, Some(old), None, Some(new)],
+    )
+    .await;
+    // Published: rust 1 -> java 2, java 2 -> rust 3, rust 3 -> java 4. Handed without a
+    // message: holder -> rust 0, rust 0 -> rust 1.
+    assert_eq!(published, 3);
     bed.shutdown().await;
+}
+
+/// Queues one waiter per entry of `waiters` behind a crate holder, in that order (`Some`:
+/// a thread of that Redisson, `None`: a task of the crate's client), each holding the
+/// lock 20 ms when its turn comes; then the holder unlocks. The waiters must take the
+/// lock in queue order; answers the `PUBLISH` calls the server ran from the holder's
+/// unlock on.
+async fn fair_queue_round(bed: &Interop, name: &str, waiters: &[Option<&JavaClient>]) -> u64 {
+    let client = &bed.clients[0];
+    let raw = &bed.raws[0];
+    let hold = Duration::from_millis(20);
+    let queue_key = format!("redisson_lock_queue:{{{name}}}");
+    let holder = client.get_fair_lock(name).with_owner(LockOwner::from_raw(1));
+    holder.lock().await.unwrap();
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut rust = Vec::new();
+    let mut java = Vec::new();
+    for (i, waiter) in waiters.iter().enumerate() {
+        let member = match waiter {
+            Some(j) => {
+                let thread = format!("Q{i}");
+                // Before the lock: `lockfield` runs on the thread, which `lock` blocks.
+                let field = j.field(&thread).await;
+                let pending = j.spawn(&format!("lock fair:{name} -1 {thread}")).await;
+                java.push((i, *j, thread, pending));
+                field
+            }
+            None => {
+                let owner = 10 + i as u64;
+                let lock = client.get_fair_lock(name).with_owner(LockOwner::from_raw(owner));
+                let order = order.clone();
+                rust.push(tokio::spawn(async move {
+                    lock.lock().await.unwrap();
+                    order.lock().unwrap().push(i);
+                    tokio::time::sleep(hold).await;
+                    lock.unlock().await.unwrap();
+                }));
+                format!("{}:{owner}", client.id())
+            }
+        };
+        let queued = crate::support::eventually(Duration::from_secs(20), || async {
+            let queue: Vec<String> = raw
+                .custom(redisson_lock::fred::cmd!("LRANGE"), vec![queue_key.as_str(), "0", "-1"])
+                .await
+                .unwrap();
+            queue.contains(&member)
+        })
+        .await;
+        assert!(queued, "waiter {i} ({member}) never queued");
+    }
+    crate::support::reset_stats(raw).await;
+    holder.unlock().await.unwrap();
+    let java_turns = java.iter().map(|(i, j, thread, pending)| {
+        let order = order.clone();
+        async move {
+            assert_eq!(answer(pending, Duration::from_secs(30)).await, "OK");
+            order.lock().unwrap().push(*i);
+            tokio::time::sleep(hold).await;
+            j.ok(&format!("unlock fair:{name} {thread}")).await;
+        }
+    });
+    futures::future::join_all(java_turns).await;
+    for task in rust {
+        tokio::time::timeout(Duration::from_secs(30), task)
+            .await
+            .expect("every crate waiter got its turn")
+            .unwrap();
+    }
+    let order = order.lock().unwrap().clone();
+    eprintln!("fair: {name}: turns {order:?}");
+    assert_eq!(order, (0..waiters.len()).collect::<Vec<_>>(), "queue order");
+    crate::support::command_calls(raw, "publish").await
 }
 
 /// The token counter: both sides start from the same value in the raw-state steps.
