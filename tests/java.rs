@@ -20,3 +20,5 @@ mod locks;
 mod synchronizers;
 #[path = "java/name_mapper.rs"]
 mod name_mapper;
+#[path = "java/shares.rs"]
+mod shares;
