@@ -57,7 +57,7 @@
 //!   on one name: besides the above, `client_N_share` of the acquisitions and
 //!   `client_N_wait_p50_us` / `client_N_wait_p99_us` (time in `lock()`) per client.
 //! * `contended_vs_redisson_like`: the crate's client (8 tasks) and a Redisson-like client
-//!   (8 threads; `tests/support/java.rs`: Redisson's wait, each thread an OS thread) on one
+//!   (8 threads; `redisson_like_client.rs`: Redisson's wait, each thread an OS thread) on one
 //!   name: `crate_share` / `redisson_like_share` of the acquisitions, each side's wait,
 //!   the total rate against `contended_16`'s (measured too when not selected) and against
 //!   the Redisson-like threads alone (`redisson_like_alone_per_s`, the mean of a run just
@@ -105,6 +105,7 @@ mod permits;
 mod plot;
 mod read_write;
 mod redisson_like;
+mod redisson_like_client;
 mod reentrant;
 mod report;
 mod semaphore;

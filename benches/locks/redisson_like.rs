@@ -1,5 +1,5 @@
 //! `contended_vs_redisson_like`: this crate's client and a Redisson-like client (the
-//! simulated Java client of `tests/support/java.rs`: one subscription, each `0` wakes one
+//! simulated Java client of `redisson_like_client.rs`: one subscription, each `0` wakes one
 //! of its threads, which tries; every thread an OS thread) with as many tasks as threads,
 //! all looping lock / counter / unlock on one name, as `contended_16` does. Each side's
 //! share of the acquisitions, each side's wait in `lock()`, and the total rate against
@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::measure::{contended, counter_target, drive, ns, p50_p99, Phase, MEASURE, STOP};
 use crate::report::Bound::{AtLeast, AtMost};
 use crate::report::{fmt_opt, round1, round3, Row};
-use crate::support::java::RedissonLike;
+use crate::redisson_like_client::RedissonLike;
 use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["contended_vs_redisson_like"];

@@ -11,7 +11,6 @@ pub mod cli;
 pub mod cluster;
 pub mod faulty;
 pub mod interop;
-pub mod java;
 pub mod pes;
 pub mod real_java;
 pub mod sentinel_set;
