@@ -127,7 +127,11 @@ async fn a_name_with_braces_keeps_them_inside_new_ones() {
     });
     subscribed(&raw, &ch, 1).await; // NUMSUB does not count our pattern listener
     let other = server.client().await;
-    other.get_count_down_latch(&name).count_down().await.unwrap();
+    other
+        .get_count_down_latch(&name)
+        .count_down()
+        .await
+        .unwrap();
     assert!(waiter.await.unwrap().unwrap());
     other.shutdown().await.unwrap();
     assert_eq!(
@@ -640,7 +644,11 @@ async fn through_a_sentinel() {
     });
     subscribed(&raw, &channel(&name), 1).await;
     let other = primary.client().await;
-    other.get_count_down_latch(&name).count_down().await.unwrap();
+    other
+        .get_count_down_latch(&name)
+        .count_down()
+        .await
+        .unwrap();
     assert!(waiter.await.unwrap().unwrap());
     assert_eq!(command_calls(&raw, "wait").await, 0, "no WAIT for a latch");
     other.shutdown().await.unwrap();

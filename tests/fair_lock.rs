@@ -306,7 +306,6 @@ impl Ghost {
             .await
             .unwrap()
     }
-
 }
 
 async fn ghost(server: &RedisServer, name: &str, thread: u64, wait_ms: i64) -> Ghost {

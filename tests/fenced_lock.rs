@@ -274,7 +274,10 @@ async fn token_increase_numbering_and_another_client_between_ours() {
         };
         // The other client sees it held and draws nothing.
         assert_eq!(
-            theirs.try_lock_and_get_token_for(Duration::ZERO).await.unwrap(),
+            theirs
+                .try_lock_and_get_token_for(Duration::ZERO)
+                .await
+                .unwrap(),
             None
         );
         lock.unlock().await.unwrap();
@@ -306,7 +309,10 @@ async fn token_increase_numbering_and_another_client_between_ours() {
     );
     let released = Instant::now();
     theirs.unlock().await.unwrap();
-    let ours = waiter.await.unwrap().expect("woken by the other client's unlock");
+    let ours = waiter
+        .await
+        .unwrap()
+        .expect("woken by the other client's unlock");
     assert!(
         released.elapsed() < Duration::from_secs(5),
         "woken by the message, not the 60 s lease"
@@ -766,7 +772,9 @@ async fn ensure_token_floor_raises_a_low_counter_and_never_lowers_one() {
     let raised = lock.ensure_token_floor().await.unwrap();
     assert_seeded(raised, before, server_time_us(&raw).await);
     assert!(raised > floor + 1);
-    let other = client.get_fenced_lock(&name).with_owner(redisson_lock::LockOwner::from_raw(3));
+    let other = client
+        .get_fenced_lock(&name)
+        .with_owner(redisson_lock::LockOwner::from_raw(3));
     assert_eq!(other.lock_and_get_token().await.unwrap(), raised + 1);
     other.unlock().await.unwrap();
 

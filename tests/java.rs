@@ -16,9 +16,9 @@ mod support;
 mod fleet_share;
 #[path = "java/locks.rs"]
 mod locks;
-#[path = "java/synchronizers.rs"]
-mod synchronizers;
 #[path = "java/name_mapper.rs"]
 mod name_mapper;
 #[path = "java/shares.rs"]
 mod shares;
+#[path = "java/synchronizers.rs"]
+mod synchronizers;

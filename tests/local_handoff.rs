@@ -239,7 +239,10 @@ async fn a_line_listens_with_the_mark_of_local_lines() {
     // Another process holds it.
     let other = server.client().await;
     let holder = other.get_lock(&name).with_owner(LockOwner::from_raw(7));
-    holder.lock_with_lease(Duration::from_secs(30)).await.unwrap();
+    holder
+        .lock_with_lease(Duration::from_secs(30))
+        .await
+        .unwrap();
     let waiter = in_line(&client, &name, 1, 1).await;
     assert!(
         eventually(Duration::from_secs(2), || async {

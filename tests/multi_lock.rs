@@ -166,7 +166,10 @@ async fn a_member_held_elsewhere_fails_after_the_wait_and_leaves_nothing_held() 
     let holder = elsewhere
         .get_lock(names[1].clone())
         .with_owner(redisson_lock::LockOwner::from_raw(77));
-    holder.lock_with_lease(Duration::from_secs(30)).await.unwrap();
+    holder
+        .lock_with_lease(Duration::from_secs(30))
+        .await
+        .unwrap();
     let java_field = format!("{}:77", elsewhere.id());
     let group = MultiLock::new((0..3).map(|i| clients[i].get_lock(names[i].clone()))).unwrap();
 

@@ -147,7 +147,6 @@ async fn assert_clean(raw: &Client, clients: &[&LockClient], name: &str, limit: 
     );
 }
 
-
 // ---- 1. raw state -------------------------------------------------------------------------
 
 #[tokio::test]

@@ -16,9 +16,9 @@ use redisson_lock::{Client, Config};
 use serde_json::json;
 
 use crate::measure::{contended, counter_target, drive, ns, p50_p99, Phase, MEASURE, STOP};
+use crate::redisson_like_client::RedissonLike;
 use crate::report::Bound::{AtLeast, AtMost};
 use crate::report::{fmt_opt, round1, round3, Row};
-use crate::redisson_like_client::RedissonLike;
 use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["contended_vs_redisson_like"];

@@ -81,7 +81,10 @@ async fn rlock_details(bed: &Interop) {
             .unwrap());
         let started = Instant::now();
         assert!(!lock.try_lock_for(Duration::from_millis(300)).await.unwrap());
-        assert!(started.elapsed() >= Duration::from_millis(250), "it did wait");
+        assert!(
+            started.elapsed() >= Duration::from_millis(250),
+            "it did wait"
+        );
         let thread: u64 = field.rsplit_once(':').unwrap().1.parse().unwrap();
         let same_number = lock.with_owner(LockOwner::from_raw(thread));
         assert!(!same_number.try_lock().await.unwrap());
@@ -89,7 +92,10 @@ async fn rlock_details(bed: &Interop) {
         assert!(lock.is_locked().await.unwrap());
         assert_eq!(lock.hold_count().await.unwrap(), 0);
         let ttl = lock.remain_time_to_live().await.unwrap().unwrap();
-        assert!(ttl > Duration::from_secs(100) && ttl <= Duration::from_secs(120), "{ttl:?}");
+        assert!(
+            ttl > Duration::from_secs(100) && ttl <= Duration::from_secs(120),
+            "{ttl:?}"
+        );
         let refused = same_number.unlock().await.unwrap_err();
         assert!(matches!(refused, redisson_lock::Error::NotOwner { .. }));
         assert_eq!(
@@ -99,7 +105,11 @@ async fn rlock_details(bed: &Interop) {
                 client.id()
             )
         );
-        assert_eq!(hgetall(raw, &name).await, java_hash, "none of that touched it");
+        assert_eq!(
+            hgetall(raw, &name).await,
+            java_hash,
+            "none of that touched it"
+        );
 
         // Our waiter: Java's partial unlock publishes nothing, its last one wakes it.
         let waiter = tokio::spawn({
@@ -132,13 +142,20 @@ async fn rlock_details(bed: &Interop) {
         assert!(!java.bool(&format!("held {name} B")).await);
         assert!(java.bool(&format!("islocked {name}")).await);
         let ttl = java.int(&format!("ttl {name}")).await;
-        assert!((1..=3_000).contains(&ttl), "Java reads the watchdog TTL: {ttl}");
+        assert!(
+            (1..=3_000).contains(&ttl),
+            "Java reads the watchdog TTL: {ttl}"
+        );
         let refused = java.call(&format!("unlock {name} B")).await;
         assert!(
             refused.starts_with("ERR java.lang.IllegalMonitorStateException: attempt to unlock lock, not locked by current thread"),
             "{refused}"
         );
-        assert_eq!(hgetall(raw, &name).await, ours, "Java's refused unlock changed nothing");
+        assert_eq!(
+            hgetall(raw, &name).await,
+            ours,
+            "Java's refused unlock changed nothing"
+        );
         lock.unlock().await.unwrap();
         // A lease: Java's TTL is ours.
         lock.lock_with_lease(Duration::from_secs(5)).await.unwrap();
@@ -214,7 +231,9 @@ async fn fair_queue_round(bed: &Interop, name: &str, waiters: &[Option<&JavaClie
     let raw = &bed.raws[0];
     let hold = Duration::from_millis(20);
     let queue_key = format!("redisson_lock_queue:{{{name}}}");
-    let holder = client.get_fair_lock(name).with_owner(LockOwner::from_raw(1));
+    let holder = client
+        .get_fair_lock(name)
+        .with_owner(LockOwner::from_raw(1));
     holder.lock().await.unwrap();
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut rust = Vec::new();
@@ -231,7 +250,9 @@ async fn fair_queue_round(bed: &Interop, name: &str, waiters: &[Option<&JavaClie
             }
             None => {
                 let owner = 10 + i as u64;
-                let lock = client.get_fair_lock(name).with_owner(LockOwner::from_raw(owner));
+                let lock = client
+                    .get_fair_lock(name)
+                    .with_owner(LockOwner::from_raw(owner));
                 let order = order.clone();
                 rust.push(tokio::spawn(async move {
                     lock.lock().await.unwrap();
@@ -244,7 +265,10 @@ async fn fair_queue_round(bed: &Interop, name: &str, waiters: &[Option<&JavaClie
         };
         let queued = crate::support::eventually(Duration::from_secs(20), || async {
             let queue: Vec<String> = raw
-                .custom(redisson_lock::fred::cmd!("LRANGE"), vec![queue_key.as_str(), "0", "-1"])
+                .custom(
+                    redisson_lock::fred::cmd!("LRANGE"),
+                    vec![queue_key.as_str(), "0", "-1"],
+                )
                 .await
                 .unwrap();
             queue.contains(&member)
@@ -321,7 +345,9 @@ fn refused(gate: &FencingGate, token: u64) -> bool {
 async fn java_token(java: &JavaClient, name: &str, thread: &str) -> u64 {
     let start = Instant::now();
     loop {
-        let answer = java.call(&format!("fencedlock {name} 30000 {thread}")).await;
+        let answer = java
+            .call(&format!("fencedlock {name} 30000 {thread}"))
+            .await;
         match answer.parse() {
             Ok(token) => return token,
             Err(_) if start.elapsed() < Duration::from_secs(30) => {
@@ -363,7 +389,11 @@ async fn fenced_tokens(bed: &mut Interop) {
     gate.check(ours).unwrap();
     lock.unlock().await.unwrap();
     let java = java_token(old, name, "A").await;
-    assert_eq!(java, ours + 1, "Redisson 3.23.3 continues the seeded counter");
+    assert_eq!(
+        java,
+        ours + 1,
+        "Redisson 3.23.3 continues the seeded counter"
+    );
     gate.check(java).unwrap();
     old.ok(&format!("unlock fenced:{name} A")).await;
     let java = java_token(new, name, "A").await;
@@ -379,7 +409,9 @@ async fn fenced_tokens(bed: &mut Interop) {
         let first = java_token(java, name, "A").await;
         let again = java_token(java, name, "A").await;
         assert_eq!(
-            lock.try_lock_and_get_token_for(Duration::ZERO).await.unwrap(),
+            lock.try_lock_and_get_token_for(Duration::ZERO)
+                .await
+                .unwrap(),
             None
         );
         assert_eq!(lock.token().await.unwrap(), Some(again));
@@ -535,7 +567,9 @@ async fn non_reentrant_details(bed: &Interop) {
         ours.lock().await,
         Err(redisson_lock::Error::NonReentrant { .. })
     ));
-    let retry = java.call(&format!("trylock nonreentrant:{name} 0 -1 A")).await;
+    let retry = java
+        .call(&format!("trylock nonreentrant:{name} 0 -1 A"))
+        .await;
     assert_eq!(retry, "false");
     ours.unlock().await.unwrap();
 
@@ -585,14 +619,20 @@ async fn non_reentrant_details(bed: &Interop) {
     // Ours blocks Java's RLock; our release wakes a Java waiter.
     assert!(!java.bool(&format!("trylock {name} 0 -1 B")).await);
     let refused = java.call(&format!("unlock {name} B")).await;
-    assert!(refused.starts_with("ERR java.lang.IllegalMonitorStateException"), "{refused}");
+    assert!(
+        refused.starts_with("ERR java.lang.IllegalMonitorStateException"),
+        "{refused}"
+    );
     assert_eq!(hgetall(raw, name).await, ours);
     let java_waiter = java.spawn(&format!("lock {name} -1 B")).await;
     until_listening(&bed.raws, &[(0, name.to_string())], true, || async {
         java_waiter.poll().await.is_none()
     })
     .await;
-    lock.with_owner(LockOwner::from_raw(1)).unlock().await.unwrap();
+    lock.with_owner(LockOwner::from_raw(1))
+        .unlock()
+        .await
+        .unwrap();
     assert_eq!(answer(&java_waiter, WAKE_BOUND).await, "OK");
     assert_eq!(
         hgetall(raw, name).await,
@@ -679,7 +719,12 @@ async fn red_lock() {
             redisson_lock::RedLock::new([c[0].get_lock(n), c[1].get_lock(n), c[2].get_lock(n)])
                 .unwrap()
         },
-        java: |n| JavaLock::Group("red", vec![n.to_string(), format!("s1/{n}"), format!("s2/{n}")]),
+        java: |n| {
+            JavaLock::Group(
+                "red",
+                vec![n.to_string(), format!("s1/{n}"), format!("s2/{n}")],
+            )
+        },
         keys: |n| (0..3).map(|i| (i, n.to_string())).collect(),
         reentrant: true,
         quorum: true,

@@ -23,9 +23,7 @@ async fn a_java_waiter_gets_the_lock_while_eight_local_tasks_hand_it_around() {
     let bed = Interop::start(&Version::ALL, 1).await;
     let server = &bed.servers[0];
     let raw = &bed.raws[0];
-    let client = server
-        .client_with(server.config().local_handoffs(4))
-        .await;
+    let client = server.client_with(server.config().local_handoffs(4)).await;
     let name = "handoff-java";
     let stop = Arc::new(AtomicBool::new(false));
     let inside = Arc::new(AtomicUsize::new(0));
@@ -67,7 +65,10 @@ async fn a_java_waiter_gets_the_lock_while_eight_local_tasks_hand_it_around() {
             if inside.fetch_add(1, Ordering::SeqCst) != 0 {
                 overlaps.fetch_add(1, Ordering::SeqCst);
             }
-            assert_eq!(hgetall(raw, name).await, vec![(field.clone(), "1".to_string())]);
+            assert_eq!(
+                hgetall(raw, name).await,
+                vec![(field.clone(), "1".to_string())]
+            );
             tokio::time::sleep(Duration::from_millis(2)).await;
             inside.fetch_sub(1, Ordering::SeqCst);
             java.ok(&format!("unlock {name} J")).await;
@@ -81,7 +82,10 @@ async fn a_java_waiter_gets_the_lock_while_eight_local_tasks_hand_it_around() {
             .unwrap()
             .unwrap();
     }
-    eprintln!("crate acquisitions meanwhile: {}", ours.load(Ordering::Relaxed));
+    eprintln!(
+        "crate acquisitions meanwhile: {}",
+        ours.load(Ordering::Relaxed)
+    );
     assert_eq!(overlaps.load(Ordering::SeqCst), 0);
     assert!(ours.load(Ordering::Relaxed) > 10);
     client.shutdown().await.unwrap();
@@ -130,7 +134,11 @@ async fn contend(
     }
     assert_eq!(reply, format!("OK {} 0", threads * rounds));
     let java_count: Option<u64> = raw.get(&java_counter).await.unwrap();
-    assert_eq!(java_count, Some((threads * rounds) as u64), "Java's own counter");
+    assert_eq!(
+        java_count,
+        Some((threads * rounds) as u64),
+        "Java's own counter"
+    );
     (java_count.unwrap(), ours.load(Ordering::SeqCst))
 }
 
@@ -189,8 +197,11 @@ async fn java_clients_keep_up_with_the_crate_on_a_hot_lock() {
         let prefix = format!("ck-{}", java.version());
         pendings.push((
             format!("{prefix}:{name}0"),
-            java.spawn(&format!("stress {name} 1 3 {ROUNDS} 4 {prefix} {}", server.url()))
-                .await,
+            java.spawn(&format!(
+                "stress {name} 1 3 {ROUNDS} 4 {prefix} {}",
+                server.url()
+            ))
+            .await,
         ));
     }
     let inside = Arc::new(AtomicUsize::new(0));
@@ -220,7 +231,10 @@ async fn java_clients_keep_up_with_the_crate_on_a_hot_lock() {
         java_by_then += n.unwrap_or(0);
     }
     for (_, pending) in &pendings {
-        assert_eq!(answer(pending, Duration::from_secs(60)).await, format!("OK {} 0", 3 * ROUNDS));
+        assert_eq!(
+            answer(pending, Duration::from_secs(60)).await,
+            format!("OK {} 0", 3 * ROUNDS)
+        );
     }
     eprintln!(
         "when the crate had done {} rounds, the two Java clients had done {java_by_then}",

@@ -130,11 +130,11 @@ async fn permit_expirable_details(bed: &Interop, java: &JavaClient) {
     let parsed: redisson_lock::PermitId = java_id.parse().unwrap();
     assert_eq!(parsed.to_string(), java_id, "the same 32 hex digits");
     let left = sem.get_lease_time(parsed).await.unwrap().unwrap();
-    assert!(left > Duration::from_secs(55) && left <= Duration::from_secs(60), "{left:?}");
-    let mine = sem
-        .acquire(Some(Duration::from_secs(30)))
-        .await
-        .unwrap();
+    assert!(
+        left > Duration::from_secs(55) && left <= Duration::from_secs(60),
+        "{left:?}"
+    );
+    let mine = sem.acquire(Some(Duration::from_secs(30))).await.unwrap();
     assert_eq!(java.int(&format!("pesacquired {name}")).await, 2);
     if java.version() == Version::V4_7_0 {
         // getLeaseTime: Redisson 3.41+.
@@ -163,15 +163,15 @@ async fn latch_details(bed: &Interop, java: &JavaClient) {
     let client = &bed.clients[0];
     let raw = &bed.raws[0];
     let version = java.version();
-    let (_listener, mut rx) = crate::support::listen(
-        &bed.servers[0],
-        "redisson_countdownlatch__channel__*",
-    )
-    .await;
+    let (_listener, mut rx) =
+        crate::support::listen(&bed.servers[0], "redisson_countdownlatch__channel__*").await;
     let messages = |rx: &mut tokio::sync::broadcast::Receiver<fred::types::Message>| {
         let mut out = Vec::new();
         while let Ok(m) = rx.try_recv() {
-            out.push((m.channel.to_string(), m.value.as_bytes().unwrap_or_default().to_vec()));
+            out.push((
+                m.channel.to_string(),
+                m.value.as_bytes().unwrap_or_default().to_vec(),
+            ));
         }
         out
     };
@@ -192,7 +192,11 @@ async fn latch_details(bed: &Interop, java: &JavaClient) {
     })
     .await;
     java.ok(&format!("latchdown {name}")).await;
-    assert!(tokio::time::timeout(WAKE_BOUND, waiter).await.unwrap().unwrap().unwrap());
+    assert!(tokio::time::timeout(WAKE_BOUND, waiter)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap());
     quiet().await;
     assert_eq!(
         messages(&mut rx),
@@ -215,7 +219,10 @@ async fn latch_details(bed: &Interop, java: &JavaClient) {
             java.ok(&format!("latchdown {theirs_name}")).await;
             let a: Option<String> = raw.get(&ours_name).await.unwrap();
             let b: Option<String> = raw.get(&theirs_name).await.unwrap();
-            assert_eq!(a, b, "Redisson {version}: the count after the same operations");
+            assert_eq!(
+                a, b,
+                "Redisson {version}: the count after the same operations"
+            );
             assert_eq!(
                 ours.get_count().await.unwrap(),
                 java.int(&format!("latchcount {theirs_name}")).await
@@ -230,7 +237,11 @@ async fn latch_details(bed: &Interop, java: &JavaClient) {
             .map(|(_, p)| p.clone())
             .collect()
     };
-    assert_eq!(of(&ours_name), of(&theirs_name), "same messages, same order");
+    assert_eq!(
+        of(&ours_name),
+        of(&theirs_name),
+        "same messages, same order"
+    );
     assert_eq!(
         of(&ours_name),
         vec![b"1".to_vec(), b"0".to_vec(), b"1".to_vec(), b"1".to_vec()]
@@ -257,7 +268,11 @@ async fn latch_details(bed: &Interop, java: &JavaClient) {
     assert!(latch.delete().await.unwrap());
     assert!(ours.await.unwrap().unwrap());
     assert_eq!(answer(&theirs, WAKE_BOUND).await, "true");
-    assert!(deleted.elapsed() < Duration::from_secs(3), "{:?}", deleted.elapsed());
+    assert!(
+        deleted.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        deleted.elapsed()
+    );
 
     // Java's delete: the crate's waiter returns at once; Java's sleeps to its timeout.
     let name = format!("latch-delete-java-{version}");
