@@ -1,17 +1,21 @@
 //! `CountDownLatch` against the sync protocol (§5): the count key and the channel's
 //! messages after each operation, read by a raw client and a raw subscriber; waiting (one
 //! count down releasing 64 waiters, timeouts, a stray `0`, `delete`, a dropped wait,
-//! shutdown); a name mapper, braces, a cluster; and interop with a simulated Java
-//! `RCountDownLatch` (`support/java_latch.rs`).
+//! shutdown); a name mapper, braces, a cluster. Real Redisson's `RCountDownLatch` on the
+//! same names: `tests/java/synchronizers.rs`.
 
 mod support;
-use support::java_latch::{self as java, channel};
 use support::*;
 
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{Error, PrefixNameMapper};
+
+/// `redisson_countdownlatch__channel__{N}`: braces always added.
+fn channel(name: &str) -> String {
+    format!("redisson_countdownlatch__channel__{{{name}}}")
+}
 
 /// The raw value of the count key, `None` when missing.
 async fn raw_count(raw: &Client, key: &str) -> Option<String> {
@@ -122,8 +126,14 @@ async fn a_name_with_braces_keeps_them_inside_new_ones() {
         async move { latch.wait_for(Duration::from_secs(20)).await }
     });
     subscribed(&raw, &ch, 1).await; // NUMSUB does not count our pattern listener
-    java::count_down(&raw, &name).await;
+    let other = server.client().await;
+    other
+        .get_count_down_latch(&name)
+        .count_down()
+        .await
+        .unwrap();
     assert!(waiter.await.unwrap().unwrap());
+    other.shutdown().await.unwrap();
     assert_eq!(
         messages(&mut rx, Duration::from_secs(5)).await,
         vec![(ch, b"0".to_vec())]
@@ -265,148 +275,6 @@ async fn a_stray_zero_costs_one_get_and_the_waiter_keeps_its_timeout() {
     client.shutdown().await.unwrap();
 }
 
-/// Redisson's `delete()` publishes `1` and leaves Java waiters asleep on a count that
-/// reads 0 (§5.3, L8). The crate's `delete` publishes `0`: its own waiters and Java's
-/// return; and a Java `delete()` releases the crate's waiters too (they read on `1`).
-#[tokio::test]
-async fn delete_releases_the_waiters_of_both_worlds() {
-    let Duo(server, [client, other], raw, name) = Duo::new("latch-delete").await;
-    let latch = client.get_count_down_latch(&name);
-
-    // The crate's delete: a crate waiter and a Java waiter both return, at once.
-    assert!(latch.try_set_count(3).await.unwrap());
-    let ours = tokio::spawn({
-        let latch = latch.clone();
-        async move { latch.wait_for(Duration::from_secs(20)).await }
-    });
-    let theirs = tokio::spawn({
-        let url = server.url();
-        let name = name.clone();
-        async move { java::await_for(&url, &name, Duration::from_secs(20)).await }
-    });
-    subscribed(&raw, &channel(&name), 2).await;
-    let t = Instant::now();
-    assert!(other.get_count_down_latch(&name).delete().await.unwrap());
-    assert!(ours.await.unwrap().unwrap());
-    let java = theirs.await.unwrap();
-    assert!(java.opened, "{java:?}");
-    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
-
-    // A Java delete (`1`): the crate's waiter returns at once; a Java waiter sleeps on to
-    // its timeout although the count reads 0.
-    assert!(latch.try_set_count(3).await.unwrap());
-    let ours = tokio::spawn({
-        let latch = latch.clone();
-        async move {
-            let t = Instant::now();
-            (latch.wait_for(Duration::from_secs(20)).await, t.elapsed())
-        }
-    });
-    let theirs = tokio::spawn({
-        let url = server.url();
-        let name = name.clone();
-        async move { java::await_for(&url, &name, Duration::from_millis(1500)).await }
-    });
-    subscribed(&raw, &channel(&name), 2).await;
-    assert!(java::delete(&raw, &name).await);
-    let (opened, took) = ours.await.unwrap();
-    assert!(opened.unwrap());
-    assert!(took < Duration::from_secs(3), "released after {took:?}");
-    let java = theirs.await.unwrap();
-    assert!(
-        java.elapsed >= Duration::from_millis(1400),
-        "the simulated Java waiter slept to its timeout: {java:?}"
-    );
-    client.shutdown().await.unwrap();
-    other.shutdown().await.unwrap();
-}
-
-#[tokio::test]
-async fn interop_with_a_java_count_down_latch() {
-    let Bed(server, client, raw, name) = Bed::new("latch-java").await;
-    let latch = client.get_count_down_latch(&name);
-    let (_listener, mut rx) = listen(&server, "redisson_countdownlatch__channel__*").await;
-    let ch = channel(&name);
-
-    // Java sets, Rust reads and waits; Java counts down and releases the Rust waiter.
-    assert!(java::try_set_count(&raw, &name, 2).await);
-    assert!(
-        !latch.try_set_count(9).await.unwrap(),
-        "Java's count is there"
-    );
-    assert_eq!(latch.get_count().await.unwrap(), 2);
-    let ours = tokio::spawn({
-        let latch = latch.clone();
-        async move { latch.wait_for(Duration::from_secs(20)).await }
-    });
-    subscribed(&raw, &ch, 1).await;
-    java::count_down(&raw, &name).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!ours.is_finished(), "count 1: still closed");
-    java::count_down(&raw, &name).await;
-    assert!(ours.await.unwrap().unwrap());
-    let seen = drain(&mut rx, Duration::from_millis(300)).await;
-    assert_eq!(
-        seen,
-        vec![(ch.clone(), b"1".to_vec()), (ch.clone(), b"0".to_vec())]
-    );
-
-    // Rust sets and counts down; a Java waiter is released by the Rust `0`.
-    assert!(latch.try_set_count(1).await.unwrap());
-    assert!(!java::try_set_count(&raw, &name, 9).await);
-    assert_eq!(java::get_count(&raw, &name).await, 1);
-    let theirs = tokio::spawn({
-        let url = server.url();
-        let name = name.clone();
-        async move { java::await_for(&url, &name, Duration::from_secs(20)).await }
-    });
-    subscribed(&raw, &ch, 1).await;
-    latch.count_down().await.unwrap();
-    let java = theirs.await.unwrap();
-    assert!(
-        java.opened && java.elapsed < Duration::from_secs(5),
-        "{java:?}"
-    );
-
-    // The same operations through either side leave the same state and messages.
-    let twin = format!("{name}:twin");
-    let twin_ch = channel(&twin);
-    drain(&mut rx, Duration::from_millis(300)).await;
-    let rust_twin = client.get_count_down_latch(&twin);
-    for count in [3i64, 0, -1] {
-        assert_eq!(
-            latch.try_set_count(count).await.unwrap(),
-            java::try_set_count(&raw, &twin, count).await
-        );
-        for _ in 0..4 {
-            latch.count_down().await.unwrap();
-            java::count_down(&raw, &twin).await;
-            assert_eq!(raw_count(&raw, &name).await, raw_count(&raw, &twin).await);
-            assert_eq!(
-                latch.get_count().await.unwrap(),
-                rust_twin.get_count().await.unwrap()
-            );
-        }
-    }
-    let seen = drain(&mut rx, Duration::from_millis(300)).await;
-    let ours: Vec<_> = seen
-        .iter()
-        .filter(|(c, _)| *c == ch)
-        .map(|(_, p)| p.clone())
-        .collect();
-    let theirs: Vec<_> = seen
-        .iter()
-        .filter(|(c, _)| *c == twin_ch)
-        .map(|(_, p)| p.clone())
-        .collect();
-    assert_eq!(ours, theirs, "same messages, in the same order");
-    assert_eq!(
-        ours,
-        vec![b"1".to_vec(), b"0".to_vec(), b"1".to_vec(), b"1".to_vec()]
-    );
-    client.shutdown().await.unwrap();
-}
-
 #[tokio::test]
 async fn count_down_and_wait_is_a_barrier() {
     let Duo(_server, [client, other], raw, name) = Duo::new("latch-barrier").await;
@@ -534,7 +402,7 @@ async fn shutdown_wakes_waiters_and_bad_input_is_typed() {
 
 #[tokio::test]
 async fn the_name_mapper_maps_the_key_and_the_channel() {
-    let Bed(_server, client, raw, name) = Bed::with_config("latch-mapper", |c| {
+    let Bed(server, client, raw, name) = Bed::with_config("latch-mapper", |c| {
         c.name_mapper(PrefixNameMapper::new("app1:"))
     })
     .await;
@@ -551,8 +419,15 @@ async fn the_name_mapper_maps_the_key_and_the_channel() {
         async move { latch.wait_for(Duration::from_secs(20)).await }
     });
     subscribed(&raw, &channel(&mapped), 1).await;
-    java::count_down(&raw, &mapped).await;
+    // A client without the mapper, on the mapped name: the same latch.
+    let unmapped = server.client().await;
+    unmapped
+        .get_count_down_latch(&mapped)
+        .count_down()
+        .await
+        .unwrap();
     assert!(waiter.await.unwrap().unwrap());
+    unmapped.shutdown().await.unwrap();
     client.shutdown().await.unwrap();
 }
 
@@ -566,13 +441,13 @@ async fn a_cluster_refuses_braced_names_and_serves_the_others() {
             .await
             .unwrap();
     let raw = cluster.raw().await;
-    // What Java hits: the same script with these two keys is refused by the server.
+    // What Java hits: any script with these two keys (its trySetCount's) is refused.
     let braced = "jobs{tag}";
     let crossslot = raw
         .eval::<Value, _, _, _>(
-            java::JAVA_TRY_SET_COUNT,
+            "return redis.call('exists', KEYS[1])",
             vec![braced.to_owned(), channel(braced)],
-            vec![Value::from("1"), Value::from(1), Value::from("PUBLISH")],
+            Vec::<Value>::new(),
         )
         .await;
     assert!(crossslot.is_err(), "{crossslot:?}");
@@ -744,7 +619,7 @@ async fn a_count_down_whose_reply_is_lost_is_not_sent_again() {
 }
 
 /// Through Sentinel: the count lands on the primary, the waiter's subscription works, and
-/// a Java count down on the primary releases it (the latch never sends `WAIT`).
+/// another client's count down on the primary releases it (the latch never sends `WAIT`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_a_sentinel() {
     let primary = RedisServer::start();
@@ -768,8 +643,14 @@ async fn through_a_sentinel() {
         async move { latch.wait_for(Duration::from_secs(20)).await }
     });
     subscribed(&raw, &channel(&name), 1).await;
-    java::count_down(&raw, &name).await;
+    let other = primary.client().await;
+    other
+        .get_count_down_latch(&name)
+        .count_down()
+        .await
+        .unwrap();
     assert!(waiter.await.unwrap().unwrap());
     assert_eq!(command_calls(&raw, "wait").await, 0, "no WAIT for a latch");
+    other.shutdown().await.unwrap();
     client.shutdown().await.unwrap();
 }

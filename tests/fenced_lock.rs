@@ -1,20 +1,14 @@
 //! The fenced lock (`RFencedLock`, protocol §12) against real `redis-server`s: the token
 //! counter `redisson_lock_token:{N}` and the RLock hash it sits next to, Redisson's
-//! `testTokenIncrease` numbering shared with a "Java" client, tokens under contention,
-//! guards carrying their token, and what a broken token key does.
-//!
-//! The "Java" client is a raw fred connection that runs the §12 token-returning script
-//! and the §4.2 unlock, written from the protocol (not the crate's scripts), in
-//! `tests/support/java.rs`.
+//! `testTokenIncrease` numbering shared with another client, tokens under contention,
+//! guards carrying their token, and what a broken token key does. Real Redisson drawing
+//! from the same counter: `tests/java/locks.rs` (`fenced_lock`).
 //!
 //! A fresh counter's first token is the server's `TIME` in µs (this crate's deliberate
 //! difference from Redisson's 1; docs/protocol.md §12): tests read `TIME` around the
 //! first acquisition and count on from there.
 
 mod support;
-use support::java::{
-    lock_and_get_token as java_lock_and_get_token, token_key, unlock as java_unlock,
-};
 use support::*;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +19,22 @@ use redisson_lock::fred::prelude::*;
 use redisson_lock::{Client as LockClient, Error, FencedLock};
 
 // ---- helpers ----------------------------------------------------------------------------
+
+/// `redisson_lock_token:{N}` of a name without braces.
+fn token_key(name: &str) -> String {
+    format!("redisson_lock_token:{{{name}}}")
+}
+
+/// Another process's fenced lock on `name` (a second client of `server`), as owner 1.
+async fn other_client(server: &RedisServer) -> LockClient {
+    server.client().await
+}
+
+fn other_lock(other: &LockClient, name: &str) -> FencedLock {
+    other
+        .get_fenced_lock(name)
+        .with_owner(redisson_lock::LockOwner::from_raw(1))
+}
 
 /// Our hash field for `lock`'s owner.
 fn field_of(client: &LockClient, lock: &FencedLock) -> String {
@@ -151,11 +161,15 @@ async fn raw_state_and_replies_follow_section_12() {
     assert_eq!(lock.hold_count().await.unwrap(), 9);
     assert_eq!(lock.token().await.unwrap(), Some(nth(9)));
 
-    // The Java script sees our hold: `[PTTL, -1]`, and draws no token.
-    let ttl = java_lock_and_get_token(&raw, &name, 1, 30_000)
-        .await
-        .unwrap_err();
-    assert!((1..=30_000).contains(&ttl), "PTTL {ttl}");
+    // Another client sees our hold and draws no token.
+    let other = other_client(&server).await;
+    assert_eq!(
+        other_lock(&other, &name)
+            .try_lock_and_get_token_for(Duration::ZERO)
+            .await
+            .unwrap(),
+        None
+    );
     assert_token(&raw, &name, nth(9)).await;
 
     // Partial unlocks: count down, token untouched, nothing published.
@@ -189,22 +203,23 @@ async fn raw_state_and_replies_follow_section_12() {
     assert!(!lock.force_unlock().await.unwrap());
     assert_eq!(drain(&mut rx, Duration::from_millis(300)).await, vec![]);
 
-    // Java takes it next and draws the next token from the same (seeded) counter.
-    assert_eq!(
-        java_lock_and_get_token(&raw, &name, 1, 30_000).await,
-        Ok(nth(11) as i64)
-    );
+    // Another client takes it next and draws the next token from the same counter.
+    let theirs = other_lock(&other, &name);
+    assert_eq!(theirs.lock_and_get_token().await.unwrap(), nth(11));
     assert_eq!(lock.token().await.unwrap(), Some(nth(11)));
-    assert_eq!(java_unlock(&raw, &name, 1).await, Value::Integer(1));
+    theirs.unlock().await.unwrap();
     assert_token(&raw, &name, nth(11)).await;
+    other.shutdown().await.unwrap();
     client.shutdown().await.unwrap();
 }
 
-// ---- 2. Redisson's testTokenIncrease, interleaved with Java -----------------------------
+// ---- 2. Redisson's testTokenIncrease, interleaved with another client --------------------
 
+/// (With real Redisson between ours: `tests/java/locks.rs`, `fenced_lock`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn token_increase_numbering_and_a_java_client_between_ours() {
-    let Bed(_server, client, raw, name) = Bed::new("fenced-increase").await;
+async fn token_increase_numbering_and_another_client_between_ours() {
+    let Bed(server, client, raw, name) = Bed::new("fenced-increase").await;
+    let other = other_client(&server).await;
     let lock = client.get_fenced_lock(&name);
 
     // Redisson's testTokenIncrease, counted from the seeded first token (Redisson's 1).
@@ -227,28 +242,27 @@ async fn token_increase_numbering_and_a_java_client_between_ours() {
     unlock_times(&lock, 5).await;
     assert!(!exists(&raw, &name).await);
 
-    // Then Java and we take turns on the same name; every token is new and larger.
+    // Then the other client and we take turns on the same name; every token is new and
+    // larger.
     let mut drawn: Vec<u64> = (base..base + 5).collect();
     for round in 0..10u64 {
-        let thread = 100 + round;
-        let java_first = java_lock_and_get_token(&raw, &name, thread, 30_000)
-            .await
-            .unwrap();
-        // Java re-enters: another token.
-        let java_again = java_lock_and_get_token(&raw, &name, thread, 30_000)
-            .await
-            .unwrap();
-        // While Java holds it we draw nothing.
+        let theirs = other
+            .get_fenced_lock(&name)
+            .with_owner(redisson_lock::LockOwner::from_raw(100 + round));
+        let theirs_first = theirs.lock_and_get_token().await.unwrap();
+        // It re-enters: another token.
+        let theirs_again = theirs.lock_and_get_token().await.unwrap();
+        // While it holds it we draw nothing.
         assert_eq!(
             lock.try_lock_and_get_token_for(Duration::ZERO)
                 .await
                 .unwrap(),
             None
         );
-        assert_eq!(lock.token().await.unwrap(), Some(java_again as u64));
-        assert_eq!(java_unlock(&raw, &name, thread).await, Value::Integer(0));
-        assert_eq!(java_unlock(&raw, &name, thread).await, Value::Integer(1));
-        drawn.extend([java_first as u64, java_again as u64]);
+        assert_eq!(lock.token().await.unwrap(), Some(theirs_again));
+        theirs.unlock().await.unwrap();
+        theirs.unlock().await.unwrap();
+        drawn.extend([theirs_first, theirs_again]);
 
         let ours = if round % 2 == 0 {
             lock.lock_and_get_token().await.unwrap()
@@ -258,19 +272,24 @@ async fn token_increase_numbering_and_a_java_client_between_ours() {
                 .unwrap()
                 .expect("free")
         };
-        // Java sees it held and draws nothing.
-        assert!(java_lock_and_get_token(&raw, &name, thread, 30_000)
-            .await
-            .is_err());
+        // The other client sees it held and draws nothing.
+        assert_eq!(
+            theirs
+                .try_lock_and_get_token_for(Duration::ZERO)
+                .await
+                .unwrap(),
+            None
+        );
         lock.unlock().await.unwrap();
         drawn.push(ours);
     }
 
-    // A waiter of ours woken by Java's unlock draws the token after Java's.
-    let thread = 999;
-    let java_token = java_lock_and_get_token(&raw, &name, thread, 60_000)
+    // A waiter of ours woken by the other client's unlock draws the token after its.
+    let theirs = other_lock(&other, &name);
+    let theirs_token = theirs
+        .lock_and_get_token_with_lease(Duration::from_secs(60))
         .await
-        .unwrap() as u64;
+        .unwrap();
     let waiter = tokio::spawn({
         let lock = lock.clone();
         async move {
@@ -289,13 +308,16 @@ async fn token_increase_numbering_and_a_java_client_between_ours() {
         .await
     );
     let released = Instant::now();
-    assert_eq!(java_unlock(&raw, &name, thread).await, Value::Integer(1));
-    let ours = waiter.await.unwrap().expect("woken by Java's unlock");
+    theirs.unlock().await.unwrap();
+    let ours = waiter
+        .await
+        .unwrap()
+        .expect("woken by the other client's unlock");
     assert!(
         released.elapsed() < Duration::from_secs(5),
         "woken by the message, not the 60 s lease"
     );
-    drawn.extend([java_token, ours]);
+    drawn.extend([theirs_token, ours]);
 
     assert!(
         drawn.windows(2).all(|w| w[0] < w[1]),
@@ -303,17 +325,19 @@ async fn token_increase_numbering_and_a_java_client_between_ours() {
     );
     assert_eq!(drawn, (base..base + drawn.len() as u64).collect::<Vec<_>>());
     assert_eq!(lock.token().await.unwrap(), drawn.last().copied());
+    other.shutdown().await.unwrap();
     client.shutdown().await.unwrap();
 }
 
-/// A counter that exists (here one a Java client started: Redisson's `INCR` of a missing
-/// key gives 1) is only ever incremented: Redisson's testTokenIncrease numbering exactly.
+/// A counter that exists (here at 1, what a Java client's first `lockAndGetToken`
+/// leaves: Redisson `INCR`s a missing key; real Redisson doing it: `tests/java/locks.rs`)
+/// is only ever incremented: Redisson's testTokenIncrease numbering exactly.
 #[tokio::test]
 async fn a_counter_a_java_client_started_is_only_incremented() {
     let Bed(_server, client, raw, name) = Bed::new("fenced-java-first").await;
     let lock = client.get_fenced_lock(&name);
-    assert_eq!(java_lock_and_get_token(&raw, &name, 7, 30_000).await, Ok(1));
-    assert_eq!(java_unlock(&raw, &name, 7).await, Value::Integer(1));
+    let started: i64 = raw.incr(token_key(&name)).await.unwrap();
+    assert_eq!(started, 1);
 
     assert_eq!(lock.lock_and_get_token().await.unwrap(), 2);
     assert_eq!(lock.lock_and_get_token().await.unwrap(), 3);
@@ -738,7 +762,8 @@ async fn ensure_token_floor_raises_a_low_counter_and_never_lowers_one() {
     assert_eq!(lock.lock_and_get_token().await.unwrap(), floor + 1);
     lock.unlock().await.unwrap();
 
-    // Low (a Java client restarted it from 1): raised; Java continues above it.
+    // Low (a Java client restarted it from 1): raised; the next token, any client's, is
+    // above it (Redisson's: `tests/java/locks.rs`, `fenced_lock`).
     let _: () = raw
         .set(token_key(&name), 5, None, None, false)
         .await
@@ -747,11 +772,11 @@ async fn ensure_token_floor_raises_a_low_counter_and_never_lowers_one() {
     let raised = lock.ensure_token_floor().await.unwrap();
     assert_seeded(raised, before, server_time_us(&raw).await);
     assert!(raised > floor + 1);
-    assert_eq!(
-        java_lock_and_get_token(&raw, &name, 3, 30_000).await,
-        Ok(raised as i64 + 1)
-    );
-    assert_eq!(java_unlock(&raw, &name, 3).await, Value::Integer(1));
+    let other = client
+        .get_fenced_lock(&name)
+        .with_owner(redisson_lock::LockOwner::from_raw(3));
+    assert_eq!(other.lock_and_get_token().await.unwrap(), raised + 1);
+    other.unlock().await.unwrap();
 
     // Above the clock: left as it is, and the next token follows it.
     let high = raised + 10_000_000_000_000;

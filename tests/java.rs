@@ -20,3 +20,11 @@ mod fleet_share;
 
 #[path = "java/config.rs"]
 mod config;
+#[path = "java/locks.rs"]
+mod locks;
+#[path = "java/name_mapper.rs"]
+mod name_mapper;
+#[path = "java/shares.rs"]
+mod shares;
+#[path = "java/synchronizers.rs"]
+mod synchronizers;

@@ -2,7 +2,6 @@
 //! owner, on three real redis-server processes.
 
 mod support;
-use support::java::UUID as JAVA_UUID;
 use support::*;
 
 use std::collections::HashMap;
@@ -160,15 +159,18 @@ async fn random_pairs_in_both_orders_never_deadlock_and_count_exactly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_held_elsewhere_fails_after_the_wait_and_leaves_nothing_held() {
-    let (_servers, clients, raws) = three().await;
+    let (servers, clients, raws) = three().await;
     let names: Vec<String> = (0..3).map(|i| key(&format!("held{i}"))).collect();
-    // A Java client holds the middle member (what RedissonLock writes).
-    let java_field = format!("{JAVA_UUID}:77");
-    let _: () = raws[1]
-        .hset(&names[1], (java_field.as_str(), 1))
+    // Another process holds the middle member (a Java one: `tests/java/locks.rs`).
+    let elsewhere = servers[1].client().await;
+    let holder = elsewhere
+        .get_lock(names[1].clone())
+        .with_owner(redisson_lock::LockOwner::from_raw(77));
+    holder
+        .lock_with_lease(Duration::from_secs(30))
         .await
         .unwrap();
-    let _: () = raws[1].pexpire(&names[1], 30_000, None).await.unwrap();
+    let java_field = format!("{}:77", elsewhere.id());
     let group = MultiLock::new((0..3).map(|i| clients[i].get_lock(names[i].clone()))).unwrap();
 
     let started = Instant::now();
@@ -188,8 +190,8 @@ async fn a_member_held_elsewhere_fails_after_the_wait_and_leaves_nothing_held() 
     );
     assert!(!group.is_held_by_current_task().await.unwrap());
 
-    // Once the Java holder lets go, the group is had.
-    let _: () = raws[1].del(&names[1]).await.unwrap();
+    // Once the holder lets go, the group is had.
+    holder.unlock().await.unwrap();
     assert!(group
         .try_lock_for(Duration::from_millis(300))
         .await

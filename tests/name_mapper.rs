@@ -1,9 +1,10 @@
 //! Redisson's `NameMapper` (`ConfigBuilder::name_mapper`) against a real redis-server: the
 //! raw keys and channels of every kind carry the mapped name, as protocol.md §2 says; the
 //! fair lock's queue and deadline set follow `FairQueueNames` (§10.1: mapped since
-//! Redisson 3.52.0, unmapped before); a mapped Rust client and a simulated Java client
-//! using the mapped name contend as one lock; groups, the blocking API and the watchdog
-//! see the mapped keys; `Lock::name` stays the name given; the CLI's `--prefix`.
+//! Redisson 3.52.0, unmapped before); groups, the blocking API and the watchdog see the
+//! mapped keys; `Lock::name` stays the name given; the CLI's `--prefix`. A mapped Rust
+//! client and real Redisson 4.7.0 with the same prefix as one lock, synchronizers too:
+//! `tests/java/name_mapper.rs`.
 
 mod support;
 use support::*;
@@ -223,65 +224,6 @@ async fn fair_queue_names_are_mapped_by_default_as_redisson_3_52() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fair_queue_names_can_be_unmapped_as_redisson_before_3_52() {
     fair_names_are(FairQueueNames::Unmapped, str::to_owned).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mapped_java_client_and_a_mapped_rust_client_share_the_lock() {
-    let Bed(server, client, raw, name) = Bed::with_config("nm_java", mapped).await;
-    // The Java app's Redisson maps the name itself: its scripts see only the mapped one.
-    let java_name = raw_name(&name);
-    let lock = client.get_lock(&name).with_owner(LockOwner::from_raw(1));
-
-    lock.lock_with_lease(Duration::from_secs(30)).await.unwrap();
-    assert!(
-        java::acquire(&raw, &java_name, 30_000, 77)
-            .await
-            .as_i64()
-            .unwrap()
-            > 0,
-        "Java sees the Rust hold"
-    );
-    let (_subscriber, mut rx) = listen(&server, &channel(&java_name)).await;
-    lock.unlock().await.unwrap();
-    assert_eq!(
-        drain_first(&mut rx, Duration::from_secs(2)).await,
-        Some((channel(&java_name), b"0".to_vec())),
-        "the Rust unlock wakes Java waiters"
-    );
-    assert_eq!(
-        java::acquire(&raw, &java_name, 30_000, 77).await,
-        Value::Null
-    );
-    assert!(!lock.try_lock().await.unwrap(), "Rust sees the Java hold");
-
-    // A Rust waiter wakes on the Java unlock's message, long before the 30 s lease ends.
-    let waiter = lock.clone();
-    let task = tokio::spawn(async move {
-        let start = std::time::Instant::now();
-        waiter
-            .lock_with_lease(Duration::from_secs(30))
-            .await
-            .map(|()| start.elapsed())
-    });
-    assert!(
-        eventually(Duration::from_secs(3), || async {
-            numsub(&raw, &channel(&java_name)).await >= 2
-        })
-        .await
-    );
-    assert_eq!(java::unlock(&raw, &java_name, 77).await, Value::Integer(1));
-    let waited = tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .expect("woken by the Java unlock")
-        .unwrap()
-        .unwrap();
-    assert!(waited < Duration::from_secs(5), "{waited:?}");
-    assert_eq!(
-        hgetall(&raw, &java_name).await,
-        [(format!("{}:1", client.id()), "1".to_owned())]
-    );
-    lock.unlock().await.unwrap();
-    client.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

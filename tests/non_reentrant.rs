@@ -1,10 +1,10 @@
 //! The non-reentrant lock (Redisson 4.4's `RedissonNonReentrantLock`, protocol §14.4)
 //! against real `redis-server`s: the holder's second acquisition fails at once and
-//! changes nothing, other owners wait on the RLock channel as usual, and it shares the
-//! RLock hash layout with a Java RLock-style holder.
+//! changes nothing, other owners wait on the RLock channel as usual. With real Redisson
+//! 4.7.0 (its non-reentrant lock, and a Java `RLock` on the same name):
+//! `tests/java/locks.rs`.
 
 mod support;
-use support::java::{field as java_field, unlock as java_unlock};
 use support::*;
 
 use std::time::{Duration, Instant};
@@ -24,11 +24,6 @@ fn field_of(client: &LockClient, owner: LockOwner) -> String {
 
 fn pair(field: &str, count: u32) -> Vec<(String, String)> {
     vec![(field.to_string(), count.to_string())]
-}
-
-/// Java thread `thread` takes the lock with `lease_ms` (argument order of this file).
-async fn java_acquire(raw: &Client, name: &str, thread: u64, lease_ms: i64) -> Value {
-    support::java::acquire(raw, name, lease_ms, thread).await
 }
 
 /// Runs `attempt` and asserts it answered within `limit` (i.e. did not wait).
@@ -244,79 +239,4 @@ async fn another_owner_waits_and_is_woken_by_the_unlock_message() {
     eprintln!("non-reentrant hand-offs: {hand_offs:?}");
     client.shutdown().await.unwrap();
     other.shutdown().await.unwrap();
-}
-
-// ---- 3. a Java RLock-style holder, both ways -------------------------------------------
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_java_rlock_holder_and_ours_block_each_other() {
-    let Bed(server, client, raw, name) = Bed::new("nr-java").await;
-    let lock = client.get_non_reentrant_lock(&name);
-
-    // Java holds (and re-enters, as an RLock may): we are blocked, not refused.
-    assert_eq!(java_acquire(&raw, &name, 5, 60_000).await, Value::Null);
-    assert_eq!(java_acquire(&raw, &name, 5, 60_000).await, Value::Null);
-    let java_hash = pair(&java_field(5), 2);
-    assert_eq!(hgetall(&raw, &name).await, java_hash);
-    assert!(!lock.try_lock().await.unwrap());
-    let started = Instant::now();
-    assert!(!lock.try_lock_for(ms(400)).await.unwrap());
-    assert!(started.elapsed() >= ms(400), "it waited");
-    // Same thread number, our client id: still another owner.
-    assert!(!lock
-        .with_owner(LockOwner::from_raw(5))
-        .try_lock()
-        .await
-        .unwrap());
-    assert_eq!(hgetall(&raw, &name).await, java_hash, "untouched");
-    assert!(matches!(lock.unlock().await, Err(Error::NotOwner { .. })));
-
-    // Java's full unlock publishes `0` and wakes our waiter.
-    let waiter = tokio::spawn({
-        let lock = lock.clone();
-        async move {
-            let taken = lock.try_lock_for(Duration::from_secs(30)).await.unwrap();
-            (taken, Instant::now(), lock.owner())
-        }
-    });
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            client.subscribed_channels() == 1
-        })
-        .await
-    );
-    assert_eq!(java_unlock(&raw, &name, 5).await, Value::Integer(0));
-    tokio::time::sleep(ms(200)).await;
-    assert!(!waiter.is_finished(), "a partial Java unlock frees nothing");
-    assert_eq!(java_unlock(&raw, &name, 5).await, Value::Integer(1));
-    let released = Instant::now();
-    let (taken, taken_at, owner) = tokio::time::timeout(Duration::from_secs(10), waiter)
-        .await
-        .expect("woken by Java's unlock, not the 60 s lease")
-        .unwrap();
-    assert!(taken);
-    let hand_off = taken_at.saturating_duration_since(released);
-    assert!(hand_off < Duration::from_secs(2), "{hand_off:?}");
-    let ours = pair(&field_of(&client, owner), 1);
-    assert_eq!(hgetall(&raw, &name).await, ours);
-
-    // Now ours blocks Java: its acquire answers the PTTL and writes nothing.
-    match java_acquire(&raw, &name, 5, 30_000).await {
-        Value::Integer(ttl) => assert!((1..=30_000).contains(&ttl), "PTTL {ttl}"),
-        other => panic!("Java must see it held, got {other:?}"),
-    }
-    assert_eq!(java_unlock(&raw, &name, 5).await, Value::Null, "not Java's");
-    assert_eq!(hgetall(&raw, &name).await, ours);
-
-    // Our unlock publishes `0` for Java's waiters, and Java takes it.
-    let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
-    lock.with_owner(owner).unlock().await.unwrap();
-    assert_eq!(
-        drain_first(&mut rx, Duration::from_secs(5)).await,
-        Some((channel(&name), b"0".to_vec()))
-    );
-    assert_eq!(java_acquire(&raw, &name, 5, 30_000).await, Value::Null);
-    assert_eq!(hgetall(&raw, &name).await, pair(&java_field(5), 1));
-    assert_eq!(java_unlock(&raw, &name, 5).await, Value::Integer(1));
-    client.shutdown().await.unwrap();
 }

@@ -1,11 +1,11 @@
 //! `PermitExpirableSemaphore` against real redis-server: the raw state after each
 //! operation (`GET N`, `ZRANGE {N}:timeout WITHSCORES` with 16-byte members, TTLs), the
 //! messages on `redisson_sc:{N}` read by a raw subscriber, the earliest-expiry hint, the
-//! client's clock against the server's, the name mapper, the blocking API, and a
-//! simulated Java `RPermitExpirableSemaphore` on the same keys. The kept `Permit`, cancel
-//! safety, lost replies, replicas and the cluster are in `permit_expirable_holds.rs`.
+//! client's clock against the server's, the name mapper, the blocking API. The kept
+//! `Permit`, cancel safety, lost replies, replicas and the cluster are in
+//! `permit_expirable_holds.rs`; real Redisson's `RPermitExpirableSemaphore` on the same
+//! keys in `tests/java/synchronizers.rs`.
 mod support;
-use support::java_pes;
 use support::pes::*;
 use support::*;
 
@@ -49,7 +49,7 @@ async fn raw_state_and_messages_after_each_operation() {
     // Without a lease: Redisson's sentinel score.
     let unlimited = sem.acquire(None).await.unwrap();
     let held = zrange(&raw, &t).await;
-    assert!(held.contains(&(unlimited.as_bytes().to_vec(), java_pes::NO_LEASE)));
+    assert!(held.contains(&(unlimited.as_bytes().to_vec(), NO_LEASE)));
     assert_eq!(get(&raw, &name).await.as_deref(), Some("1"));
     assert_eq!(pttl(&raw, &t).await, -1, "no TTL unless N has one");
     // Acquires publish nothing.
@@ -250,71 +250,6 @@ async fn a_waiter_gets_a_permit_freed_by_expiry_within_50_ms_without_a_message()
     let after: Vec<String> = texts(&drain(&mut rx, Duration::from_millis(200)).await);
     assert!(after.len() <= 1, "{after:?}");
     assert!(!sem_a.try_release(held).await.unwrap());
-}
-
-/// A release (here by a simulated Java client) wakes a waiting crate client at once, and
-/// a crate release wakes a simulated Java waiter; ids cross over in both directions.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn interop_with_a_java_permit_expirable_semaphore() {
-    let Bed(server, client, raw, name) = Bed::new("pes-java").await;
-    let sem = client.get_permit_expirable_semaphore(&name);
-    sem.try_set_permits(1).await.unwrap();
-
-    // Java takes the only permit; the crate sees it as held.
-    let java_id = match java_pes::try_acquire(&raw, &name, Some(60_000)).await {
-        java_pes::Attempt::Taken(id) => id,
-        other => panic!("{other:?}"),
-    };
-    assert_eq!(sem.acquired_permits().await.unwrap(), 1);
-    let parsed: PermitId = java_id.parse().unwrap();
-    let left = sem.get_lease_time(parsed).await.unwrap().unwrap();
-    assert!(left > Duration::from_secs(55));
-
-    // A crate waiter; Java releases; the waiter has the permit within a moment.
-    let waiting = {
-        let sem = sem.clone();
-        tokio::spawn(async move {
-            let id = sem.try_acquire(Duration::from_secs(5), None).await.unwrap();
-            (id, Instant::now())
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let released = Instant::now();
-    assert!(java_pes::try_release(&raw, &name, &java_id).await);
-    let (rust_id, got) = waiting.await.unwrap();
-    let rust_id = rust_id.expect("woken by Java's release");
-    assert!(
-        got - released < Duration::from_millis(200),
-        "{:?}",
-        got - released
-    );
-
-    // A Java waiter; the crate releases; Java has it within a moment.
-    let subscriber = server.raw().await;
-    let java_waiter = {
-        let raw = server.raw().await;
-        let name = name.clone();
-        tokio::spawn(async move {
-            let id =
-                java_pes::acquire_waiting(&raw, &subscriber, &name, None, Duration::from_secs(5))
-                    .await;
-            (id, Instant::now())
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let released = Instant::now();
-    sem.release(rust_id).await.unwrap();
-    let (java_id, got) = java_waiter.await.unwrap();
-    let java_id = java_id.expect("woken by the crate's release");
-    assert!(got - released < Duration::from_millis(200));
-
-    // The crate releases Java's permit by its hex id, and Java the crate's.
-    assert!(sem.try_release(java_id.parse().unwrap()).await.unwrap());
-    let mine = sem.acquire(None).await.unwrap();
-    assert!(java_pes::try_release(&raw, &name, &mine.to_string()).await);
-    assert_eq!(get(&raw, &name).await.as_deref(), Some("1"));
-    assert!(zrange(&raw, &timeouts(&name)).await.is_empty());
-    client.shutdown().await.unwrap();
 }
 
 /// The crate's clock, which writes every expiry, against the server's `TIME`.

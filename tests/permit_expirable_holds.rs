@@ -3,7 +3,6 @@
 //! kill, lost when removed), dropped acquire futures, lost acquire replies, an acquire no
 //! replica acknowledged, a cluster, and shutdown.
 mod support;
-use support::java_pes;
 use support::pes::*;
 use support::*;
 
@@ -279,7 +278,7 @@ async fn an_acquire_no_replica_acknowledged_is_undone_by_its_ids() {
     assert!(took < Duration::from_secs(3), "{took:?}");
     assert_eq!(get(&raw, &name).await.as_deref(), Some("1"));
     let held = zrange(&raw, &timeouts(&name)).await;
-    assert_eq!(held, vec![(kept.as_bytes().to_vec(), java_pes::NO_LEASE)]);
+    assert_eq!(held, vec![(kept.as_bytes().to_vec(), NO_LEASE)]);
     replica.resume();
     let id = sem.acquire(None).await.unwrap();
     assert_eq!(get(&raw, &name).await.as_deref(), Some("0"));

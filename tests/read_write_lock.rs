@@ -12,12 +12,10 @@
 //! 6. cancel safety of both halves;
 //! 7. mixing with other key types, and bad input.
 //!
-//! "Java" participants are raw connections that run Lua written here from the protocol's
-//! description of Redisson's read-lock scripts (§11.2, §11.3) with a Java client id, so
-//! both sides are checked against the protocol rather than against each other's code.
+//! Real Redisson's read and write locks beside these: `tests/java/locks.rs`
+//! (`read_write_lock`).
 
 mod support;
-use support::java::field as java_field;
 use support::*;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -147,116 +145,6 @@ async fn assert_clean(raw: &Client, clients: &[&LockClient], name: &str, limit: 
             .map(|c| c.renewed_locks())
             .collect::<Vec<_>>(),
     );
-}
-
-// ---- a simulated Java client (protocol §11.2, §11.3) ------------------------------------
-
-/// Redisson's read acquire (§11.2). KEYS [N, timeoutPrefix]; ARGV [lease, LN, LN:write].
-const JAVA_READ_ACQUIRE: &str = r#"
-local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-  redis.call('hset', KEYS[1], 'mode', 'read')
-  redis.call('hset', KEYS[1], ARGV[2], 1)
-  redis.call('set', KEYS[2] .. ':1', 1)
-  redis.call('pexpire', KEYS[2] .. ':1', ARGV[1])
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-if mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then
-  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('set', KEYS[2] .. ':' .. n, 1)
-  redis.call('pexpire', KEYS[2] .. ':' .. n, ARGV[1])
-  local left = redis.call('pttl', KEYS[1])
-  redis.call('pexpire', KEYS[1], math.max(left, tonumber(ARGV[1])))
-  return nil
-end
-return redis.call('pttl', KEYS[1])
-"#;
-
-/// Redisson's read unlock, HEAD (§11.3). KEYS [N, channel, timeoutPrefix, keyPrefix,
-/// latch]; ARGV ["0", LN, publish command, latch ttl].
-const JAVA_READ_UNLOCK: &str = r#"
-local earlier = redis.call('get', KEYS[5])
-if earlier ~= false then return tonumber(earlier) end
-local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-  redis.call(ARGV[3], KEYS[2], ARGV[1])
-  redis.call('set', KEYS[5], 1, 'px', ARGV[4])
-  return nil
-end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return nil end
-local c = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-if c == 0 then redis.call('hdel', KEYS[1], ARGV[2]) end
-redis.call('del', KEYS[3] .. ':' .. (c + 1))
-if redis.call('hlen', KEYS[1]) > 1 then
-  local longest = -3
-  for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
-    local n = tonumber(redis.call('hget', KEYS[1], f))
-    if type(n) == 'number' then
-      for i = n, 1, -1 do
-        longest = math.max(longest, redis.call('pttl', KEYS[4] .. ':' .. f .. ':rwlock_timeout:' .. i))
-      end
-    end
-  end
-  if longest > 0 then
-    redis.call('pexpire', KEYS[1], longest)
-    redis.call('set', KEYS[5], 0, 'px', ARGV[4])
-    return 0
-  end
-  if mode == 'write' then
-    redis.call('set', KEYS[5], 0, 'px', ARGV[4])
-    return 0
-  end
-end
-redis.call('del', KEYS[1])
-redis.call(ARGV[3], KEYS[2], ARGV[1])
-redis.call('set', KEYS[5], 1, 'px', ARGV[4])
-return 1
-"#;
-
-/// A Java thread's read lock with `lease_ms`: nil when taken, else the hash's PTTL.
-async fn java_read_acquire(raw: &Client, name: &str, thread: u64, lease_ms: i64) -> Value {
-    let field = java_field(thread);
-    let prefix = format!("{}:{field}:rwlock_timeout", tag(name));
-    raw.eval(
-        JAVA_READ_ACQUIRE,
-        vec![name.to_string(), prefix],
-        vec![
-            Value::from(lease_ms),
-            Value::from(field.as_str()),
-            Value::from(format!("{field}:write")),
-        ],
-    )
-    .await
-    .unwrap()
-}
-
-/// A Java thread's read unlock: nil (not held), 0 (still held) or 1 (released).
-async fn java_read_unlock(raw: &Client, name: &str, thread: u64) -> Value {
-    let field = java_field(thread);
-    let latch = format!(
-        "redisson_unlock_latch:{}:{}",
-        tag(name),
-        uuid::Uuid::new_v4().simple()
-    );
-    raw.eval(
-        JAVA_READ_UNLOCK,
-        vec![
-            name.to_string(),
-            rw_channel(name),
-            format!("{}:{field}:rwlock_timeout", tag(name)),
-            tag(name),
-            latch,
-        ],
-        vec![
-            Value::from("0"),
-            Value::from(field.as_str()),
-            Value::from("PUBLISH"),
-            Value::from(13_500),
-        ],
-    )
-    .await
-    .unwrap()
 }
 
 // ---- 1. raw state -------------------------------------------------------------------------
@@ -429,7 +317,7 @@ async fn raw_names_with_braces_use_the_name_itself_as_prefix() {
 // ---- 2. Redisson's scenarios --------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn many_readers_at_once_from_several_clients_and_java() {
+async fn many_readers_at_once_from_several_clients() {
     let Duo(_server, clients, raw, name) = Duo::new("rw-many-readers").await;
 
     // Three tasks per client take the read lock at the same time, and hold it.
@@ -451,22 +339,19 @@ async fn many_readers_at_once_from_several_clients_and_java() {
             }));
         }
     }
-    // Two Java threads join them.
-    assert_eq!(java_read_acquire(&raw, &name, 1, 30_000).await, Value::Null);
-    assert_eq!(java_read_acquire(&raw, &name, 2, 30_000).await, Value::Null);
     assert!(
         eventually(Duration::from_secs(5), || async {
             held.load(Ordering::SeqCst) == 6
         })
         .await
     );
-    // 6 + 2 readers and `mode`, 8 hold keys.
+    // 6 readers and `mode`, 6 hold keys.
     let state = hgetall(&raw, &name).await;
-    assert_eq!(state.len(), 9, "{state:?}");
+    assert_eq!(state.len(), 7, "{state:?}");
     assert!(state.contains(&("mode".to_string(), "read".to_string())));
-    assert_eq!(timeout_keys(&raw).await.len(), 8);
+    assert_eq!(timeout_keys(&raw).await.len(), 6);
 
-    // Nobody writes meanwhile, here or (by the script) in Java.
+    // Nobody writes meanwhile.
     let write = clients[0].get_read_write_lock(&name).write_lock();
     assert!(!write.try_lock().await.unwrap());
     assert!(clients[1]
@@ -480,8 +365,6 @@ async fn many_readers_at_once_from_several_clients_and_java() {
     for task in tasks {
         task.await.unwrap();
     }
-    assert_eq!(java_read_unlock(&raw, &name, 1).await, Value::Integer(0));
-    assert_eq!(java_read_unlock(&raw, &name, 2).await, Value::Integer(1));
     assert!(write.try_lock().await.unwrap());
     write.unlock().await.unwrap();
     assert_clean(
@@ -493,16 +376,19 @@ async fn many_readers_at_once_from_several_clients_and_java() {
     .await;
 }
 
-/// Readers hold (watchdog mode: a 30 s TTL, so only a message can wake the writer in
-/// time); a writer waits with `lock()`; the readers leave one by one. Returns how long the
-/// writer took to get the lock after the last reader's unlock was sent.
-async fn writer_wake_up_after_last_reader(java_is_last: bool) -> Duration {
-    let Duo(_server, clients, raw, name) = Duo::new("rw-writer-waits").await;
+/// Readers of three clients hold (watchdog mode: a 30 s TTL, so only a message can wake
+/// the writer in time); a writer waits with `lock()`; the readers leave one by one.
+/// Returns how long the writer took to get the lock after the last reader's unlock was
+/// sent. (A Java reader last: `tests/java/locks.rs`.)
+async fn writer_wake_up_after_last_reader(third_is_last: bool) -> Duration {
+    let Duo(server, clients, raw, name) = Duo::new("rw-writer-waits").await;
+    let third = server.client().await;
     let (r1, _) = halves(&clients[0], &name, 1);
     let (r2, _) = halves(&clients[1], &name, 2);
+    let (r9, _) = halves(&third, &name, 9);
     r1.lock().await.unwrap();
     r2.lock().await.unwrap();
-    assert_eq!(java_read_acquire(&raw, &name, 9, 30_000).await, Value::Null);
+    r9.lock().await.unwrap();
 
     let (_, write) = halves(&clients[0], &name, 3);
     let writer = {
@@ -521,16 +407,16 @@ async fn writer_wake_up_after_last_reader(java_is_last: bool) -> Duration {
         "the writer subscribes"
     );
     let leave = |i: usize| {
-        let (r1, r2, raw, name) = (r1.clone(), r2.clone(), raw.clone(), name.clone());
+        let (r1, r2, r9) = (r1.clone(), r2.clone(), r9.clone());
         async move {
             match i {
                 1 => r1.unlock().await.unwrap(),
                 2 => r2.unlock().await.unwrap(),
-                _ => assert_ne!(java_read_unlock(&raw, &name, 9).await, Value::Null),
+                _ => r9.unlock().await.unwrap(),
             }
         }
     };
-    let order: [usize; 3] = if java_is_last { [1, 2, 9] } else { [9, 1, 2] };
+    let order: [usize; 3] = if third_is_last { [1, 2, 9] } else { [9, 1, 2] };
     for &i in &order[..2] {
         leave(i).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -565,11 +451,11 @@ async fn writer_wake_up_after_last_reader(java_is_last: bool) -> Duration {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_waits_for_the_last_reader_and_is_woken_by_its_unlock() {
-    let rust_last = writer_wake_up_after_last_reader(false).await;
-    let java_last = writer_wake_up_after_last_reader(true).await;
+    let second_last = writer_wake_up_after_last_reader(false).await;
+    let third_last = writer_wake_up_after_last_reader(true).await;
     println!(
-        "writer wake-up after the last read unlock: {rust_last:?} (Rust reader last), \
-         {java_last:?} (Java reader last)"
+        "writer wake-up after the last read unlock: {second_last:?} (the second client's \
+         reader last), {third_last:?} (the third client's)"
     );
 }
 
@@ -579,7 +465,7 @@ async fn read_and_write_exclude_each_other() {
     let (r1, w1) = halves(&clients[0], &name, 1);
     let (r2, w2) = halves(&clients[1], &name, 2);
 
-    // A writer excludes readers and other writers, here and in Java.
+    // A writer excludes readers and other writers.
     w1.lock().await.unwrap();
     assert!(!r2.try_lock().await.unwrap());
     assert!(!w2.try_lock().await.unwrap());
@@ -591,8 +477,6 @@ async fn read_and_write_exclude_each_other() {
         "waited only {waited:?}"
     );
     assert!(waited < Duration::from_secs(2), "waited {waited:?}");
-    let java = java_read_acquire(&raw, &name, 1, 10_000).await;
-    assert!(matches!(java, Value::Integer(ttl) if ttl > 0), "{java:?}");
 
     // Readers waiting on two clients are all woken by the write unlock (message `1`).
     let waiting: Vec<_> = (0..4)
@@ -1182,13 +1066,9 @@ async fn renewal_touches_only_this_clients_read_holds() {
         .lock_with_lease(Duration::from_millis(1_200))
         .await
         .unwrap();
-    assert_eq!(java_read_acquire(&raw, &name, 5, 1_200).await, Value::Null);
 
-    // The other client's and Java's hold keys expire on their own, while ours lives.
-    let theirs = [
-        hold_key(&name, &reader(&other, &foreign), 1),
-        hold_key(&name, &java_field(5), 1),
-    ];
+    // The other client's hold key expires on its own, while ours lives.
+    let theirs = [hold_key(&name, &reader(&other, &foreign), 1)];
     for key in &theirs {
         let gone = gone_within(&raw, key, Duration::from_secs(4)).await;
         assert!(gone.is_some(), "{key} was kept alive by our renewal");

@@ -1,9 +1,9 @@
 //! RedLock: one lock over independent redis-server processes (3 and 5), held while a
-//! majority of them grant it; servers stopped before and during the hold; Java
-//! `RedissonRedLock` interop (its members are plain RLocks: hash N, field <id>:<thread>).
+//! majority of them grant it; servers stopped before and during the hold; members held
+//! by another client's plain RLocks (a Java `RedissonRedLock`'s members are plain
+//! RLocks: hash N, field <id>:<thread>; real Redisson beside it: `tests/java/locks.rs`).
 
 mod support;
-use support::java::UUID as JAVA_UUID;
 use support::*;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,12 +12,6 @@ use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{Error, LockOwner, RedLock};
-
-/// Java thread 1 takes `name` with `lease_ms`, as a Java RedissonRedLock does on each
-/// member (a plain RLock acquire).
-async fn java_acquire(raw: &Client, name: &str, lease_ms: i64) -> Value {
-    support::java::acquire(raw, name, lease_ms, 1).await
-}
 
 /// `n` servers, a lock client on each (short response timeout, as Redlock wants: a dead
 /// server must not hold the others up), and a raw client on each.
@@ -173,49 +167,58 @@ async fn five_servers_the_guard_is_lost_only_when_the_majority_is() {
     }
 }
 
+/// Members held by another client's plain RLocks (what a Java `RedissonRedLock` that
+/// got some members leaves): one taken elsewhere, ours needs and gets the other two;
+/// two taken elsewhere, no majority for us and nothing of ours stays.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn java_redlock_members_are_plain_rlocks() {
+async fn members_held_by_plain_rlocks_elsewhere() {
     let bed = bed(3, Duration::from_secs(30)).await;
-    let name = key("red-java");
+    let name = key("red-elsewhere");
     let lock = bed.redlock(&name).with_owner(LockOwner::from_raw(9));
+    let mut others = Vec::new();
+    for server in &bed.servers {
+        others.push(server.client().await);
+    }
+    let theirs = |i: usize| others[i].get_lock(&name).with_owner(LockOwner::from_raw(1));
+    let their_field = |i: usize| (format!("{}:1", others[i].id()), "1".to_string());
 
-    // A Java RedissonRedLock that got one member (its RLock script on server 0): ours
-    // needs, and gets, the other two.
-    assert_eq!(java_acquire(&bed.raws[0], &name, 30_000).await, Value::Null);
+    theirs(0)
+        .lock_with_lease(Duration::from_secs(30))
+        .await
+        .unwrap();
     let guard = lock
         .try_acquire_for(Duration::from_millis(300))
         .await
         .unwrap()
         .expect("two free members");
     assert_eq!(guard.held_count(), 2);
-    assert_eq!(
-        hgetall(&bed.raws[0], &name).await,
-        vec![(format!("{JAVA_UUID}:1"), "1".to_string())]
-    );
+    assert_eq!(hgetall(&bed.raws[0], &name).await, vec![their_field(0)]);
     for i in 1..3 {
         assert_eq!(
             hgetall(&bed.raws[i], &name).await,
             vec![bed.field(i, LockOwner::from_raw(9))]
         );
-        // What a Java client's RLock script sees there: held, with a TTL.
-        let ttl = java_acquire(&bed.raws[i], &name, 30_000).await;
-        assert!(matches!(ttl, Value::Integer(ms) if ms > 0), "{ttl:?}");
+        // What the other client's RLock sees there: held.
+        assert!(!theirs(i).try_lock().await.unwrap());
     }
     guard.unlock().await.unwrap();
-    // The Java member was not ours to release.
+    // The other client's member was not ours to release.
     assert!(exists(&bed.raws[0], &name).await);
 
-    // A Java holder of two members: no majority for us; nothing of ours stays.
-    assert_eq!(java_acquire(&bed.raws[1], &name, 30_000).await, Value::Null);
+    // Two members held elsewhere: no majority for us; nothing of ours stays.
+    theirs(1)
+        .lock_with_lease(Duration::from_secs(30))
+        .await
+        .unwrap();
     let started = Instant::now();
     assert!(!lock.try_lock_for(Duration::from_millis(300)).await.unwrap());
     assert!(started.elapsed() >= Duration::from_millis(290));
     assert!(!exists(&bed.raws[2], &name).await);
     for i in 0..2 {
-        assert_eq!(
-            hgetall(&bed.raws[i], &name).await,
-            vec![(format!("{JAVA_UUID}:1"), "1".to_string())]
-        );
+        assert_eq!(hgetall(&bed.raws[i], &name).await, vec![their_field(i)]);
+    }
+    for other in others {
+        other.shutdown().await.unwrap();
     }
 }
 

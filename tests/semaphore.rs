@@ -1,10 +1,9 @@
 //! `Semaphore` (Redisson's `RSemaphore`, sync protocol §3) against real servers: the raw
 //! count, TTL and channel message after each operation; the wake-up budget a message
-//! carries; a Java client's scripts and waiter on the same name; waiting, guards, lost
-//! replies, bad input, replica sync.
+//! carries; waiting, guards, lost replies, bad input, replica sync. Real Redisson's
+//! semaphore on the same name: `tests/java/synchronizers.rs`.
 
 mod support;
-use support::java_semaphore as java;
 use support::*;
 
 use std::time::Duration;
@@ -253,95 +252,6 @@ async fn a_message_of_three_wakes_three_of_five_waiters() {
 
 async fn numsub_is(raw: &redisson_lock::fred::prelude::Client, channel: &str, n: i64) -> bool {
     numsub(raw, channel).await == n
-}
-
-/// Java's scripts and waiter on the same name as the crate (sync protocol §3, §6).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn interoperates_with_a_java_semaphore() {
-    let Bed(server, client, raw, name) = Bed::new("sem-java").await;
-    let semaphore = client.get_semaphore(&name);
-
-    // Java sets the pool; the crate sees it and cannot set it again.
-    assert!(java::try_set_permits(&raw, &name, 1).await);
-    assert!(!semaphore.try_set_permits(5).await.unwrap());
-    assert_eq!(semaphore.available_permits().await.unwrap(), 1);
-    // The crate takes Java's permit; Java finds none.
-    let permit = semaphore.try_acquire(1).await.unwrap().unwrap();
-    assert!(!java::try_acquire(&raw, &name, 1).await);
-
-    // A crate waiter for 2 permits: Java's release(1) publishes 1 (a retry in vain),
-    // the next publishes 2, and the crate waiter takes both.
-    permit.forget();
-    let waiter = {
-        let semaphore = semaphore.clone();
-        tokio::spawn(async move { semaphore.acquire(2).await.map(|p| p.forget()) })
-    };
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    java::release(&raw, &name, 1).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!waiter.is_finished(), "1 permit is not 2");
-    let started = Instant::now();
-    java::release(&raw, &name, 1).await;
-    let taken = tokio::time::timeout(Duration::from_secs(1), waiter)
-        .await
-        .expect("Java's release woke the crate's waiter")
-        .unwrap()
-        .unwrap();
-    assert_eq!(taken, 2);
-    println!(
-        "crate waiter woken by Java's release in {:?}",
-        started.elapsed()
-    );
-    assert_eq!(count(&raw, &name).await.as_deref(), Some("0"));
-
-    // A Java waiter: the crate's release wakes it with the new count.
-    let java_subscriber = server.raw().await;
-    let java_raw = server.raw().await;
-    let java_waiter = {
-        let name = name.clone();
-        tokio::spawn(async move {
-            java::wait_acquire(
-                &java_subscriber,
-                &java_raw,
-                &name,
-                1,
-                Duration::from_secs(5),
-            )
-            .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    semaphore.release(1).await.unwrap();
-    let (taken, seen) = java_waiter.await.unwrap();
-    assert!(taken, "the crate's release woke the Java waiter");
-    assert_eq!(seen, ["1"]);
-    assert_eq!(count(&raw, &name).await.as_deref(), Some("0"));
-
-    // Java's addPermits(-1) publishes -1 (which makes Java subscribers throw): the crate's
-    // waiter ignores it and is woken by the next positive count.
-    let waiter = {
-        let semaphore = semaphore.clone();
-        tokio::spawn(async move { semaphore.acquire(1).await.map(|p| p.forget()) })
-    };
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    java::add_permits(&raw, &name, -1).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!waiter.is_finished());
-    java::add_permits(&raw, &name, 2).await;
-    tokio::time::timeout(Duration::from_secs(1), waiter)
-        .await
-        .expect("Java's addPermits woke the crate's waiter")
-        .unwrap()
-        .unwrap();
-    assert_eq!(count(&raw, &name).await.as_deref(), Some("0"));
-
-    // And the crate's guard gives back to Java.
-    semaphore.add_permits(1).await.unwrap();
-    let permit = semaphore.acquire(1).await.unwrap();
-    assert!(!java::try_acquire(&raw, &name, 1).await);
-    permit.release().await.unwrap();
-    assert!(java::try_acquire(&raw, &name, 1).await);
-    client.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -405,3 +405,60 @@ async fn message_one_wakes_the_local_line() {
     );
     client.shutdown().await.unwrap();
 }
+
+/// A waiter must be subscribed in Redis before its retry runs: otherwise an unlock that
+/// lands between the retry and the subscription is never heard, and the waiter sleeps
+/// for the holder's whole TTL. Checked by the order Redis saw: once the waiter's second
+/// script call has run, `PUBSUB NUMSUB` must already count its subscription. The holder
+/// is another client (Redisson holders: `tests/java/locks.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_waiter_is_subscribed_before_it_retries() {
+    let Bed(server, client, raw, _) = Bed::new("bed").await;
+    let other = server.client().await;
+    // Load the scripts, so that every attempt below is exactly one EVALSHA.
+    for c in [&client, &other] {
+        let warm = c.get_lock(key("warm"));
+        warm.lock().await.unwrap();
+        warm.unlock().await.unwrap();
+    }
+
+    for round in 0..20 {
+        let name = key("subscribed-first");
+        let holder = other
+            .get_lock(&name)
+            .with_owner(redisson_lock::LockOwner::from_raw(3));
+        holder
+            .lock_with_lease(Duration::from_secs(120))
+            .await
+            .unwrap();
+        reset_stats(&raw).await;
+        let waiter = tokio::spawn({
+            let lock = client.get_lock(&name);
+            async move {
+                lock.lock().await.unwrap();
+                lock.unlock().await.unwrap();
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while script_calls(&raw).await < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: the waiter never retried"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(
+            numsub(&raw, &channel(&name)).await,
+            1,
+            "round {round}: the retry ran before the subscription existed"
+        );
+        // The holder lets go; the message wakes the waiter long before the 120 s lease.
+        holder.unlock().await.unwrap();
+        tokio::time::timeout(Duration::from_secs(30), waiter)
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: the waiter missed the unlock"))
+            .unwrap();
+    }
+    other.shutdown().await.unwrap();
+    client.shutdown().await.unwrap();
+}

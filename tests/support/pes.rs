@@ -50,5 +50,11 @@ pub fn sc(name: &str) -> String {
 }
 
 pub fn now_ms() -> i64 {
-    super::java_pes::now_ms()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
 }
+
+/// Redisson's score of a permit without a lease (sync protocol §4.1).
+pub const NO_LEASE: i64 = 922_337_203_685_477;
