@@ -14,3 +14,9 @@ mod support;
 
 #[path = "java/fleet_share.rs"]
 mod fleet_share;
+
+#[path = "java/sentinel.rs"]
+mod sentinel;
+
+#[path = "java/cluster.rs"]
+mod cluster;
