@@ -6,7 +6,11 @@
 //! the fleet.
 
 use crate::support::sentinel_set::SentinelSet;
+use crate::support::topo_failover::*;
 use crate::support::topo_interop::*;
+use crate::support::{wait_replica_linked, RedisServer};
+
+use std::time::Instant;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
@@ -22,4 +26,52 @@ async fn synchronizers_with_both_versions() {
     let set = SentinelSet::start(5_000);
     let topo = Topo::sentinel(&set).await;
     synchronizer_family(&topo, "sentinel synchronizers").await;
+}
+
+/// `SENTINEL FAILOVER` while the crate and both Redisson versions hold locks (watchdog)
+/// and wait for one (3.23.3 holds it, a crate task and 4.7.0 wait): how long each side
+/// takes to lock on the new primary, then the waiters are woken there, the lock works
+/// across languages both ways, excludes (witness), and the watchdog holds were kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
+async fn failover_with_java_in_the_fleet() {
+    let set = SentinelSet::start(5_000);
+    let url = set.url();
+    let (old_port, new_port) = (set.primary.port, set.replica.port);
+    let before = Topo::sentinel(&set).await;
+    let (javas, client) = tokio::join!(java_pair(&url), crate_client(&before, false));
+    let flight = in_flight(&before, &javas, &client, "fo").await;
+
+    let asked = Instant::now();
+    let answer = set.sentinels[0].failover();
+    assert!(answer.contains("OK"), "SENTINEL FAILOVER: {answer}");
+    await_role(new_port, "master", "the replica").await;
+    // (The promotion ends the replica's client connections: connect after it.)
+    let new_primary = RedisServer::raw_at(new_port).await;
+    let promoted = asked.elapsed();
+    let switched = Instant::now();
+    let (relocked, ()) = tokio::join!(
+        relock_times(&javas, &client, &new_primary, "fo", asked),
+        await_role(old_port, "slave", "the old primary")
+    );
+    let demoted = asked.elapsed();
+    // Until the demoted primary has synced from the new one, no replica acknowledges a
+    // `WAIT`: Redisson 3.23.3 then retries its unlock after "None of slaves were synced"
+    // and answers IllegalMonitorStateException, although the first attempt released
+    // (no unlock latch before 3.24). Wait for the replica, as an operator would.
+    tokio::task::spawn_blocking(move || wait_replica_linked(old_port, COMEBACK))
+        .await
+        .unwrap();
+    let linked = asked.elapsed();
+    assert_eq!(set.master_port(), Some(new_port), "the sentinels' primary");
+
+    let after = Topo::sentinel_primary(url.clone(), new_port).await;
+    let lines = flight.after(&after, &client, switched).await;
+    eprintln!(
+        "sentinel failover: replica promoted {promoted:?}, old primary demoted {demoted:?} \
+         and linked as a replica {linked:?} after SENTINEL FAILOVER; first lock on the new \
+         primary: {relocked:?}\n  {}",
+        lines.join("\n  ")
+    );
+    client.shutdown().await.unwrap();
 }

@@ -387,12 +387,12 @@ impl Kind {
     pub fn channel(self, raw: &str, field: &str) -> Option<String> {
         match self {
             Kind::Reentrant | Kind::Fenced | Kind::NonReentrant | Kind::FasterMulti => {
-                Some(format!("redisson_lock__channel:{{{raw}}}"))
+                Some(format!("redisson_lock__channel:{}", tagged(raw)))
             }
             Kind::Fair | Kind::NonReentrantFair => {
-                Some(format!("redisson_lock__channel:{{{raw}}}:{field}"))
+                Some(format!("redisson_lock__channel:{}:{field}", tagged(raw)))
             }
-            Kind::Read | Kind::Write => Some(format!("redisson_rwlock:{{{raw}}}")),
+            Kind::Read | Kind::Write => Some(format!("redisson_rwlock:{}", tagged(raw))),
             Kind::Spin => None,
         }
     }
@@ -411,6 +411,15 @@ impl Kind {
             Kind::NonReentrantFair => Arc::new(client.get_non_reentrant_fair_lock(base)),
             Kind::FasterMulti => Arc::new(client.get_multi_lock(base, values.to_vec()).unwrap()),
         }
+    }
+}
+
+/// `tag(N)` of the protocol (§2): `N` itself when it holds a `{`, else `{N}`.
+pub fn tagged(raw: &str) -> String {
+    if raw.contains('{') {
+        raw.to_owned()
+    } else {
+        format!("{{{raw}}}")
     }
 }
 
@@ -525,7 +534,7 @@ pub async fn lock_cross_check(
         .with_owner(2);
     let crate_holder = format!("{}:1", client.id());
     let crate_contender = format!("{}:2", client.id());
-    let token_key = format!("redisson_lock_token:{{{raw}}}");
+    let token_key = format!("redisson_lock_token:{}", tagged(&raw));
     let token = || async {
         topo.get(&token_key)
             .await
@@ -806,11 +815,12 @@ pub async fn semaphore_cross_check(
     );
     let raw = raw_name(alias, base);
     let name = format!("{}{base}", alias.map(|a| format!("{a}/")).unwrap_or_default());
-    let channel = format!("redisson_sc:{{{raw}}}");
+    let channel = format!("redisson_sc:{}", tagged(&raw));
     let sem = client.get_semaphore(base);
 
     assert!(sem.try_set_permits(1).await.unwrap());
     let crate_set = topo.snapshot(&raw, &[]).await;
+    assert_eq!(crate_set.len(), 1, "{what}: the crate's semaphore: {crate_set:?}");
     assert!(sem.delete().await.unwrap());
     assert!(java.bool(&format!("semset {name} 1")).await);
     assert_eq!(
@@ -887,11 +897,12 @@ pub async fn pes_cross_check(
     );
     let raw = raw_name(alias, base);
     let name = format!("{}{base}", alias.map(|a| format!("{a}/")).unwrap_or_default());
-    let channel = format!("redisson_sc:{{{raw}}}");
+    let channel = format!("redisson_sc:{}", tagged(&raw));
     let pes = client.get_permit_expirable_semaphore(base);
 
     assert!(pes.try_set_permits(1).await.unwrap());
     let crate_set = topo.snapshot(&raw, &[]).await;
+    assert_eq!(crate_set.len(), 1, "{what}: the crate's semaphore: {crate_set:?}");
     assert!(pes.delete().await.unwrap());
     assert!(java.bool(&format!("pesset {name} 1")).await);
     assert_eq!(
@@ -903,6 +914,7 @@ pub async fn pes_cross_check(
     let java_id = java.call(&format!("pesacquire {name} -1 A")).await;
     assert_eq!(java_id.len(), 32, "{what}: a permit id: {java_id}");
     let java_state = topo.snapshot(&raw, &[]).await;
+    assert_eq!(java_state.len(), 2, "{what}: Java's held permit: {java_state:?}");
     assert!(
         pes.try_acquire(Duration::ZERO, None)
             .await
@@ -980,6 +992,7 @@ pub async fn latch_cross_check(
 
     assert!(java.bool(&format!("latchset {name} 1")).await);
     let java_state = topo.snapshot(&raw, &[]).await;
+    assert_eq!(java_state.len(), 1, "{what}: Java's latch: {java_state:?}");
     let before = topo.quiet(&channel).await;
     let waiting = {
         let latch = latch.clone();
