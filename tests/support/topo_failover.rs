@@ -300,7 +300,6 @@ impl InFlight<'_> {
                 if held { format!("held (TTL {ttl} ms)") } else { "lost".to_owned() }
             ));
             let _ = self.javas[*i].call(&format!("unlock {name} W")).await;
-            }
         }
         let state = self.guard.state();
         let held: bool = topo
