@@ -50,8 +50,10 @@ async fn failover_with_java_in_the_fleet() {
     let new_primary = RedisServer::raw_at(new_port).await;
     let promoted = asked.elapsed();
     let switched = Instant::now();
-    let (relocked, ()) = tokio::join!(
+    let channel = flight.channel();
+    let (relocked, back, ()) = tokio::join!(
         relock_times(&javas, &client, &new_primary, "fo", asked),
+        listening_again(&new_primary, false, &channel, 2, switched),
         await_role(old_port, "slave", "the old primary")
     );
     let demoted = asked.elapsed();
@@ -70,7 +72,7 @@ async fn failover_with_java_in_the_fleet() {
     eprintln!(
         "sentinel failover: replica promoted {promoted:?}, old primary demoted {demoted:?} \
          and linked as a replica {linked:?} after SENTINEL FAILOVER; first lock on the new \
-         primary: {relocked:?}\n  {}",
+         primary: {relocked:?}; both waiters listening there {back:?} after the promotion\n  {}",
         lines.join("\n  ")
     );
     client.shutdown().await.unwrap();
