@@ -56,8 +56,10 @@ async fn failover_of_the_lock_slot_with_java_in_the_fleet() {
     let switched = Instant::now();
     let new_primary = RedisServer::raw_at(replica).await;
     let channel = flight.channel();
-    let (relocked, back, failed_over) = tokio::join!(
+    let mark = flight.mark();
+    let (relocked, crate_back, back, failed_over) = tokio::join!(
         relock_times(&javas, &client, &new_primary, base, asked),
+        listening_again(&new_primary, true, &mark, 1, switched),
         listening_again(&new_primary, true, &channel, 2, switched),
         failing
     );
@@ -73,7 +75,7 @@ async fn failover_of_the_lock_slot_with_java_in_the_fleet() {
     eprintln!(
         "cluster failover of slot {slot} ({owner} -> {replica}): replica promoted \
          {promoted:?}, every node agreeing {settled:?} after CLUSTER FAILOVER; first lock \
-         on the new primary: {relocked:?}; both waiters listening there {back:?} after the \
+         on the new primary: {relocked:?}; the crate's waiter listening there {crate_back:?}, both {back:?} after the \
          promotion\n  {}",
         lines.join("\n  ")
     );

@@ -51,8 +51,10 @@ async fn failover_with_java_in_the_fleet() {
     let promoted = asked.elapsed();
     let switched = Instant::now();
     let channel = flight.channel();
-    let (relocked, back, ()) = tokio::join!(
+    let mark = flight.mark();
+    let (relocked, crate_back, back, ()) = tokio::join!(
         relock_times(&javas, &client, &new_primary, "fo", asked),
+        listening_again(&new_primary, false, &mark, 1, switched),
         listening_again(&new_primary, false, &channel, 2, switched),
         await_role(old_port, "slave", "the old primary")
     );
@@ -72,7 +74,7 @@ async fn failover_with_java_in_the_fleet() {
     eprintln!(
         "sentinel failover: replica promoted {promoted:?}, old primary demoted {demoted:?} \
          and linked as a replica {linked:?} after SENTINEL FAILOVER; first lock on the new \
-         primary: {relocked:?}; both waiters listening there {back:?} after the promotion\n  {}",
+         primary: {relocked:?}; the crate's waiter listening there {crate_back:?}, both {back:?} after the promotion\n  {}",
         lines.join("\n  ")
     );
     client.shutdown().await.unwrap();

@@ -210,6 +210,12 @@ impl InFlight<'_> {
         lock_channel(&self.contended)
     }
 
+    /// The mark the crate's waiting line subscribes beside the channel (only the crate
+    /// listens there).
+    pub fn mark(&self) -> String {
+        format!("{}:local_line", self.channel())
+    }
+
     /// After the failover (`switched`: when the new primary took over), on the new
     /// primary (`topo`): both waiters listen there again and the one woken by 3.23.3's
     /// unlock holds alone, then the other is woken by its unlock (each within
@@ -248,7 +254,11 @@ impl InFlight<'_> {
             topo.listeners(&channel).await
         );
         let holders = topo.node(&self.contended).hlen::<i64, _>(&self.contended);
-        assert_eq!(holders.await.unwrap(), 1, "one holder of the contended lock");
+        assert_eq!(
+            holders.await.unwrap(),
+            1,
+            "one holder of the contended lock"
+        );
         let java_a = self.java_fields[1].clone();
         let crate_field = format!("{}:2", client.id());
         let second_wake;
@@ -258,20 +268,24 @@ impl InFlight<'_> {
             assert_eq!(self.java_waiter.poll().await, None, "Java holds too");
             let released = Instant::now();
             self.crate_waiter_lock.unlock().await.unwrap();
-            let answer = self.java_waiter.answer(LEASE).await;
+            let answer = self.java_waiter.answer(WAKE_LIMIT).await;
             second_wake = released.elapsed();
             assert_eq!(answer, "OK", "Redisson 4.7.0's waiter");
             new.ok(&format!("unlock {} A", self.contended)).await;
         } else {
-            assert_eq!(java_answer.as_deref(), Some("OK"), "Redisson 4.7.0's waiter");
+            assert_eq!(
+                java_answer.as_deref(),
+                Some("OK"),
+                "Redisson 4.7.0's waiter"
+            );
             let state = topo.snapshot(&self.contended, &[&java_a]).await;
             assert!(state[0].contains("<owner>=1"), "Java holds: {state:?}");
             assert!(!self.crate_waiter.is_finished(), "the crate holds too");
             let released = Instant::now();
             new.ok(&format!("unlock {} A", self.contended)).await;
-            let acquired = tokio::time::timeout(LEASE, self.crate_waiter)
+            let acquired = tokio::time::timeout(WAKE_LIMIT, self.crate_waiter)
                 .await
-                .expect("the crate's waiter got the lock")
+                .expect("the crate's waiter woken by 4.7.0's unlock")
                 .unwrap();
             second_wake = acquired.saturating_duration_since(released);
             self.crate_waiter_lock.unlock().await.unwrap();
@@ -319,7 +333,11 @@ impl InFlight<'_> {
             java_kept.push(format!(
                 "{} {}",
                 self.javas[*i].version(),
-                if held { format!("held (TTL {ttl} ms)") } else { "lost".to_owned() }
+                if held {
+                    format!("held (TTL {ttl} ms)")
+                } else {
+                    "lost".to_owned()
+                }
             ));
             let _ = self.javas[*i].call(&format!("unlock {name} W")).await;
         }
@@ -329,7 +347,11 @@ impl InFlight<'_> {
             .hexists(&self.crate_wd, &self.crate_wd_field)
             .await
             .unwrap();
-        let ttl: i64 = topo.node(&self.crate_wd).pttl(&self.crate_wd).await.unwrap();
+        let ttl: i64 = topo
+            .node(&self.crate_wd)
+            .pttl(&self.crate_wd)
+            .await
+            .unwrap();
         match state {
             HoldState::Lost => assert!(!held, "the guard says lost, Redis says held"),
             _ => assert!(

@@ -77,7 +77,10 @@ impl Topo {
         let mut nodes = Vec::new();
         let mut slots = Vec::new();
         let topology = cluster.topology(cluster.nodes[0].port);
-        for node in topology.into_iter().filter(|n| n.primary && !n.slots.is_empty()) {
+        for node in topology
+            .into_iter()
+            .filter(|n| n.primary && !n.slots.is_empty())
+        {
             for &(lo, hi) in &node.slots {
                 slots.push((lo, hi, nodes.len()));
             }
@@ -113,7 +116,11 @@ impl Topo {
 
     /// How many connections listen on `channel` where its messages are published.
     pub async fn listeners(&self, channel: &str) -> i64 {
-        let which = if self.sharded { "SHARDNUMSUB" } else { "NUMSUB" };
+        let which = if self.sharded {
+            "SHARDNUMSUB"
+        } else {
+            "NUMSUB"
+        };
         let reply: Vec<Value> = self
             .node(channel)
             .custom(redisson_lock::fred::cmd!("PUBSUB"), vec![which, channel])
@@ -575,9 +582,9 @@ pub async fn lock_cross_check(
     );
     let released = Instant::now();
     java.ok(&format!("unlock {java_holder} A")).await;
-    let acquired = tokio::time::timeout(LEASE, waiting)
+    let acquired = tokio::time::timeout(WAKE_LIMIT, waiting)
         .await
-        .unwrap_or_else(|_| panic!("{what}: the crate's waiter never got the lock"))
+        .unwrap_or_else(|_| panic!("{what}: the crate's waiter never got the lock within {WAKE_LIMIT:?} (a lost message: the lease is 60 s)"))
         .unwrap();
     let java_to_crate = acquired.saturating_duration_since(released);
     assert!(
@@ -594,9 +601,7 @@ pub async fn lock_cross_check(
         "{what}: the raw state of a hold differs by writer (left: the crate's, right: Java's)"
     );
     assert!(
-        !java
-            .bool(&format!("trylock {java_contender} 0 -1 B"))
-            .await,
+        !java.bool(&format!("trylock {java_contender} 0 -1 B")).await,
         "{what}: Java took a lock the crate holds"
     );
 
@@ -617,7 +622,9 @@ pub async fn lock_cross_check(
     );
     let released = Instant::now();
     holder.unlock().await.unwrap();
-    let answer = pending.answer(LEASE).await;
+    let answer = pending.wait(WAKE_LIMIT).await.unwrap_or_else(|| {
+        panic!("{what}: Java's waiter got nothing within {WAKE_LIMIT:?} (a lost message: the lease is 60 s)")
+    });
     let crate_to_java = released.elapsed();
     assert_eq!(answer, "OK", "{what}: Java's waiter");
     assert!(
@@ -714,7 +721,12 @@ impl WatchdogHolds {
             javas[*i].ok(&format!("unlock {name} W")).await;
         }
         for (label, base, guard) in self.crate_side {
-            check(format!("crate {label}"), base.clone(), self.crate_field.clone()).await;
+            check(
+                format!("crate {label}"),
+                base.clone(),
+                self.crate_field.clone(),
+            )
+            .await;
             assert_eq!(
                 guard.state(),
                 HoldState::Held,
@@ -766,10 +778,7 @@ pub async fn stress_witness(
             }
         }));
     }
-    let line = format!(
-        "stress {java_name} 1 2 {rounds} 2 cnt {}",
-        topo.counter_url
-    );
+    let line = format!("stress {java_name} 1 2 {rounds} 2 cnt {}", topo.counter_url);
     let java_runs = javas.iter().map(|java| {
         let line = line.clone();
         let java_name = &java_name;
@@ -814,13 +823,20 @@ pub async fn semaphore_cross_check(
         alias.map_or("", |_| " (name mapper)")
     );
     let raw = raw_name(alias, base);
-    let name = format!("{}{base}", alias.map(|a| format!("{a}/")).unwrap_or_default());
+    let name = format!(
+        "{}{base}",
+        alias.map(|a| format!("{a}/")).unwrap_or_default()
+    );
     let channel = format!("redisson_sc:{}", tagged(&raw));
     let sem = client.get_semaphore(base);
 
     assert!(sem.try_set_permits(1).await.unwrap());
     let crate_set = topo.snapshot(&raw, &[]).await;
-    assert_eq!(crate_set.len(), 1, "{what}: the crate's semaphore: {crate_set:?}");
+    assert_eq!(
+        crate_set.len(),
+        1,
+        "{what}: the crate's semaphore: {crate_set:?}"
+    );
     assert!(sem.delete().await.unwrap());
     assert!(java.bool(&format!("semset {name} 1")).await);
     assert_eq!(
@@ -846,9 +862,13 @@ pub async fn semaphore_cross_check(
     topo.await_listener(&channel, before, &what).await;
     let released = Instant::now();
     java.ok(&format!("semrelease {name} 1")).await;
-    let (acquired, permits) = tokio::time::timeout(LEASE, waiting)
+    let (acquired, permits) = tokio::time::timeout(WAKE_LIMIT, waiting)
         .await
-        .unwrap_or_else(|_| panic!("{what}: the crate's waiter never got a permit"))
+        .unwrap_or_else(|_| {
+            panic!(
+                "{what}: the crate's waiter got no permit within {WAKE_LIMIT:?} (a lost message)"
+            )
+        })
         .unwrap();
     let java_to_crate = acquired.saturating_duration_since(released);
     assert!(
@@ -860,10 +880,16 @@ pub async fn semaphore_cross_check(
     let before = topo.quiet(&channel).await;
     let pending = java.spawn(&format!("semacquire {name} 1 B")).await;
     topo.await_listener(&channel, before, &what).await;
-    assert_eq!(pending.poll().await, None, "{what}: Java took a held permit");
+    assert_eq!(
+        pending.poll().await,
+        None,
+        "{what}: Java took a held permit"
+    );
     let released = Instant::now();
     permits.release().await.unwrap();
-    let answer = pending.answer(LEASE).await;
+    let answer = pending.wait(WAKE_LIMIT).await.unwrap_or_else(|| {
+        panic!("{what}: Java's waiter got nothing within {WAKE_LIMIT:?} (a lost message)")
+    });
     let crate_to_java = released.elapsed();
     assert_eq!(answer, "OK", "{what}: Java's waiter");
     assert!(
@@ -896,13 +922,20 @@ pub async fn pes_cross_check(
         alias.map_or("", |_| " (name mapper)")
     );
     let raw = raw_name(alias, base);
-    let name = format!("{}{base}", alias.map(|a| format!("{a}/")).unwrap_or_default());
+    let name = format!(
+        "{}{base}",
+        alias.map(|a| format!("{a}/")).unwrap_or_default()
+    );
     let channel = format!("redisson_sc:{}", tagged(&raw));
     let pes = client.get_permit_expirable_semaphore(base);
 
     assert!(pes.try_set_permits(1).await.unwrap());
     let crate_set = topo.snapshot(&raw, &[]).await;
-    assert_eq!(crate_set.len(), 1, "{what}: the crate's semaphore: {crate_set:?}");
+    assert_eq!(
+        crate_set.len(),
+        1,
+        "{what}: the crate's semaphore: {crate_set:?}"
+    );
     assert!(pes.delete().await.unwrap());
     assert!(java.bool(&format!("pesset {name} 1")).await);
     assert_eq!(
@@ -914,7 +947,11 @@ pub async fn pes_cross_check(
     let java_id = java.call(&format!("pesacquire {name} -1 A")).await;
     assert_eq!(java_id.len(), 32, "{what}: a permit id: {java_id}");
     let java_state = topo.snapshot(&raw, &[]).await;
-    assert_eq!(java_state.len(), 2, "{what}: Java's held permit: {java_state:?}");
+    assert_eq!(
+        java_state.len(),
+        2,
+        "{what}: Java's held permit: {java_state:?}"
+    );
     assert!(
         pes.try_acquire(Duration::ZERO, None)
             .await
@@ -933,9 +970,13 @@ pub async fn pes_cross_check(
     topo.await_listener(&channel, before, &what).await;
     let released = Instant::now();
     java.ok(&format!("pesrelease {name} {java_id}")).await;
-    let (acquired, crate_id) = tokio::time::timeout(LEASE, waiting)
+    let (acquired, crate_id) = tokio::time::timeout(WAKE_LIMIT, waiting)
         .await
-        .unwrap_or_else(|_| panic!("{what}: the crate's waiter never got a permit"))
+        .unwrap_or_else(|_| {
+            panic!(
+                "{what}: the crate's waiter got no permit within {WAKE_LIMIT:?} (a lost message)"
+            )
+        })
         .unwrap();
     let java_to_crate = acquired.saturating_duration_since(released);
     assert!(
@@ -951,10 +992,16 @@ pub async fn pes_cross_check(
     let before = topo.quiet(&channel).await;
     let pending = java.spawn(&format!("pesacquire {name} -1 B")).await;
     topo.await_listener(&channel, before, &what).await;
-    assert_eq!(pending.poll().await, None, "{what}: Java took a held permit");
+    assert_eq!(
+        pending.poll().await,
+        None,
+        "{what}: Java took a held permit"
+    );
     let released = Instant::now();
     pes.release(crate_id).await.unwrap();
-    let java_id = pending.answer(LEASE).await;
+    let java_id = pending.wait(WAKE_LIMIT).await.unwrap_or_else(|| {
+        panic!("{what}: Java's waiter got nothing within {WAKE_LIMIT:?} (a lost message)")
+    });
     let crate_to_java = released.elapsed();
     assert_eq!(java_id.len(), 32, "{what}: Java's waiter: {java_id}");
     assert!(
@@ -986,7 +1033,10 @@ pub async fn latch_cross_check(
         alias.map_or("", |_| " (name mapper)")
     );
     let raw = raw_name(alias, base);
-    let name = format!("{}{base}", alias.map(|a| format!("{a}/")).unwrap_or_default());
+    let name = format!(
+        "{}{base}",
+        alias.map(|a| format!("{a}/")).unwrap_or_default()
+    );
     let channel = format!("redisson_countdownlatch__channel__{{{raw}}}");
     let latch = client.get_count_down_latch(base);
 
@@ -1004,9 +1054,13 @@ pub async fn latch_cross_check(
     topo.await_listener(&channel, before, &what).await;
     let released = Instant::now();
     java.ok(&format!("latchdown {name}")).await;
-    let (opened_at, opened) = tokio::time::timeout(LEASE, waiting)
+    let (opened_at, opened) = tokio::time::timeout(WAKE_LIMIT, waiting)
         .await
-        .unwrap_or_else(|_| panic!("{what}: the crate's waiter never returned"))
+        .unwrap_or_else(|_| {
+            panic!(
+                "{what}: the crate's waiter was not opened within {WAKE_LIMIT:?} (a lost message)"
+            )
+        })
         .unwrap();
     assert!(opened, "{what}: the crate's waiter timed out");
     let java_to_crate = opened_at.saturating_duration_since(released);
@@ -1027,10 +1081,16 @@ pub async fn latch_cross_check(
         .spawn(&format!("latchawait {name} {} A", LEASE.as_millis()))
         .await;
     topo.await_listener(&channel, before, &what).await;
-    assert_eq!(pending.poll().await, None, "{what}: Java's waiter opened early");
+    assert_eq!(
+        pending.poll().await,
+        None,
+        "{what}: Java's waiter opened early"
+    );
     let released = Instant::now();
     latch.count_down().await.unwrap();
-    let answer = pending.answer(LEASE).await;
+    let answer = pending.wait(WAKE_LIMIT).await.unwrap_or_else(|| {
+        panic!("{what}: Java's waiter got nothing within {WAKE_LIMIT:?} (a lost message)")
+    });
     let crate_to_java = released.elapsed();
     assert_eq!(answer, "true", "{what}: Java's waiter");
     assert!(
@@ -1062,7 +1122,10 @@ pub async fn lock_family(topo: &Topo, label: &str) {
     let mut lines = Vec::new();
     let mut checked = 0;
     for java in &javas {
-        for kind in Kind::ALL.into_iter().filter(|k| k.in_version(java.version())) {
+        for kind in Kind::ALL
+            .into_iter()
+            .filter(|k| k.in_version(java.version()))
+        {
             let base = format!("x:{}:{}#", tag(java.version()), kind.label());
             let wakes = lock_cross_check(topo, java, None, &client, kind, &base).await;
             lines.push(format!("{} {}: {wakes:?}", java.version(), kind.label()));
@@ -1073,7 +1136,11 @@ pub async fn lock_family(topo: &Topo, label: &str) {
     for kind in Kind::ALL {
         let base = format!("m:{}#", kind.label());
         let wakes = lock_cross_check(topo, newer, Some(ALIAS), &mapped, kind, &base).await;
-        lines.push(format!("{} {} mapped: {wakes:?}", newer.version(), kind.label()));
+        lines.push(format!(
+            "{} {} mapped: {wakes:?}",
+            newer.version(),
+            kind.label()
+        ));
         checked += 1;
     }
     let mut witnessed = 0;
@@ -1083,8 +1150,7 @@ pub async fn lock_family(topo: &Topo, label: &str) {
             .filter(|j| kind.in_version(j.version()))
             .collect();
         let base = format!("st:{}#", kind.label());
-        let (seen, expected, took) =
-            stress_witness(topo, &fleet, &client, kind, &base, 15).await;
+        let (seen, expected, took) = stress_witness(topo, &fleet, &client, kind, &base, 15).await;
         assert_eq!(
             seen,
             expected,
@@ -1119,16 +1185,13 @@ pub async fn synchronizer_family(topo: &Topo, label: &str) {
         crate_client(topo, true)
     );
     let mut lines = Vec::new();
-    let cases = javas
-        .iter()
-        .map(|java| (java, None, &client))
-        .chain([(&javas[1], Some(ALIAS), &mapped)]);
+    let cases =
+        javas
+            .iter()
+            .map(|java| (java, None, &client))
+            .chain([(&javas[1], Some(ALIAS), &mapped)]);
     for (java, alias, client) in cases {
-        let tag = format!(
-            "{}{}",
-            tag(java.version()),
-            alias.map_or("", |_| "m")
-        );
+        let tag = format!("{}{}", tag(java.version()), alias.map_or("", |_| "m"));
         let sem = semaphore_cross_check(topo, java, alias, client, &format!("sem:{tag}#")).await;
         let pes = pes_cross_check(topo, java, alias, client, &format!("pes:{tag}#")).await;
         let latch = latch_cross_check(topo, java, alias, client, &format!("latch:{tag}#")).await;
