@@ -38,6 +38,9 @@ pub const WATCHDOG_MS: u64 = 3_000;
 pub const LEASE: Duration = Duration::from_secs(60);
 /// How soon after the unlock a waiter must hold the lock (the lease is 60 s).
 pub const WAKE_LIMIT: Duration = Duration::from_secs(5);
+/// How long a waiter seen subscribing is given for its attempt after the subscription
+/// (one script round trip), before the release whose message must wake it.
+pub const SETTLE: Duration = Duration::from_millis(250);
 /// The faster multi-lock's values (`fastermulti:<group>=a|b`).
 pub const MULTI_VALUES: [&str; 2] = ["a", "b"];
 
@@ -139,7 +142,10 @@ impl Topo {
         self.listeners(channel).await
     }
 
-    /// Waits until more than `before` connections listen on `channel`; panics after 10 s.
+    /// Waits until more than `before` connections listen on `channel` (panics after
+    /// 10 s), then [`SETTLE`]: Redisson and the crate try once more right after
+    /// subscribing, and a release before that try would be seen by it, not by the
+    /// message this wait is meant to prove.
     pub async fn await_listener(&self, channel: &str, before: i64, what: &str) {
         let heard = super::eventually(Duration::from_secs(10), || async {
             self.listeners(channel).await > before
@@ -150,6 +156,7 @@ impl Topo {
             "{what}: the waiter never listened on {channel} (listeners: {})",
             self.listeners(channel).await
         );
+        tokio::time::sleep(SETTLE).await;
     }
 
     /// `GET key` on its primary.
