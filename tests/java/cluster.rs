@@ -31,8 +31,9 @@ async fn synchronizers_with_both_versions() {
 /// A manual failover (`CLUSTER FAILOVER` on the replica) of the slot holding the locks
 /// while the crate and both Redisson versions hold locks there (watchdog) and wait for
 /// one (3.23.3 holds it, a crate task and 4.7.0 wait): how long each side takes to lock
-/// on the new primary, then the waiters are woken there, the lock works across
-/// languages both ways, excludes (witness), and the crate's watchdog hold was kept.
+/// on the new primary and when the waiters listen there again; then they are woken
+/// there, the lock works across languages both ways and excludes (witness), and the
+/// crate's watchdog hold is still held there or its guard says it was lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
 async fn failover_of_the_lock_slot_with_java_in_the_fleet() {
@@ -75,8 +76,8 @@ async fn failover_of_the_lock_slot_with_java_in_the_fleet() {
     eprintln!(
         "cluster failover of slot {slot} ({owner} -> {replica}): replica promoted \
          {promoted:?}, every node agreeing {settled:?} after CLUSTER FAILOVER; first lock \
-         on the new primary: {relocked:?}; the crate's waiter listening there {crate_back:?}, both {back:?} after the \
-         promotion\n  {}",
+         on the new primary: {relocked:?}; after the promotion, the crate's waiter \
+         listening there {crate_back:?}, both {back:?}\n  {}",
         lines.join("\n  ")
     );
     client.shutdown().await.unwrap();
