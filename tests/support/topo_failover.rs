@@ -330,8 +330,8 @@ impl InFlight<'_> {
             tokio::time::sleep(rest).await;
         }
         // Java's own watchdog through a failover is Redisson's business: with the tests'
-        // 3 s watchdog its holds expire on the new primary before Redisson (1.5-9 s to
-        // move there) renews them; reported, not asserted.
+        // short watchdog its holds can expire on the new primary before Redisson (1.5-9 s
+        // to move there) renews them there; reported, not asserted.
         let mut java_kept = Vec::new();
         for (i, name, field) in &self.java_wd {
             let held: bool = topo.node(name).hexists(name, field).await.unwrap();
