@@ -9,21 +9,34 @@
 //!
 //! (`.ci/run` does, with `../shared/redisson-java` after its `deps.sh`). Without the
 //! drivers each test fails with that instruction: none passes without Java.
+//!
+//! | module | what |
+//! |---|---|
+//! | `locks` | every lock kind on a single server: raw state, wake-ups, exclusion, watchdog |
+//! | `synchronizers` | the semaphores and the latch on a single server |
+//! | `name_mapper` | a prefix mapper on both sides |
+//! | `shares` | a hot lock shared with Java threads |
+//! | `sentinel`, `cluster` | every kind on a Sentinel set and a Redis 7 cluster, and a failover with Java in the fleet |
+//! | `fleet_share` | the fleet race: the crate's share of a hot lock beside two JVMs, per topology |
+//! | `codec` | Java's codec bytes and per-key object names |
+//! | `config` | `redisson.yaml` files read by real Redisson and by the crate |
 
 mod support;
 
+#[path = "java/cluster.rs"]
+mod cluster;
 #[path = "java/codec.rs"]
 mod codec;
-
-#[path = "java/fleet_share.rs"]
-mod fleet_share;
-
 #[path = "java/config.rs"]
 mod config;
+#[path = "java/fleet_share.rs"]
+mod fleet_share;
 #[path = "java/locks.rs"]
 mod locks;
 #[path = "java/name_mapper.rs"]
 mod name_mapper;
+#[path = "java/sentinel.rs"]
+mod sentinel;
 #[path = "java/shares.rs"]
 mod shares;
 #[path = "java/synchronizers.rs"]

@@ -17,6 +17,8 @@ pub mod pes;
 pub mod real_java;
 pub mod sentinel_set;
 pub mod tls;
+pub mod topo_failover;
+pub mod topo_interop;
 
 #[allow(unused_imports)] // not every test file uses them all
 pub use bed::{Bed, Duo, Fleet};
