@@ -462,3 +462,237 @@ async fn our_waiter_is_subscribed_before_it_retries() {
     other.shutdown().await.unwrap();
     client.shutdown().await.unwrap();
 }
+
+/// The same semantics for every primitive's wait (`crate::wait::waiter`): when subscribing
+/// is slow, a wait with a deadline waits for it until the deadline and answers "not
+/// taken" (`false` / `None`); it does not fail early with `Error::Timeout` because the
+/// subscription timeout is shorter than its budget. (Until 0.1 the permit-expirable
+/// semaphore failed with `Error::Timeout` at the subscription timeout while the others
+/// waited to their deadline.) The subscriber connection is stalled by a proxy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_subscription_ends_every_wait_at_its_deadline() {
+    let server = RedisServer::start();
+    let proxy = support::faulty::FaultyProxy::start(server.port).await;
+    let client = Client::connect(
+        redisson_lock::Config::builder()
+            .url(proxy.url())
+            .subscription_timeout(Duration::from_millis(300))
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        proxy.connections(),
+        2,
+        "a command and a subscriber connection"
+    );
+    // Everything the waits want is taken, by another client.
+    let other = server.client().await;
+    let names = [
+        key("slow-sub-l"),
+        key("slow-sub-f"),
+        key("slow-sub-s"),
+        key("slow-sub-p"),
+        key("slow-sub-c"),
+    ];
+    other.get_lock(&names[0]).lock().await.unwrap();
+    other.get_fair_lock(&names[1]).lock().await.unwrap();
+    assert!(other
+        .get_semaphore(&names[2])
+        .try_set_permits(0)
+        .await
+        .unwrap());
+    let pes = other.get_permit_expirable_semaphore(&names[3]);
+    assert!(pes.try_set_permits(1).await.unwrap());
+    pes.acquire(None).await.unwrap();
+    assert!(other
+        .get_count_down_latch(&names[4])
+        .try_set_count(1)
+        .await
+        .unwrap());
+    // The subscriber stalls: no SUBSCRIBE gets an answer.
+    proxy.set_flow_of(1, support::faulty::Flow::Stall);
+
+    let budget = Duration::from_millis(1500);
+    let timed = |what: &'static str, started: Instant, answer: String| {
+        let took = started.elapsed();
+        println!("{what}: {answer} after {took:?}");
+        assert!(
+            took >= budget - Duration::from_millis(100),
+            "{what} answered {answer} after {took:?}: before its deadline"
+        );
+        took
+    };
+    let started = Instant::now();
+    let taken = client.get_lock(&names[0]).try_lock_for(budget).await;
+    timed("lock", started, format!("{taken:?}"));
+    assert!(matches!(taken, Ok(false)), "{taken:?}");
+    let started = Instant::now();
+    let taken = client.get_fair_lock(&names[1]).try_lock_for(budget).await;
+    timed("fair lock", started, format!("{taken:?}"));
+    assert!(matches!(taken, Ok(false)), "{taken:?}");
+    let started = Instant::now();
+    let taken = client
+        .get_semaphore(&names[2])
+        .try_acquire_for(1, budget)
+        .await;
+    timed(
+        "semaphore",
+        started,
+        format!("{:?}", taken.as_ref().map(|p| p.is_some())),
+    );
+    assert!(
+        matches!(taken, Ok(None)),
+        "{:?}",
+        taken.map(|p| p.is_some())
+    );
+    let started = Instant::now();
+    let taken = client
+        .get_permit_expirable_semaphore(&names[3])
+        .try_acquire(budget, None)
+        .await;
+    timed("permit-expirable semaphore", started, format!("{taken:?}"));
+    assert!(matches!(taken, Ok(None)), "{taken:?}");
+    let started = Instant::now();
+    let opened = client
+        .get_count_down_latch(&names[4])
+        .wait_for(budget)
+        .await;
+    timed("latch", started, format!("{opened:?}"));
+    assert!(matches!(opened, Ok(false)), "{opened:?}");
+
+    // Without a deadline, `Error::Timeout` at the subscription timeout, for all alike.
+    let started = Instant::now();
+    let locked =
+        tokio::time::timeout(Duration::from_secs(5), client.get_lock(&names[0]).lock()).await;
+    println!(
+        "lock() without a deadline: {locked:?} after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(locked, Ok(Err(redisson_lock::Error::Timeout { .. }))),
+        "{locked:?}"
+    );
+    proxy.set_flow_of(1, support::faulty::Flow::Pass);
+    other.shutdown().await.unwrap();
+}
+
+/// The same re-check for every primitive's wait (`crate::wait::waiter::RECHECK`, 2 s): a
+/// change that nobody published (another program's `DEL`, `SET` or `INCR`, or a message
+/// lost with a connection) costs every waiter at most that long. (Until 0.1 a lock waiter
+/// slept to the holder's TTL, up to the watchdog timeout, and the semaphore, the
+/// permit-expirable semaphore and the latch re-checked after 2 s, 1 s and 5 s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unpublished_change_costs_every_waiter_at_most_the_recheck() {
+    let server = RedisServer::start();
+    let (client, other, raw) = (
+        server.client().await,
+        server.client().await,
+        server.raw().await,
+    );
+    let names = [
+        key("recheck-l"),
+        key("recheck-f"),
+        key("recheck-s"),
+        key("recheck-p"),
+        key("recheck-c"),
+    ];
+    other.get_lock(&names[0]).lock().await.unwrap();
+    other.get_fair_lock(&names[1]).lock().await.unwrap();
+    assert!(other
+        .get_semaphore(&names[2])
+        .try_set_permits(0)
+        .await
+        .unwrap());
+    assert!(other
+        .get_permit_expirable_semaphore(&names[3])
+        .try_set_permits(0)
+        .await
+        .unwrap());
+    assert!(other
+        .get_count_down_latch(&names[4])
+        .try_set_count(1)
+        .await
+        .unwrap());
+    let wait = Duration::from_secs(20);
+    let waiters = {
+        let (lock, fair) = (client.get_lock(&names[0]), client.get_fair_lock(&names[1]));
+        let semaphore = client.get_semaphore(&names[2]);
+        let pes = client.get_permit_expirable_semaphore(&names[3]);
+        let latch = client.get_count_down_latch(&names[4]);
+        let timed = |what: &'static str, done: tokio::task::JoinHandle<bool>| async move {
+            (what, done.await.unwrap(), Instant::now())
+        };
+        vec![
+            timed(
+                "lock",
+                tokio::spawn(async move { lock.try_lock_for(wait).await.unwrap() }),
+            ),
+            timed(
+                "fair lock",
+                tokio::spawn(async move { fair.try_lock_for(wait).await.unwrap() }),
+            ),
+            timed(
+                "semaphore",
+                tokio::spawn(async move {
+                    semaphore
+                        .try_acquire_for(1, wait)
+                        .await
+                        .unwrap()
+                        .map(|p| p.forget())
+                        .is_some()
+                }),
+            ),
+            timed(
+                "permit-expirable semaphore",
+                tokio::spawn(async move { pes.try_acquire(wait, None).await.unwrap().is_some() }),
+            ),
+            timed(
+                "latch",
+                tokio::spawn(async move { latch.wait_for(wait).await.unwrap() }),
+            ),
+        ]
+    };
+    // Every waiter is asleep on its channel before the changes.
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            let mut subscribed = 0;
+            for channel in [
+                format!("redisson_lock__channel:{{{}}}", names[0]),
+                format!("redisson_sc:{{{}}}", names[2]),
+                format!("redisson_sc:{{{}}}", names[3]),
+                format!("redisson_countdownlatch__channel__{{{}}}", names[4]),
+            ] {
+                subscribed += numsub(&raw, &channel).await.min(1);
+            }
+            subscribed == 4
+        })
+        .await,
+        "the waiters did not subscribe"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Changes nobody publishes.
+    let changed = Instant::now();
+    let _: i64 = raw
+        .del(vec![
+            names[0].as_str(),
+            names[1].as_str(),
+            names[4].as_str(),
+        ])
+        .await
+        .unwrap();
+    let _: () = raw.set(&names[2], 1, None, None, false).await.unwrap();
+    let _: i64 = raw.incr(&names[3]).await.unwrap();
+    for waiter in waiters {
+        let (what, done, at) = waiter.await;
+        let took = at - changed;
+        println!("{what}: {done} {took:?} after the unpublished change");
+        assert!(done, "{what} did not get what it waited for");
+        assert!(
+            took < Duration::from_millis(3_000),
+            "{what} noticed an unpublished change after {took:?} (the re-check is 2 s)"
+        );
+    }
+    other.shutdown().await.unwrap();
+}

@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::hold::state::HoldSignal;
 use crate::names::owner::LockOwner;
 use crate::telemetry;
+use crate::wait::pubsub::Subscription;
 
 /// How long an acquisition may wait.
 #[derive(Clone, Copy, Debug)]
@@ -138,20 +139,7 @@ impl<K: LockKind> Lock<K> {
         lease_ms: Option<u64>,
         wait: Wait,
     ) -> Result<Option<Acquired>> {
-        let mode = match wait {
-            Wait::Once => AcquireMode::Once,
-            Wait::Until(_, budget) => AcquireMode::Queue {
-                wait_ms: budget.as_millis().clamp(1, u128::from(u64::MAX)) as u64,
-            },
-            Wait::Forever => AcquireMode::Queue {
-                wait_ms: self
-                    .context
-                    .config
-                    .settings
-                    .fair_lock_wait_timeout
-                    .as_millis() as u64,
-            },
-        };
+        let mode = self.queue_mode(wait);
         // A queued waiter that leaves without the lock must leave the queue: on every
         // early return and on drop (unless an attempt in flight does it itself).
         let mut queued = QueueExit::new(self, owner, mode);
@@ -178,10 +166,8 @@ impl<K: LockKind> Lock<K> {
         };
         let mut ttl = -1;
         if early.is_none() {
-            queued.in_flight = true;
-            let first = self.attempt(owner, lease_ms, mode, wait).await;
-            queued.in_flight = false;
-            ttl = match first? {
+            let first = self.attempt_queued(owner, lease_ms, mode, first_deadline, &mut queued);
+            ttl = match first.await? {
                 Attempt::Acquired(acquired) => {
                     queued.disarm();
                     return Ok(Some(acquired));
@@ -201,29 +187,16 @@ impl<K: LockKind> Lock<K> {
             Wait::Until(deadline, _) => Some(deadline),
             Wait::Once | Wait::Forever => None,
         };
-        let _waiting = telemetry::Waiting::start(K::NAME);
-        let _announced = K::CAPABILITIES
-            .write_lock
-            .then(|| self.context.writers.announce(&self.name));
-        let waited = match waiting {
-            Waiting::Channel(channel) => {
-                let subscribed = (channel.as_str(), early);
-                self.wait_on_channel(
-                    owner,
-                    lease_ms,
-                    mode,
-                    deadline,
-                    ttl,
-                    subscribed,
-                    &mut queued,
-                )
-                .await
-            }
-            Waiting::Poll(backoff) => {
-                self.wait_polling(owner, lease_ms, mode, deadline, backoff, &mut queued)
-                    .await
-            }
-        };
+        let waited = self
+            .wait_between_attempts(
+                owner,
+                lease_ms,
+                mode,
+                deadline,
+                (waiting, early, ttl),
+                &mut queued,
+            )
+            .await;
         match waited {
             Ok(Some(acquired)) => {
                 queued.disarm();
@@ -235,6 +208,53 @@ impl<K: LockKind> Lock<K> {
             }
             // The queue exit runs in the background when `queued` drops.
             Err(error) => Err(error),
+        }
+    }
+
+    /// The acquire mode of a wait: one attempt, or a place in a fair queue reserved for
+    /// the wait's budget (Redisson's `fairLockWaitTimeout` without one).
+    fn queue_mode(&self, wait: Wait) -> AcquireMode {
+        match wait {
+            Wait::Once => AcquireMode::Once,
+            Wait::Until(_, budget) => AcquireMode::Queue {
+                wait_ms: budget.as_millis().clamp(1, u128::from(u64::MAX)) as u64,
+            },
+            Wait::Forever => AcquireMode::Queue {
+                wait_ms: self
+                    .context
+                    .config
+                    .settings
+                    .fair_lock_wait_timeout
+                    .as_millis() as u64,
+            },
+        }
+    }
+
+    /// Between the attempts of a waiter that did not get the lock at once: on its channel
+    /// (subscribed `early` or now), or by polling; the holder's `ttl` from the last try.
+    async fn wait_between_attempts(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        mode: AcquireMode,
+        deadline: Option<Instant>,
+        (waiting, early, ttl): (Waiting, Option<Subscription>, i64),
+        queued: &mut QueueExit<K>,
+    ) -> Result<Option<Acquired>> {
+        let _waiting = telemetry::Waiting::start(K::NAME);
+        let _announced = K::CAPABILITIES
+            .write_lock
+            .then(|| self.context.writers.announce(&self.name));
+        match waiting {
+            Waiting::Channel(channel) => {
+                let subscribed = (channel.as_str(), early);
+                self.wait_on_channel(owner, lease_ms, mode, deadline, ttl, subscribed, queued)
+                    .await
+            }
+            Waiting::Poll(backoff) => {
+                self.wait_polling(owner, lease_ms, mode, deadline, backoff, queued)
+                    .await
+            }
         }
     }
 

@@ -23,7 +23,8 @@
 //! | `handle.rs` | the struct, its constructor and the public methods (the `RLock` API) |
 //! | `acquiring.rs` | one acquisition: the choice of wait, Redisson's wait loop, one attempt, registering a hold |
 //! | `waiting.rs` | between attempts: the channel, polling, readers yielding to writers, subscribing |
-//! | `local_line.rs` | the local line of the kinds that hand off: joining, the head's wait, the hand-off on release |
+//! | `local_line.rs` | the local line of the kinds that hand off: joining, the hand-off on release |
+//! | `line_head.rs` | the wait of a local line's head, on the wait engine |
 //! | `queue_exit.rs` | leaving a fair lock's queue in Redis, exactly once |
 //! | `settling.rs` | acquires whose reply was lost: learning whether they ran, undoing them |
 //! | `releasing.rs` | every unlock: the release script and its latch, the ledger, dropped guards |
@@ -58,6 +59,7 @@ mod handle;
 pub(crate) mod holds;
 mod key_cache;
 mod kind;
+mod line_head;
 mod local_line;
 pub(crate) mod multi;
 pub(crate) mod non_reentrant;

@@ -1,11 +1,11 @@
-//! Waiting between the attempts of Redisson's wait loop: on the lock's channel
-//! (`wait_on_channel`), by polling with a back-off (`wait_polling`, the spin lock), a
-//! reader letting this client's write waiters go first (`yield_to_writers`), and
-//! subscribing within the caller's deadline (`subscribe`).
+//! Waiting between the attempts of Redisson's wait loop, on [`crate::wait::waiter`]: on
+//! the lock's channel (`wait_on_channel`), by polling with a back-off (`wait_polling`,
+//! the spin lock), a reader letting this client's write waiters go first
+//! (`yield_to_writers`), and subscribing within the caller's deadline (`subscribe`).
 //!
 //! Invariants: a waiter subscribes before it retries, and sleeps until a message, the
-//! holder's TTL or its deadline, whichever comes first; every retry is an `attempt`
-//! marked in flight on the caller's [`QueueExit`].
+//! holder's TTL, the wait's re-check or its deadline, whichever comes first; every retry
+//! is an `attempt` marked in flight on the caller's [`QueueExit`].
 
 use std::time::Duration;
 
@@ -18,7 +18,10 @@ use super::queue_handoff::QueuedPlace;
 use super::{Backoff, Lock, LockKind};
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
+use crate::wait::messages::lock_messages;
+use crate::wait::pubsub::Subscription;
 use crate::wait::queued_waiters::Turn;
+use crate::wait::waiter::{self, Budget, Listen, Woke};
 
 impl<K: LockKind> Lock<K> {
     /// A reader that holds nothing on this lock lets this client's announced write
@@ -43,8 +46,11 @@ impl<K: LockKind> Lock<K> {
         gate.cleared_by(deadline).await
     }
 
-    /// The pub/sub wait: subscribe (unless the caller did: `channel`'s subscription),
-    /// then retry and sleep until a message or min(holder's TTL, remaining budget).
+    /// The pub/sub wait, [`crate::wait::waiter`]'s: subscribe (unless the caller did:
+    /// `channel`'s subscription), then arm, retry and sleep until a message, the holder's
+    /// TTL, the re-check or the deadline. A fair waiter also wakes when a release of this
+    /// client names it (see `queue_handoff.rs`), and does not try while named in one in
+    /// flight; a reader lets this client's writers go first.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn wait_on_channel(
         &self,
@@ -53,10 +59,9 @@ impl<K: LockKind> Lock<K> {
         mode: AcquireMode,
         deadline: Option<Instant>,
         ttl: i64,
-        (channel, subscription): (&str, Option<crate::wait::pubsub::Subscription>),
+        (channel, subscription): (&str, Option<Subscription>),
         queued: &mut QueueExit<K>,
     ) -> Result<Option<Acquired>> {
-        let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let pubsub = &self.context.pubsub;
         let subscription = match subscription {
             Some(subscription) => subscription,
@@ -68,28 +73,24 @@ impl<K: LockKind> Lock<K> {
                 }
             }
         };
-        // A fair waiter: a release of this client may hand it the lock (see
-        // `queue_handoff.rs`); while named in one, it does not try.
         let mut place = QueuedPlace::join(self, owner, lease_ms, mode);
         let slot = place.slot();
         let mut try_now = true;
         let mut ttl = ttl;
         loop {
-            // Before listening: a reader that lets a writer go first must not take the
+            // Before arming: a reader that lets a writer go first must not take the
             // writer's wake-up (a `0` wakes one listener).
             if !self.yield_to_writers(owner, deadline).await {
                 return Ok(None);
             }
-            let woken = subscription.notified();
-            tokio::pin!(woken);
-            woken.as_mut().enable();
+            let armed = subscription.notified();
+            tokio::pin!(armed);
+            waiter::arm(pubsub, armed.as_mut())?;
+            waiter::spend_stored(armed.as_mut(), &subscription);
             let answered = slot.as_ref().map(|slot| slot.answered());
             tokio::pin!(answered);
             if let Some(answered) = answered.as_mut().as_pin_mut() {
                 answered.enable();
-            }
-            if pubsub.is_closed() {
-                return Err(Error::Shutdown);
             }
             let turn = match &slot {
                 Some(slot) if try_now => slot.start_trying(),
@@ -101,9 +102,8 @@ impl<K: LockKind> Lock<K> {
             match turn {
                 Turn::Granted(at) => return Ok(Some(place.take_grant(owner, lease_ms, at))),
                 Turn::Try if try_now => {
-                    queued.in_flight = true;
-                    let attempt = self.attempt(owner, lease_ms, mode, wait).await;
-                    queued.in_flight = false;
+                    let attempt = self.attempt_queued(owner, lease_ms, mode, deadline, queued);
+                    let attempt = attempt.await;
                     if let Some(slot) = &slot {
                         slot.stop_trying();
                     }
@@ -114,40 +114,38 @@ impl<K: LockKind> Lock<K> {
                 }
                 _ => {}
             }
-            let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if remaining == Some(Duration::ZERO) {
-                return Ok(None);
-            }
-            let holder = (ttl >= 0 && !offered).then(|| Duration::from_millis(ttl as u64));
-            let sleep_for = match (holder, remaining) {
-                (Some(h), Some(r)) => Some(h.min(r)),
-                (h, r) => h.or(r),
-            };
-            tracing::trace!(ttl, ?sleep_for, offered, "waiting for an unlock message");
-            let answered = async {
-                match answered.as_pin_mut() {
-                    Some(answered) => answered.await,
-                    None => std::future::pending().await,
-                }
-            };
-            let sleep = async {
-                match sleep_for.and_then(|limit| Instant::now().checked_add(limit)) {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
-            try_now = tokio::select! {
-                _ = &mut woken => true,
+            let hint = (ttl >= 0 && !offered).then(|| Duration::from_millis(ttl as u64));
+            tracing::trace!(ttl, ?hint, offered, "waiting for an unlock message");
+            try_now = match waiter::sleep(Some(armed), answered.as_pin_mut(), hint, deadline).await
+            {
+                Woke::Deadline => return Ok(None),
+                Woke::Message | Woke::Timer => true,
                 // Handed the lock (taken at the top), or not: try if a try was due, or
                 // if the answer was lost (the try settles it).
-                _ = answered => offered || slot.as_ref().is_some_and(|s| s.take_try_again()),
-                _ = sleep => true,
+                Woke::Other => offered || slot.as_ref().is_some_and(|s| s.take_try_again()),
             };
         }
     }
 
-    /// The polling wait of a spin lock: sleep the back-off (never past the deadline, and
-    /// not past a shutdown), retry.
+    /// One attempt of a waiter that may be queued in Redis, marked in flight on `queued`
+    /// (its abandon path leaves the queue then).
+    pub(super) async fn attempt_queued(
+        &self,
+        owner: LockOwner,
+        lease_ms: Option<u64>,
+        mode: AcquireMode,
+        deadline: Option<Instant>,
+        queued: &mut QueueExit<K>,
+    ) -> Result<Attempt> {
+        let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
+        queued.in_flight = true;
+        let attempt = self.attempt(owner, lease_ms, mode, wait).await;
+        queued.in_flight = false;
+        attempt
+    }
+
+    /// The polling wait of a spin lock: sleep the back-off step (never past the
+    /// deadline, the wait's re-check, nor a shutdown), retry.
     pub(super) async fn wait_polling(
         &self,
         owner: LockOwner,
@@ -157,46 +155,34 @@ impl<K: LockKind> Lock<K> {
         backoff: Backoff,
         queued: &mut QueueExit<K>,
     ) -> Result<Option<Acquired>> {
-        let wait = deadline.map_or(Wait::Forever, |d| Wait::Until(d, Duration::ZERO));
         let mut delays = backoff.delays();
         let mut shutdown = self.context.shutdown.subscribe();
         loop {
-            let delay = delays.next_delay();
-            let sleep_for = match deadline {
-                Some(deadline) => {
-                    let remaining = deadline.saturating_duration_since(Instant::now());
-                    if remaining.is_zero() {
-                        return Ok(None);
-                    }
-                    delay.min(remaining)
-                }
-                None => delay,
+            let step = Some(delays.next_delay());
+            let closed = async {
+                let _ = shutdown.wait_for(|closed| *closed).await;
             };
-            // A shutdown ends the sleep: a back-off step may be long.
-            tokio::select! {
-                _ = tokio::time::sleep(sleep_for) => {}
-                _ = shutdown.wait_for(|closed| *closed) => {}
+            if waiter::sleep(None, Some(closed), step, deadline).await == Woke::Deadline {
+                return Ok(None);
             }
             if self.context.is_closed() {
                 return Err(Error::Shutdown);
             }
-            queued.in_flight = true;
-            let attempt = self.attempt(owner, lease_ms, mode, wait).await;
-            queued.in_flight = false;
-            if let Attempt::Acquired(acquired) = attempt? {
+            let attempt = self.attempt_queued(owner, lease_ms, mode, deadline, queued);
+            if let Attempt::Acquired(acquired) = attempt.await? {
                 return Ok(Some(acquired));
             }
         }
     }
 
     /// Subscribes to `channel` for a waiter, within `deadline` (`Ok(None)`: it passed) or
-    /// the subscription timeout.
+    /// the subscription timeout (see [`crate::wait::waiter::subscribe`]).
     pub(super) async fn subscribe(
         &self,
         owner: LockOwner,
         channel: &str,
         deadline: Option<Instant>,
-    ) -> Result<Option<crate::wait::pubsub::Subscription>> {
+    ) -> Result<Option<Subscription>> {
         self.subscribe_marked(owner, channel, None, deadline).await
     }
 
@@ -208,30 +194,20 @@ impl<K: LockKind> Lock<K> {
         channel: &str,
         marker: Option<&str>,
         deadline: Option<Instant>,
-    ) -> Result<Option<crate::wait::pubsub::Subscription>> {
-        let pubsub = &self.context.pubsub;
-        // Boxed: subscribing is a large future (fred's subscribe and its confirmation)
-        // that runs once per wait; inline, every waiting task would carry its size for
-        // as long as it waits.
-        let subscribe = Box::pin(pubsub.subscribe_marked(channel, marker));
-        match deadline {
-            Some(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
-                Ok(subscribed) => subscribed
-                    .map(Some)
-                    .map_err(|e| self.redis_error_as(owner, e)),
-                Err(_) => Ok(None),
-            },
-            None => {
-                let limit = self.context.config.settings.subscription_timeout;
-                tokio::time::timeout(limit, subscribe)
-                    .await
-                    .map_err(|_| Error::Timeout {
-                        what: "subscribing to the lock channel",
-                        after: limit,
-                    })?
-                    .map(Some)
-                    .map_err(|e| self.redis_error_as(owner, e))
-            }
-        }
+    ) -> Result<Option<Subscription>> {
+        let listen = Listen {
+            channel,
+            messages: lock_messages,
+            marker,
+            what: "subscribing to the lock channel",
+        };
+        let budget = Budget {
+            deadline,
+            subscription_timeout: self.context.config.settings.subscription_timeout,
+        };
+        waiter::subscribe(&self.context.pubsub, listen, budget, |e| {
+            self.redis_error_as(owner, e)
+        })
+        .await
     }
 }

@@ -10,13 +10,12 @@
 //! * it reads the count (`GET`) before subscribing, after subscribing and after every
 //!   wake-up, and returns as soon as it reads 0 or less (joining a channel this client is
 //!   subscribed to already costs nothing, so such a waiter joins first and reads once);
-//! * the channel's subscription is this client's one share per channel
-//!   ([`PubSub::subscribe_with`](crate::wait::pubsub::PubSub::subscribe_with) with
-//!   [`latch_messages`]): 64 waiters of one client are one `SUBSCRIBE`;
-//! * the wake-up is armed (`Notified::enable`) before each read, so a `0` published
-//!   between the read and the sleep is not lost;
-//! * every sleep is bounded: by the caller's deadline, and by [`RECHECK`] (a message lost
-//!   with a subscription costs at most that long);
+//! * it waits through [`crate::wait::waiter`], as every primitive does: the channel's
+//!   subscription is this client's one share per channel (with [`latch_messages`]): 64
+//!   waiters of one client are one `SUBSCRIBE`; the wake-up is armed before each read, so
+//!   a `0` published between the read and the sleep is not lost; every sleep is bounded
+//!   by the caller's deadline and the wait's re-check (a message lost with a
+//!   subscription costs at most that long);
 //! * a message that does not open the latch (a stray `0`, Java's `1`) costs each waiter
 //!   one `GET`, and the waiter keeps its deadline;
 //! * dropping a wait at any await point gives its share of the subscription back (the
@@ -35,7 +34,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::telemetry::{self, LatchWaitOutcome};
 use crate::wait::messages::latch_messages;
-use crate::wait::pubsub::Subscription;
+use crate::wait::waiter::{self, Budget, Listen, Tried};
 
 /// `lua/latch_try_set_count.lua`.
 pub(crate) const LATCH_TRY_SET_COUNT: &str = include_str!("../../lua/latch_try_set_count.lua");
@@ -52,11 +51,6 @@ static DELETE: LazyLock<Script> = LazyLock::new(|| Script::new(LATCH_DELETE));
 const ZERO_COUNT: &str = "0";
 /// Redisson's `NEW_COUNT_MESSAGE`: a count was set.
 const NEW_COUNT: &str = "1";
-
-/// The longest a waiter sleeps without reading the count again, even when no message
-/// comes: what a message lost with a subscription (a failover that dropped it silently)
-/// can cost.
-pub(crate) const RECHECK: Duration = Duration::from_secs(5);
 
 /// The metrics' and spans' name of this kind.
 const KIND: &str = "count_down_latch";
@@ -487,83 +481,45 @@ impl CountDownLatch {
     }
 
     /// Reads, subscribes, reads, then sleeps and reads after each wake-up (see the module
-    /// docs). `skip_first_read`: the caller knows the count is positive.
+    /// docs), through [`crate::wait::waiter`]. `skip_first_read`: the caller knows the
+    /// count is positive.
     async fn wait_until(&self, deadline: Option<Instant>, skip_first_read: bool) -> Result<bool> {
         // A channel this client is subscribed to already (other waiters, or one that left
         // less than `LINGER` ago) costs nothing to join: join it first, and the loop's
         // first read is the only one before sleeping.
-        let warm = self.context.pubsub.is_ready(&self.channel);
+        let pubsub = &self.context.pubsub;
+        let warm = pubsub.is_ready(&self.channel);
         if !skip_first_read && !warm && self.read_count().await? <= 0 {
             return Ok(true);
         }
-        let Some(subscription) = self.subscribe(deadline).await? else {
+        let listen = Listen {
+            channel: &self.channel,
+            messages: latch_messages,
+            marker: None,
+            what: "subscribing to the latch channel",
+        };
+        let budget = Budget {
+            deadline,
+            subscription_timeout: self.context.config.settings.subscription_timeout,
+        };
+        let subscribed = waiter::subscribe(pubsub, listen, budget, |e| self.redis_error(e));
+        let Some(subscription) = subscribed.await? else {
             return Ok(false);
         };
-        let pubsub = &self.context.pubsub;
-        loop {
-            let woken = subscription.notified();
-            tokio::pin!(woken);
-            woken.as_mut().enable();
-            // A wake-up stored by an earlier message (a `0` also leaves one for a waiter
-            // between two reads): the read below sees whatever it announced, so it is
-            // spent here instead of costing a second read.
-            if futures::FutureExt::now_or_never(woken.as_mut()).is_some() {
-                woken.set(subscription.notified());
-                woken.as_mut().enable();
-            }
-            if pubsub.is_closed() {
-                return Err(Error::Shutdown);
-            }
+        let opened = waiter::wait_for(pubsub, &subscription, deadline, || async {
             let count = self.read_count().await?;
             if count <= 0 {
                 tracing::debug!(count, "latch open");
-                return Ok(true);
+                return Ok(Tried::Done(()));
             }
-            let now = Instant::now();
-            let sleep_for = match deadline {
-                Some(deadline) => {
-                    let remaining = deadline.saturating_duration_since(now);
-                    if remaining.is_zero() {
-                        tracing::debug!(count, "latch still closed at the deadline");
-                        return Ok(false);
-                    }
-                    remaining.min(RECHECK)
-                }
-                None => RECHECK,
-            };
-            tracing::trace!(count, ?sleep_for, "waiting for the latch's message");
-            tokio::select! {
-                _ = &mut woken => {}
-                _ = tokio::time::sleep(sleep_for) => {}
-            }
+            tracing::trace!(count, "waiting for the latch's message");
+            Ok(Tried::NotYet(None))
+        })
+        .await?;
+        if opened.is_none() {
+            tracing::debug!("latch still closed at the deadline");
         }
-    }
-
-    /// This waiter's share of the channel's subscription, within `deadline` (`None`: it
-    /// passed first) or, without one, the subscription timeout.
-    async fn subscribe(&self, deadline: Option<Instant>) -> Result<Option<Subscription>> {
-        // Boxed: a large future that runs once per wait (see `Lock::subscribe_marked`).
-        let subscribe = Box::pin(
-            self.context
-                .pubsub
-                .subscribe_with(&self.channel, latch_messages),
-        );
-        let subscribed = match deadline {
-            Some(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
-                Ok(subscribed) => subscribed,
-                Err(_) => return Ok(None),
-            },
-            None => {
-                let limit = self.context.config.settings.subscription_timeout;
-                tokio::time::timeout(limit, subscribe)
-                    .await
-                    .map_err(|_| Error::Timeout {
-                        what: "subscribing to the latch channel",
-                        after: limit,
-                    })?
-            }
-        };
-        subscribed.map(Some).map_err(|e| self.redis_error(e))
+        Ok(opened.is_some())
     }
 
     /// `GET N` as a count: nil is 0.

@@ -16,8 +16,6 @@ pub(crate) enum Wake {
 }
 
 /// Reads one message of a channel: what it wakes, or `None` to ignore it.
-// `Count` and `subscribe_with` are for channels whose messages carry a count (Redisson's
-// semaphores); until one lands they serve the unit tests.
 pub(crate) type Messages = fn(&[u8]) -> Option<Wake>;
 
 /// A lock channel's messages: `0` (Redisson's `UNLOCK_MESSAGE`) wakes one waiter, `1`

@@ -8,6 +8,8 @@
 //! * [`local_queue`]: this client's tasks that wait for the same lock, in order (the
 //!   local line the unlock hands the lock to);
 //! * [`queued_waiters`]: this client's waiters in a fair lock's queue in Redis;
+//! * [`waiter`]: the one wait loop of every primitive (subscribe, arm, try, sleep until a
+//!   message, a hint, the re-check or the deadline), and its semantics;
 //! * [`writer_gates`]: writers ahead of readers within this client.
 //!
 //! Who uses it: the lock engine (`lock/waiting.rs`, `lock/local_line.rs`,
@@ -18,4 +20,5 @@ pub(crate) mod local_queue;
 pub(crate) mod messages;
 pub(crate) mod pubsub;
 pub(crate) mod queued_waiters;
+pub(crate) mod waiter;
 pub(crate) mod writer_gates;

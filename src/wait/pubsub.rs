@@ -25,7 +25,7 @@
 //!   An unlock that the acquire in step 3 did not see happened after it ran, so its
 //!   message arrives after step 2 and is recorded. A `0` that arrives while nobody waits
 //!   is kept as one stored permit, so the next waiter retries at once.
-//! * A channel may be subscribed with a *mark* (`subscribe_marked`): a second channel that
+//! * A channel may be subscribed with a *mark*: a second channel that
 //!   nobody publishes on, subscribed and unsubscribed with it in the same commands, which
 //!   lets a script count this crate's local lines among the channel's listeners (see
 //!   [`crate::names::line_marker`]). Each channel counts the messages that woke someone
@@ -56,7 +56,7 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::futures::Notified;
 use tokio::sync::{broadcast::error::RecvError, watch, Mutex, Notify};
 
-use super::messages::{lock_messages, Messages, Wake};
+use super::messages::{Messages, Wake};
 
 /// Subscribe/unsubscribe of one channel are serialised by one of these, chosen by hash.
 const STRIPES: usize = 64;
@@ -243,32 +243,17 @@ impl PubSub {
         self.closed.load(Ordering::Acquire)
     }
 
-    /// Takes a share of lock channel `name`'s subscription, subscribing in Redis when it
-    /// is the first; `marker`: a channel to subscribe in the same command then (a channel
-    /// subscribed already keeps what it has).
+    /// Takes a share of channel `name`'s subscription, subscribing in Redis when it is the
+    /// first share; `messages`: how the channel's messages wake its waiters (the first
+    /// subscriber of a channel chooses; a channel's name says what it carries);
+    /// `marker`: a channel to subscribe in the same command then (a channel subscribed
+    /// already keeps what it has). Waiters subscribe through
+    /// [`crate::wait::waiter::subscribe`].
     ///
     /// # Cancel safety
     /// Dropping the future gives the share back; the channel is unsubscribed in the
     /// background if nobody else uses it.
-    pub(crate) async fn subscribe_marked(
-        self: &Arc<Self>,
-        name: &str,
-        marker: Option<&str>,
-    ) -> Result<Subscription, fred::error::Error> {
-        self.subscribe_core(name, lock_messages, marker).await
-    }
-
-    /// [`PubSub::subscribe_marked`] to a channel whose messages `messages` reads (the first
-    /// subscriber of a channel chooses; a channel's name says what it carries).
-    pub(crate) async fn subscribe_with(
-        self: &Arc<Self>,
-        name: &str,
-        messages: Messages,
-    ) -> Result<Subscription, fred::error::Error> {
-        self.subscribe_core(name, messages, None).await
-    }
-
-    async fn subscribe_core(
+    pub(crate) async fn subscribe(
         self: &Arc<Self>,
         name: &str,
         messages: Messages,
@@ -323,7 +308,7 @@ impl PubSub {
 
     /// Whether `name` is subscribed (or being subscribed) already, for a waiter that
     /// arrives while an earlier one waits or within [`LINGER`] after it left:
-    /// [`PubSub::subscribe_marked`] then sends nothing.
+    /// [`PubSub::subscribe`] then sends nothing.
     pub(crate) fn is_ready(&self, name: &str) -> bool {
         !self.is_closed()
             && self
@@ -700,6 +685,7 @@ async fn reconnect_loop(
 
 #[cfg(test)]
 mod tests {
+    use super::super::messages::lock_messages;
     use super::*;
 
     fn node(port: i64, id: &str) -> Value {
@@ -711,7 +697,7 @@ mod tests {
     }
 
     /// A channel whose messages carry a count (as a Redisson semaphore's do): a private
-    /// decoder, as a synchronizer would give `subscribe_with`.
+    /// decoder, as a synchronizer would give `subscribe`.
     fn counts(payload: &[u8]) -> Option<Wake> {
         let n: u32 = std::str::from_utf8(payload).ok()?.parse().ok()?;
         (n > 0).then_some(Wake::Count(n))

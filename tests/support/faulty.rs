@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -96,11 +97,12 @@ pub enum Flow {
 }
 
 /// A loopback proxy to Redis that cuts every connection it carries when told to, or
-/// stalls them.
+/// stalls them (all, or one by the order they were opened in).
 pub struct FaultyProxy {
     pub port: u16,
     cut: tokio::sync::watch::Sender<u64>,
-    flow: tokio::sync::watch::Sender<Flow>,
+    /// The flow of each connection, in the order they were opened, and of new ones.
+    flows: Arc<Mutex<(Vec<tokio::sync::watch::Sender<Flow>>, Flow)>>,
     /// While true, a new connection is accepted but carries nothing yet.
     hold_new: tokio::sync::watch::Sender<bool>,
 }
@@ -117,8 +119,10 @@ impl FaultyProxy {
             .expect("proxy port");
         let port = listener.local_addr().expect("proxy address").port();
         let (cut, cuts) = tokio::sync::watch::channel(0u64);
-        let (flow, flows) = tokio::sync::watch::channel(Flow::Pass);
+        let flows: Arc<Mutex<(Vec<tokio::sync::watch::Sender<Flow>>, Flow)>> =
+            Arc::new(Mutex::new((Vec::new(), Flow::Pass)));
         let (hold_new, holds) = tokio::sync::watch::channel(false);
+        let all = flows.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let mut holds = holds.clone();
@@ -127,14 +131,19 @@ impl FaultyProxy {
                     continue;
                 };
                 let mut cuts = cuts.clone();
-                let flows = flows.clone();
+                let flow = {
+                    let mut all = all.lock().unwrap();
+                    let (sender, receiver) = tokio::sync::watch::channel(all.1);
+                    all.0.push(sender);
+                    receiver
+                };
                 tokio::spawn(async move {
                     if held && holds.wait_for(|hold| !*hold).await.is_err() {
                         return;
                     }
                     cuts.borrow_and_update();
                     tokio::select! {
-                        _ = splice(client, server, flows) => {}
+                        _ = splice(client, server, flow) => {}
                         _ = cuts.changed() => {} // dropping both sockets cuts the connection
                     }
                 });
@@ -143,7 +152,7 @@ impl FaultyProxy {
         FaultyProxy {
             port,
             cut,
-            flow,
+            flows,
             hold_new,
         }
     }
@@ -171,7 +180,26 @@ impl FaultyProxy {
 
     /// Stops or restarts the bytes of every connection (open ones and new ones).
     pub fn set_flow(&self, flow: Flow) {
-        self.flow.send_replace(flow);
+        let mut all = self.flows.lock().unwrap();
+        all.1 = flow;
+        for connection in &all.0 {
+            connection.send_replace(flow);
+        }
+    }
+
+    /// Stops or restarts the bytes of the `index`-th connection opened through the proxy
+    /// (0: the first). A lock client opens its command connection, then its subscriber.
+    pub fn set_flow_of(&self, index: usize, flow: Flow) {
+        let all = self.flows.lock().unwrap();
+        all.0
+            .get(index)
+            .unwrap_or_else(|| panic!("no connection {index} through the proxy"))
+            .send_replace(flow);
+    }
+
+    /// How many connections were opened through the proxy so far.
+    pub fn connections(&self) -> usize {
+        self.flows.lock().unwrap().0.len()
     }
 }
 

@@ -9,13 +9,15 @@
 //!   have run, it is finished in the background and the permits it took are given back.
 //!   Between attempts nothing is held; after the last one the result is returned without
 //!   another await. The subscription share is dropped with the future.
-//! * Every sleep is bounded: by the hint, by the deadline, and by [`MAX_SLEEP`] when
-//!   nothing else bounds it (a permit given a lease by `update_lease_time` after the
-//!   waiter slept ends silently, sync protocol §4.9).
+//! * It waits through [`crate::wait::waiter`], as every primitive does: every sleep is
+//!   bounded by the hint, by the deadline, and by the wait's re-check when nothing else
+//!   bounds it (a permit given a lease by `update_lease_time` after the waiter slept ends
+//!   silently, sync protocol §4.9).
 //! * A lost reply is never answered with a permit whose lease has already ended: a
 //!   found permit whose score is past is given back and a new attempt (new ids, new
 //!   expiry) is made (Redisson re-sends with the old expiry, sync protocol §7.2).
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,9 +31,7 @@ use crate::connection::replicas::Synced;
 use crate::connection::scripts::outcome_unknown;
 use crate::error::{Error, Result};
 use crate::wait::messages::semaphore_messages;
-
-/// The longest sleep of a waiter that has no hint and gets no message.
-pub(crate) const MAX_SLEEP: Duration = Duration::from_secs(1);
+use crate::wait::waiter::{self, Budget, Listen, Tried};
 
 /// How long a background give-back keeps trying.
 const GIVE_BACK_PATIENCE: Duration = Duration::from_secs(600);
@@ -119,81 +119,54 @@ async fn acquire_loop(
     deadline: Option<Instant>,
 ) -> Result<Option<Taken>> {
     let pubsub = &shared.context.pubsub;
+    let unknown = AtomicU32::new(0);
     // A channel a waiter of this client subscribed moments ago: share it before the
-    // first attempt, which then needs no second one.
-    let mut subscription = None;
-    if pubsub.is_ready(&shared.channel) {
-        subscription = Some(
-            pubsub
-                .subscribe_with(&shared.channel, semaphore_messages)
-                .await
-                .map_err(|e| shared.error(e))?,
-        );
+    // first attempt, which then needs no second one. Otherwise the first attempt comes
+    // before subscribing (as Redisson's: most acquires never wait).
+    if !pubsub.is_ready(&shared.channel) {
+        loop {
+            match attempt(shared, permits, lease, &unknown).await? {
+                Attempt::Taken(taken) => return Ok(Some(taken)),
+                Attempt::Again => continue,
+                Attempt::Hint(_) | Attempt::NoHint => break,
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(None);
+        }
     }
-    let mut unknown = 0u32;
-    loop {
+    let listen = Listen {
+        channel: &shared.channel,
+        messages: semaphore_messages,
+        marker: None,
+        what: "subscribing to the semaphore channel",
+    };
+    let budget = Budget {
+        deadline,
+        subscription_timeout: shared.context.config.settings.subscription_timeout,
+    };
+    let Some(subscription) = waiter::subscribe(pubsub, listen, budget, |e| shared.error(e)).await?
+    else {
+        return Ok(None);
+    };
+    waiter::wait_for(pubsub, &subscription, deadline, || async {
         if shared.context.is_closed() {
             return Err(Error::Shutdown);
         }
-        let Some(share) = subscription.as_ref() else {
-            // The first attempt, before subscribing (as Redisson: most acquires never wait).
-            match attempt(shared, permits, lease, &mut unknown).await? {
-                Attempt::Taken(taken) => return Ok(Some(taken)),
-                Attempt::Again => continue,
-                Attempt::Hint(_) | Attempt::NoHint => {}
-            }
-            let remaining = match deadline {
-                Some(deadline) if Instant::now() >= deadline => return Ok(None),
-                Some(deadline) => Some(deadline - Instant::now()),
-                None => None,
-            };
-            let limit = shared.context.config.settings.subscription_timeout;
-            let bound = remaining.map_or(limit, |r| r.min(limit));
-            match tokio::time::timeout(
-                bound,
-                pubsub.subscribe_with(&shared.channel, semaphore_messages),
-            )
-            .await
-            {
-                Ok(Ok(share)) => subscription = Some(share),
-                Ok(Err(error)) => return Err(shared.error(error)),
-                Err(_) if remaining.is_some_and(|r| r <= limit) => return Ok(None),
-                Err(_) => {
-                    return Err(Error::Timeout {
-                        what: "the subscription to the semaphore's channel",
-                        after: limit,
-                    })
-                }
-            }
-            continue;
-        };
-        // Enabled before the attempt: a release the attempt does not see publishes after
-        // it ran, and wakes this.
-        let notified = share.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        let sleep = match attempt(shared, permits, lease, &mut unknown).await? {
-            Attempt::Taken(taken) => return Ok(Some(taken)),
-            Attempt::Again => continue,
-            // Wake when our clock reaches the score: the next attempt reclaims it.
+        Ok(match attempt(shared, permits, lease, &unknown).await? {
+            Attempt::Taken(taken) => Tried::Done(taken),
+            // A lost reply settled as "nothing taken": at once.
+            Attempt::Again => Tried::NotYet(Some(Duration::ZERO)),
+            // Wake when our clock reaches the score: the next attempt reclaims it (an
+            // expiring permit publishes nothing).
             Attempt::Hint(at) => {
                 let left = at.saturating_sub(now_ms()).max(0) as u64 + 1;
-                Duration::from_millis(left).min(MAX_SLEEP)
+                Tried::NotYet(Some(Duration::from_millis(left)))
             }
-            Attempt::NoHint => MAX_SLEEP,
-        };
-        let mut until = Instant::now() + sleep;
-        if let Some(deadline) = deadline {
-            if Instant::now() >= deadline {
-                return Ok(None);
-            }
-            until = until.min(deadline);
-        }
-        tokio::select! {
-            _ = notified => {}
-            _ = tokio::time::sleep_until(until) => {}
-        }
-    }
+            Attempt::NoHint => Tried::NotYet(None),
+        })
+    })
+    .await
 }
 
 /// One attempt with fresh ids, finished in the background (and its permits given back)
@@ -202,7 +175,7 @@ async fn attempt(
     shared: &Arc<Shared>,
     permits: u32,
     lease: Lease,
-    unknown: &mut u32,
+    unknown: &AtomicU32,
 ) -> Result<Attempt> {
     let ids: Vec<PermitId> = (0..permits).map(|_| shared.fresh_id()).collect();
     let work = {
@@ -226,8 +199,8 @@ async fn attempt(
     };
     let (attempt, was_unknown) = FinishOnDrop::new(work, abandoned).await?;
     if was_unknown {
-        *unknown += 1;
-        if *unknown >= 3 && matches!(attempt, Attempt::Again) {
+        let lost = unknown.fetch_add(1, Ordering::Relaxed) + 1;
+        if lost >= 3 && matches!(attempt, Attempt::Again) {
             return Err(Error::OutcomeUnknown {
                 operation: "acquire",
                 name: shared.given.clone(),

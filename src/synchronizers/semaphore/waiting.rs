@@ -9,26 +9,21 @@
 //! * A message `n` wakes up to `n` of this client's waiters (the channel's decoder,
 //!   [`crate::wait::messages::semaphore_messages`]); `0`, negatives and anything else wake
 //!   nobody.
-//! * Every sleep is bounded: by the caller's deadline, and by [`RECHECK`], so that a lost
-//!   message (or a change nobody published, such as a `SET` by another program) costs at
-//!   most that long.
+//! * Every sleep is bounded: by the caller's deadline, and by the wait's re-check
+//!   ([`crate::wait::waiter::RECHECK`]), so that a lost message (or a change nobody
+//!   published, such as a `SET` by another program) costs at most that long.
 //! * Each attempt is finished even when the caller's future is dropped during it: permits
 //!   it took are given back ([`FinishOnDrop`]). The subscription share is a value the
 //!   future owns, so dropping the future at any point gives it back.
-
-use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::calls::Attempt;
 use super::Semaphore;
 use crate::connection::detach::FinishOnDrop;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::wait::messages::semaphore_messages;
-use crate::wait::pubsub::Subscription;
-
-/// The longest a waiter sleeps without a message before it tries again.
-const RECHECK: Duration = Duration::from_secs(2);
+use crate::wait::waiter::{self, Budget, Listen, Tried};
 
 impl Semaphore {
     /// One attempt that is finished in the background if the caller's future is dropped
@@ -49,7 +44,7 @@ impl Semaphore {
     }
 
     /// Takes `permits`, waiting until `deadline` (`None`: without a bound); `false` when
-    /// the deadline passed first.
+    /// the deadline passed first. The wait is [`crate::wait::waiter`]'s.
     pub(super) async fn acquire_until(
         &self,
         permits: u32,
@@ -67,58 +62,30 @@ impl Semaphore {
             }
         }
         let _waiting = crate::telemetry::Waiting::start(super::KIND);
-        let Some(subscription) = self.subscribe(deadline).await? else {
+        let listen = Listen {
+            channel: &self.channel,
+            messages: semaphore_messages,
+            marker: None,
+            what: "subscribing to the semaphore channel",
+        };
+        let budget = Budget {
+            deadline,
+            subscription_timeout: self.context.config.settings.subscription_timeout,
+        };
+        let subscribed = waiter::subscribe(pubsub, listen, budget, |e| self.redis_error(e));
+        let Some(subscription) = subscribed.await? else {
             return Ok(false);
         };
-        loop {
-            let woken = subscription.notified();
-            tokio::pin!(woken);
-            woken.as_mut().enable();
-            if pubsub.is_closed() {
-                return Err(Error::Shutdown);
-            }
-            if let Attempt::Taken = self.attempt_detached(permits).await? {
-                return Ok(true);
-            }
-            let now = Instant::now();
-            let sleep_until = match deadline {
-                Some(deadline) if deadline <= now => return Ok(false),
-                Some(deadline) => deadline.min(now + RECHECK),
-                None => now + RECHECK,
-            };
-            tracing::trace!(semaphore = %self.name, permits, "too few permits; waiting for a release");
-            tokio::select! {
-                _ = &mut woken => {}
-                _ = tokio::time::sleep_until(sleep_until) => {}
-            }
-        }
-    }
-
-    /// Takes a share of the channel's subscription within `deadline` (`Ok(None)`: it
-    /// passed first) or, without one, the subscription timeout.
-    async fn subscribe(&self, deadline: Option<Instant>) -> Result<Option<Subscription>> {
-        // Boxed: a large future that runs once per wait (see the lock engine's).
-        let subscribe = Box::pin(
-            self.context
-                .pubsub
-                .subscribe_with(&self.channel, semaphore_messages),
-        );
-        match deadline {
-            Some(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
-                Ok(subscribed) => subscribed.map(Some).map_err(|e| self.redis_error(e)),
-                Err(_) => Ok(None),
-            },
-            None => {
-                let limit = self.context.config.settings.subscription_timeout;
-                tokio::time::timeout(limit, subscribe)
-                    .await
-                    .map_err(|_| Error::Timeout {
-                        what: "subscribing to the semaphore channel",
-                        after: limit,
-                    })?
-                    .map(Some)
-                    .map_err(|e| self.redis_error(e))
-            }
-        }
+        let taken = waiter::wait_for(pubsub, &subscription, deadline, || async {
+            Ok(match self.attempt_detached(permits).await? {
+                Attempt::Taken => Tried::Done(()),
+                _ => {
+                    tracing::trace!(semaphore = %self.name, permits, "too few permits; waiting for a release");
+                    Tried::NotYet(None)
+                }
+            })
+        })
+        .await?;
+        Ok(taken.is_some())
     }
 }
