@@ -90,17 +90,7 @@ impl<R: GroupRule> LockGroup<R> {
         lease: Option<Duration>,
     ) -> Result<Outcome> {
         self.check()?;
-        let lease_ms = lease.map(lease_millis).transpose()?;
-        let started = Instant::now();
-        let deadline = (!wait.is_zero())
-            .then(|| started.checked_add(wait))
-            .flatten();
-        // Redisson: with a lease and a wait, members get twice the wait (none may expire
-        // while the others are taken); the lease is set at the end.
-        let member_lease = match (lease, deadline) {
-            (Some(_), Some(_)) => Some(wait.saturating_mul(2).min(MAX_LEASE)),
-            (lease, _) => lease,
-        };
+        let budget = Budget::new(wait, lease)?;
         let span = tracing::debug_span!(
             "redisson_lock.group_acquire",
             rule = R::NAME,
@@ -109,69 +99,94 @@ impl<R: GroupRule> LockGroup<R> {
             ?wait,
             ?lease,
         );
-        async move {
-            let mut taking = Taking::new(self, owner);
-            // The error that made the last round hopeless (too many members failed with
-            // errors for the rule to be met), reported if the acquisition fails.
-            let mut hopeless: Option<Error> = None;
-            let mut first_round = true;
-            loop {
-                if !first_round && deadline.is_none_or(|d| Instant::now() >= d) {
-                    return Ok(Outcome::Failed(hopeless));
-                }
-                first_round = false;
-                // Step 1: every member once, at the same time.
-                let (busy, errors) = self
-                    .try_all(owner, member_lease, deadline, &mut taking)
-                    .await?;
-                if taking.held.len() >= self.required() {
-                    match self.finish(&mut taking, lease, lease_ms, deadline).await? {
-                        Some(taken) => return Ok(Outcome::Taken(taken)),
-                        None => continue,
-                    }
-                }
-                taking.release_all().await;
-                let allowance = self.members.len() - self.required();
-                hopeless = if errors.len() > allowance {
-                    let first = errors.into_iter().flatten().next();
-                    Some(first.unwrap_or(Error::Timeout {
-                        what: "taking the group's members",
-                        after: wait,
-                    }))
-                } else {
-                    None
-                };
-                let Some(deadline) = deadline else {
-                    return Ok(Outcome::Failed(hopeless));
-                };
-                if Instant::now() >= deadline {
-                    return Ok(Outcome::Failed(hopeless));
-                }
-                if busy == 0 {
-                    // Only errors (a server down?): waiting on a member would not help.
-                    // Back off a little, then try again while the wait lasts.
-                    let pause = random_between(BACK_OFF / 2, BACK_OFF);
-                    tokio::time::sleep_until((Instant::now() + pause).min(deadline)).await;
-                    continue;
-                }
-                // Step 2: one member at a time, in the canonical order.
-                if self
-                    .take_in_order(owner, member_lease, deadline, &mut taking)
+        self.rounds(owner, &budget).instrument(span).await
+    }
+
+    /// The rounds of one acquisition, until one takes enough members or the wait runs out.
+    async fn rounds(&self, owner: LockOwner, budget: &Budget) -> Result<Outcome> {
+        let mut taking = Taking::new(self, owner);
+        // The error that made the last round hopeless (too many members failed with
+        // errors for the rule to be met), reported if the acquisition fails.
+        let mut hopeless: Option<Error> = None;
+        let mut first_round = true;
+        loop {
+            if !first_round && budget.deadline.is_none_or(|d| Instant::now() >= d) {
+                return Ok(Outcome::Failed(hopeless));
+            }
+            first_round = false;
+            // Step 1: every member once, at the same time.
+            let (busy, errors) = self
+                .try_all(owner, budget.member_lease, budget.deadline, &mut taking)
+                .await?;
+            if taking.held.len() >= self.required() {
+                match self
+                    .finish(&mut taking, budget.lease, budget.lease_ms, budget.deadline)
                     .await?
                 {
-                    match self
-                        .finish(&mut taking, lease, lease_ms, Some(deadline))
-                        .await?
-                    {
-                        Some(taken) => return Ok(Outcome::Taken(taken)),
-                        None => continue,
-                    }
+                    Some(taken) => return Ok(Outcome::Taken(taken)),
+                    None => continue,
                 }
-                taking.release_all().await;
+            }
+            taking.release_all().await;
+            hopeless = self.hopeless(errors, budget.wait);
+            let Some(deadline) = budget.deadline else {
+                return Ok(Outcome::Failed(hopeless));
+            };
+            if Instant::now() >= deadline {
+                return Ok(Outcome::Failed(hopeless));
+            }
+            if let Some(taken) = self
+                .after_first_step(owner, budget, deadline, busy, &mut taking)
+                .await?
+            {
+                return Ok(Outcome::Taken(taken));
             }
         }
-        .instrument(span)
-        .await
+    }
+
+    /// The error to report when the members that failed with `errors` leave too few for
+    /// the rule: the first error, or a timeout when none said more.
+    fn hopeless(&self, errors: Vec<Option<Error>>, wait: Duration) -> Option<Error> {
+        let allowance = self.members.len() - self.required();
+        if errors.len() > allowance {
+            let first = errors.into_iter().flatten().next();
+            Some(first.unwrap_or(Error::Timeout {
+                what: "taking the group's members",
+                after: wait,
+            }))
+        } else {
+            None
+        }
+    }
+
+    /// A round whose first step took too few members, while the wait lasts: with no member
+    /// busy (only errors: a server down?) a short back-off, as waiting on a member would
+    /// not help; else step 2. The members taken, when enough were.
+    async fn after_first_step(
+        &self,
+        owner: LockOwner,
+        budget: &Budget,
+        deadline: Instant,
+        busy: usize,
+        taking: &mut Taking<'_, R>,
+    ) -> Result<Option<Taken>> {
+        if busy == 0 {
+            let pause = random_between(BACK_OFF / 2, BACK_OFF);
+            tokio::time::sleep_until((Instant::now() + pause).min(deadline)).await;
+            return Ok(None);
+        }
+        // Step 2: one member at a time, in the canonical order.
+        if self
+            .take_in_order(owner, budget.member_lease, deadline, taking)
+            .await?
+        {
+            // `None`: a member was lost on the way; the next round tries again.
+            return self
+                .finish(taking, budget.lease, budget.lease_ms, Some(deadline))
+                .await;
+        }
+        taking.release_all().await;
+        Ok(None)
     }
 
     /// Step 1: every member once, without waiting, at the same time. Returns how many
@@ -371,6 +386,39 @@ impl<R: GroupRule> LockGroup<R> {
             });
         }
         Ok(Some(taking.done(Some(valid_until))))
+    }
+}
+
+/// What one acquisition may spend: its wait and lease, and what follows from them.
+struct Budget {
+    wait: Duration,
+    lease: Option<Duration>,
+    lease_ms: Option<u64>,
+    /// When the wait ends; `None` for a single round without waiting.
+    deadline: Option<Instant>,
+    /// The lease each member is taken with.
+    member_lease: Option<Duration>,
+}
+
+impl Budget {
+    fn new(wait: Duration, lease: Option<Duration>) -> Result<Budget> {
+        let lease_ms = lease.map(lease_millis).transpose()?;
+        let deadline = (!wait.is_zero())
+            .then(|| Instant::now().checked_add(wait))
+            .flatten();
+        // Redisson: with a lease and a wait, members get twice the wait (none may expire
+        // while the others are taken); the lease is set at the end.
+        let member_lease = match (lease, deadline) {
+            (Some(_), Some(_)) => Some(wait.saturating_mul(2).min(MAX_LEASE)),
+            (lease, _) => lease,
+        };
+        Ok(Budget {
+            wait,
+            lease,
+            lease_ms,
+            deadline,
+            member_lease,
+        })
     }
 }
 
