@@ -99,49 +99,65 @@ impl<R: GroupRule> LockGroup<R> {
             ?wait,
             ?lease,
         );
-        self.rounds(owner, &budget).instrument(span).await
-    }
-
-    /// The rounds of one acquisition, until one takes enough members or the wait runs out.
-    async fn rounds(&self, owner: LockOwner, budget: &Budget) -> Result<Outcome> {
-        let mut taking = Taking::new(self, owner);
-        // The error that made the last round hopeless (too many members failed with
-        // errors for the rule to be met), reported if the acquisition fails.
-        let mut hopeless: Option<Error> = None;
-        let mut first_round = true;
-        loop {
-            if !first_round && budget.deadline.is_none_or(|d| Instant::now() >= d) {
-                return Ok(Outcome::Failed(hopeless));
-            }
-            first_round = false;
-            // Step 1: every member once, at the same time.
-            let (busy, errors) = self
-                .try_all(owner, budget.member_lease, budget.deadline, &mut taking)
-                .await?;
-            if taking.held.len() >= self.required() {
-                match self
-                    .finish(&mut taking, budget.lease, budget.lease_ms, budget.deadline)
+        // Each round tries every member at once (step 1), then, while the wait lasts, one
+        // at a time in the canonical order (step 2), until enough are taken.
+        async move {
+            let mut taking = Taking::new(self, owner);
+            // The error that made the last round hopeless (too many members failed with
+            // errors for the rule to be met), reported if the acquisition fails.
+            let mut hopeless: Option<Error> = None;
+            let mut first_round = true;
+            loop {
+                if !first_round && budget.deadline.is_none_or(|d| Instant::now() >= d) {
+                    return Ok(Outcome::Failed(hopeless));
+                }
+                first_round = false;
+                // Step 1: every member once, at the same time.
+                let (busy, errors) = self
+                    .try_all(owner, budget.member_lease, budget.deadline, &mut taking)
+                    .await?;
+                if taking.held.len() >= self.required() {
+                    match self
+                        .finish(&mut taking, budget.lease, budget.lease_ms, budget.deadline)
+                        .await?
+                    {
+                        Some(taken) => return Ok(Outcome::Taken(taken)),
+                        None => continue,
+                    }
+                }
+                taking.release_all().await;
+                hopeless = self.hopeless(errors, budget.wait);
+                let Some(deadline) = budget.deadline else {
+                    return Ok(Outcome::Failed(hopeless));
+                };
+                if Instant::now() >= deadline {
+                    return Ok(Outcome::Failed(hopeless));
+                }
+                if busy == 0 {
+                    // Only errors (a server down?): waiting on a member would not help.
+                    // Back off a little, then try again while the wait lasts.
+                    let pause = random_between(BACK_OFF / 2, BACK_OFF);
+                    tokio::time::sleep_until((Instant::now() + pause).min(deadline)).await;
+                    continue;
+                }
+                // Step 2: one member at a time, in the canonical order.
+                if self
+                    .take_in_order(owner, budget.member_lease, deadline, &mut taking)
                     .await?
                 {
-                    Some(taken) => return Ok(Outcome::Taken(taken)),
-                    None => continue,
+                    match self
+                        .finish(&mut taking, budget.lease, budget.lease_ms, Some(deadline))
+                        .await?
+                    {
+                        Some(taken) => return Ok(Outcome::Taken(taken)),
+                        None => continue,
+                    }
                 }
-            }
-            taking.release_all().await;
-            hopeless = self.hopeless(errors, budget.wait);
-            let Some(deadline) = budget.deadline else {
-                return Ok(Outcome::Failed(hopeless));
-            };
-            if Instant::now() >= deadline {
-                return Ok(Outcome::Failed(hopeless));
-            }
-            if let Some(taken) = self
-                .after_first_step(owner, budget, deadline, busy, &mut taking)
-                .await?
-            {
-                return Ok(Outcome::Taken(taken));
+                taking.release_all().await;
             }
         }
+        .instrument(span)
+        .await
     }
 
     /// The error to report when the members that failed with `errors` leave too few for
@@ -157,36 +173,6 @@ impl<R: GroupRule> LockGroup<R> {
         } else {
             None
         }
-    }
-
-    /// A round whose first step took too few members, while the wait lasts: with no member
-    /// busy (only errors: a server down?) a short back-off, as waiting on a member would
-    /// not help; else step 2. The members taken, when enough were.
-    async fn after_first_step(
-        &self,
-        owner: LockOwner,
-        budget: &Budget,
-        deadline: Instant,
-        busy: usize,
-        taking: &mut Taking<'_, R>,
-    ) -> Result<Option<Taken>> {
-        if busy == 0 {
-            let pause = random_between(BACK_OFF / 2, BACK_OFF);
-            tokio::time::sleep_until((Instant::now() + pause).min(deadline)).await;
-            return Ok(None);
-        }
-        // Step 2: one member at a time, in the canonical order.
-        if self
-            .take_in_order(owner, budget.member_lease, deadline, taking)
-            .await?
-        {
-            // `None`: a member was lost on the way; the next round tries again.
-            return self
-                .finish(taking, budget.lease, budget.lease_ms, Some(deadline))
-                .await;
-        }
-        taking.release_all().await;
-        Ok(None)
     }
 
     /// Step 1: every member once, without waiting, at the same time. Returns how many

@@ -226,7 +226,7 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// `address`: the one address of the section at `path` (null: none).
+    /// `address` or `masterAddress`: the section's one address, at `path` (null: none).
     fn address(&mut self, section: Option<usize>, path: &str, value: &Node) -> Step<()> {
         let text = self.string(value, path)?;
         if let Some(s) = self.section_mut(section) {
@@ -235,7 +235,8 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// `nodeAddresses` / `sentinelAddresses`: the section's addresses at `path[n]`.
+    /// `nodeAddresses`, `sentinelAddresses` or `slaveAddresses`: the section's addresses,
+    /// at `path[n]`.
     fn addresses(&mut self, section: Option<usize>, path: &str, value: &Node) -> Step<()> {
         let list = self
             .lens
