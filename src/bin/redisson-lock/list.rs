@@ -25,7 +25,7 @@ pub(crate) async fn run(
 ) -> Result<u8, Failure> {
     // With --prefix the names live under it: match the prefix literally, then the pattern.
     let scanned = match session.client.config().name_mapper() {
-        Some(mapper) => format!("{}{pattern}", crate::watch::glob_literal(&mapper.map(""))),
+        Some(mapper) => format!("{}{pattern}", crate::glob::literal(&mapper.map(""))),
         None => pattern.to_owned(),
     };
     let (reports, skipped_locks) = held_locks(session, &scanned, count).await?;
@@ -100,7 +100,7 @@ async fn synchronizers_found(
         .filter_map(|set| key_of_tag(set.strip_suffix(":timeout")?))
         .collect();
     sync_keys.extend(waited_on(session).await);
-    sync_keys.retain(|key| crate::orphans::glob(scanned.as_bytes(), key.as_bytes()));
+    sync_keys.retain(|key| crate::glob::matches(scanned.as_bytes(), key.as_bytes()));
     if kind.is_some() {
         let (strings, skipped_strings) = scan(session, scanned, count, ScanType::String).await?;
         skipped += skipped_strings;

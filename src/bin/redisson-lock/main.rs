@@ -6,6 +6,7 @@
 
 mod args;
 mod force_unlock;
+mod glob;
 mod inspect;
 mod list;
 mod orphans;

@@ -25,6 +25,7 @@ use redisson_lock::fred::prelude::{Client as Redis, LuaInterface, Value};
 use redisson_lock::fred::types::scan::Scanner;
 use serde_json::json;
 
+use crate::glob;
 use crate::inspect::escape;
 use crate::{Failure, Out, Session, EXIT_OK};
 
@@ -306,70 +307,6 @@ fn reason(family: Family, a: &str, b: &str) -> String {
     }
 }
 
-/// A glob match (`*`, `?`, `[...]`, `\` escapes) as Redis's MATCH, for `--pattern`.
-pub(crate) fn glob(pattern: &[u8], text: &[u8]) -> bool {
-    let (mut p, mut t) = (0usize, 0usize);
-    let (mut star_p, mut star_t) = (None, 0usize);
-    while t < text.len() {
-        let step = match pattern.get(p) {
-            Some(b'*') => {
-                star_p = Some(p);
-                star_t = t;
-                p += 1;
-                continue;
-            }
-            Some(b'?') => Some(p + 1),
-            Some(b'[') => class(pattern, p, text[t]),
-            Some(b'\\') if p + 1 < pattern.len() => (pattern[p + 1] == text[t]).then_some(p + 2),
-            Some(&c) => (c == text[t]).then_some(p + 1),
-            None => None,
-        };
-        match (step, star_p) {
-            (Some(next), _) => {
-                p = next;
-                t += 1;
-            }
-            (None, Some(sp)) => {
-                p = sp + 1;
-                star_t += 1;
-                t = star_t;
-            }
-            (None, None) => return false,
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
-}
-
-/// `[...]` at `p` against `c`: the index after the class when it matches.
-fn class(pattern: &[u8], p: usize, c: u8) -> Option<usize> {
-    let mut i = p + 1;
-    let negate = pattern.get(i) == Some(&b'^');
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    while i < pattern.len() && pattern[i] != b']' {
-        if pattern[i] == b'\\' && i + 1 < pattern.len() {
-            matched |= pattern[i + 1] == c;
-            i += 2;
-        } else if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
-            let (lo, hi) = (
-                pattern[i].min(pattern[i + 2]),
-                pattern[i].max(pattern[i + 2]),
-            );
-            matched |= (lo..=hi).contains(&c);
-            i += 3;
-        } else {
-            matched |= pattern[i] == c;
-            i += 1;
-        }
-    }
-    if i >= pattern.len() {
-        return None; // no closing `]`
-    }
-    (matched != negate).then_some(i + 1)
-}
-
 pub(crate) async fn run(
     session: &Session,
     out: &Out,
@@ -403,7 +340,7 @@ pub(crate) async fn run(
             if candidate
                 .locks
                 .iter()
-                .any(|lock| glob(pattern.as_bytes(), lock.as_bytes()))
+                .any(|lock| glob::matches(pattern.as_bytes(), lock.as_bytes()))
             {
                 survey
                     .classify(redis, key, &candidate, cleaning)
@@ -603,18 +540,5 @@ mod tests {
         );
         assert!(candidate("{r}:not-a-uuid:52:rwlock_timeout:2").is_none());
         assert!(candidate("orders").is_none());
-    }
-
-    #[test]
-    fn globs_match_as_redis_does() {
-        assert!(glob(b"*", b"anything"));
-        assert!(glob(b"orders:*", b"orders:42"));
-        assert!(!glob(b"orders:*", b"order"));
-        assert!(glob(b"o?d*", b"orders"));
-        assert!(glob(b"[a-c]x", b"bx"));
-        assert!(!glob(b"[^a-c]x", b"bx"));
-        assert!(glob(b"a\\*", b"a*"));
-        assert!(!glob(b"a\\*", b"ab"));
-        assert!(glob(b"*b*c", b"abxbc"));
     }
 }

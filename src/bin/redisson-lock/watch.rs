@@ -13,6 +13,7 @@ use redisson_lock::LockKeys;
 use serde_json::{json, Value as Json};
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::glob;
 use crate::inspect::{self, escape, now_ms, Outcome};
 use crate::render::{duration_ms, timestamp};
 use crate::{Failure, Out, Session, EXIT_OK};
@@ -215,18 +216,6 @@ fn queue_events(old: &[String], new: &[String]) -> Vec<Event> {
     events
 }
 
-/// A glob pattern that matches `text` literally.
-pub(crate) fn glob_literal(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn message_meaning(payload: &str) -> &'static str {
     match payload {
         "0" => "unlock: wakes one waiter per subscribed client",
@@ -318,7 +307,7 @@ async fn subscribe(
         subscriber.ssubscribe(channels.to_vec()).await?;
     } else {
         subscriber
-            .psubscribe(format!("{}:*", glob_literal(&keys.channel())))
+            .psubscribe(format!("{}:*", glob::literal(&keys.channel())))
             .await?;
     }
     Ok(())
@@ -502,6 +491,5 @@ mod tests {
             .map(|e| e.event)
             .collect();
         assert_eq!(events, ["kind", "released"]);
-        assert_eq!(glob_literal("a*b[c]"), "a\\*b\\[c\\]");
     }
 }
