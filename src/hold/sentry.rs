@@ -153,7 +153,8 @@ impl Checks {
     }
 
     /// When the sentry looks again: after a watchdog period at the latest, at the next
-    /// validity deadline, and within [`RECHECK_EVERY`] while holds wait for a check.
+    /// validity deadline, and within [`RECHECK_EVERY`] while holds wait for a check or a
+    /// reconnection asked for one.
     fn wake_at(
         &self,
         now: Instant,
