@@ -87,36 +87,8 @@ impl Client {
             .unwrap_or_else(Uuid::new_v4)
             .hyphenated()
             .to_string();
-        let build = |broadcast_capacity: usize| -> Result<fred::prelude::Client> {
-            let mut builder = Builder::from_config(config.redis.clone());
-            builder
-                .set_policy(config.reconnect.clone())
-                .with_performance_config(|p| {
-                    p.default_command_timeout = config.settings.response_timeout;
-                    p.broadcast_channel_capacity = broadcast_capacity;
-                })
-                // TCP_NODELAY, as Redisson (Netty) sets by default: fred pipelines
-                // concurrent commands on one connection, and with Nagle a small write
-                // behind an unacknowledged one waits for the server's reply (a round
-                // trip) before it leaves this machine.
-                .with_connection_config(|c| c.tcp.nodelay = Some(true));
-            Ok(builder.build()?)
-        };
-        let redis = build(32)?;
-        redis.init().await.map_err(|e| connect_error(&config, e))?;
-        // A large broadcast buffer: a slow receive loop lags less often.
-        let subscriber = build(4096)?;
-        if let Err(error) = subscriber.init().await {
-            let _ = redis.quit().await;
-            return Err(connect_error(&config, error));
-        }
-        let sharded = match config.settings.publish_mode {
-            PublishMode::Publish => false,
-            PublishMode::Sharded => true,
-            PublishMode::Auto => {
-                config.redis.server.is_clustered() && supports_sharded_pubsub(&redis).await
-            }
-        };
+        let (redis, subscriber) = open_connections(&config).await?;
+        let sharded = publishes_sharded(&config, &redis).await;
         let (shutdown, shutdown_rx) = watch::channel(false);
         let pubsub = PubSub::start(
             subscriber.clone(),
@@ -129,38 +101,14 @@ impl Client {
             watchdog_ms,
             config.settings.validity_margin,
         ));
-        let switch = Arc::new(PrimarySwitch::default());
-        let replicas = Arc::new(ReplicaSync::new(&config, switch.clone()));
-        tokio::spawn(replicas.clone().watch(redis.clone(), shutdown.subscribe()));
-        let settings = RenewalSettings {
-            period: config.settings.watchdog_timeout / 3,
-            lease_ms: watchdog_ms,
-            batch_size: config.settings.renewal_batch_size,
-            clustered: config.redis.server.is_clustered(),
-        };
-        crate::hold::failover_watch::start(
+        let redis = start_hold_keeping(
             &config,
-            registry.clone(),
-            crate::hold::failover_watch::Connections {
-                redis: redis.clone(),
-                subscriber: subscriber.clone(),
-                switch: switch.clone(),
-            },
-            shutdown_rx.clone(),
+            &registry,
+            redis,
+            subscriber.clone(),
+            watchdog_ms,
+            &shutdown,
         );
-        let redis = Redis::new(redis, switch, replicas, config.settings.response_timeout);
-        tokio::spawn(crate::hold::sentry::run(
-            registry.clone(),
-            redis.clone(),
-            settings.clone(),
-            shutdown_rx.clone(),
-        ));
-        tokio::spawn(crate::hold::renewal::run(
-            registry.clone(),
-            redis.clone(),
-            settings,
-            shutdown_rx,
-        ));
         let inner = Engine::start(EngineParts {
             id,
             redis,
@@ -602,6 +550,98 @@ fn connect_error(config: &Config, error: fred::error::Error) -> Error {
     } else {
         error.into()
     }
+}
+
+/// A fred client for `config`, not yet connected; `broadcast_capacity`: the buffer of its
+/// event channels (messages, errors, reconnections).
+fn fred_client(config: &Config, broadcast_capacity: usize) -> Result<fred::prelude::Client> {
+    let mut builder = Builder::from_config(config.redis.clone());
+    builder
+        .set_policy(config.reconnect.clone())
+        .with_performance_config(|p| {
+            p.default_command_timeout = config.settings.response_timeout;
+            p.broadcast_channel_capacity = broadcast_capacity;
+        })
+        // TCP_NODELAY, as Redisson (Netty) sets by default: fred pipelines concurrent
+        // commands on one connection, and with Nagle a small write behind an
+        // unacknowledged one waits for the server's reply (a round trip) before it leaves
+        // this machine.
+        .with_connection_config(|c| c.tcp.nodelay = Some(true));
+    Ok(builder.build()?)
+}
+
+/// The client's two connections, connected: one for scripts and queries, one for
+/// subscriptions. The first is closed again when the second cannot connect.
+async fn open_connections(
+    config: &Config,
+) -> Result<(fred::prelude::Client, fred::prelude::Client)> {
+    let redis = fred_client(config, 32)?;
+    redis.init().await.map_err(|e| connect_error(config, e))?;
+    // A large broadcast buffer: a slow receive loop lags less often.
+    let subscriber = fred_client(config, 4096)?;
+    if let Err(error) = subscriber.init().await {
+        let _ = redis.quit().await;
+        return Err(connect_error(config, error));
+    }
+    Ok((redis, subscriber))
+}
+
+/// Whether unlock messages go with `SPUBLISH` (sharded pub/sub), as
+/// [`PublishMode`] says; `Auto` asks a cluster whether it has sharded pub/sub.
+async fn publishes_sharded(config: &Config, redis: &fred::prelude::Client) -> bool {
+    match config.settings.publish_mode {
+        PublishMode::Publish => false,
+        PublishMode::Sharded => true,
+        PublishMode::Auto => {
+            config.redis.server.is_clustered() && supports_sharded_pubsub(redis).await
+        }
+    }
+}
+
+/// Starts what keeps the client's holds and watches the topology under them: the replica
+/// sync, the failover watch, the sentry and the watchdog's renewal. Returns the lock
+/// engine's view of the connection, which follows the primary they see.
+fn start_hold_keeping(
+    config: &Config,
+    registry: &Arc<HoldRegistry>,
+    redis: fred::prelude::Client,
+    subscriber: fred::prelude::Client,
+    watchdog_ms: u64,
+    shutdown: &watch::Sender<bool>,
+) -> Redis {
+    let switch = Arc::new(PrimarySwitch::default());
+    let replicas = Arc::new(ReplicaSync::new(config, switch.clone()));
+    tokio::spawn(replicas.clone().watch(redis.clone(), shutdown.subscribe()));
+    let settings = RenewalSettings {
+        period: config.settings.watchdog_timeout / 3,
+        lease_ms: watchdog_ms,
+        batch_size: config.settings.renewal_batch_size,
+        clustered: config.redis.server.is_clustered(),
+    };
+    crate::hold::failover_watch::start(
+        config,
+        registry.clone(),
+        crate::hold::failover_watch::Connections {
+            redis: redis.clone(),
+            subscriber,
+            switch: switch.clone(),
+        },
+        shutdown.subscribe(),
+    );
+    let redis = Redis::new(redis, switch, replicas, config.settings.response_timeout);
+    tokio::spawn(crate::hold::sentry::run(
+        registry.clone(),
+        redis.clone(),
+        settings.clone(),
+        shutdown.subscribe(),
+    ));
+    tokio::spawn(crate::hold::renewal::run(
+        registry.clone(),
+        redis.clone(),
+        settings,
+        shutdown.subscribe(),
+    ));
+    redis
 }
 
 async fn supports_sharded_pubsub(redis: &fred::prelude::Client) -> bool {

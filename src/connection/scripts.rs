@@ -169,6 +169,28 @@ impl Script {
             .await
     }
 
+    /// One attempt's command in hash slot `slot`: `EVALSHA` with the SHA-1, or (after a
+    /// `NOSCRIPT`) `EVAL` with the body, followed by what `push_call` appends.
+    fn call(
+        &self,
+        noscript: bool,
+        slot: u16,
+        len: usize,
+        push_call: &impl Fn(&mut Vec<Value>),
+    ) -> (CustomCommand, Vec<Value>) {
+        let (command, script) = if noscript {
+            ("EVAL", &self.body_arg)
+        } else {
+            ("EVALSHA", &self.sha_arg)
+        };
+        // `len`: the whole call (script, key count, keys, arguments), in one allocation.
+        let mut args = Vec::with_capacity(len);
+        args.push(script.clone());
+        push_call(&mut args);
+        let command = CustomCommand::new_static(command, ClusterHash::Custom(slot), false);
+        (command, args)
+    }
+
     async fn run_core(
         &self,
         client: &fred::prelude::Client,
@@ -182,17 +204,11 @@ impl Script {
             Some(sync) => sync.wait_for(client, slot).await.map(|w| (sync, w)),
             None => None,
         };
-        let options = Options {
-            max_attempts: (resend == Resend::Never).then_some(1),
-            timeout: Some(timeout),
-            ..Options::default()
-        };
-        // A WAIT is never re-sent: on another connection it would wait for nothing.
-        let wait_options = Options {
-            max_attempts: Some(1),
-            timeout: Some(timeout + wait.as_ref().map_or(Duration::ZERO, |(s, _)| s.timeout())),
-            ..Options::default()
-        };
+        let (options, wait_options) = call_options(
+            resend,
+            timeout,
+            wait.as_ref().map(|(sync, _)| sync.timeout()),
+        );
         let scripts = client.with_options(&options);
         // Only a call that waits for replicas needs a second handle.
         let waits = wait.as_ref().map(|_| client.with_options(&wait_options));
@@ -202,16 +218,7 @@ impl Script {
         // future holds one fred call (about 5 KB), not one per command.
         let mut noscript = false;
         loop {
-            let (command, script) = if noscript {
-                ("EVAL", &self.body_arg)
-            } else {
-                ("EVALSHA", &self.sha_arg)
-            };
-            // `len`: the whole call (script, key count, keys, arguments), in one allocation.
-            let mut args = Vec::with_capacity(len);
-            args.push(script.clone());
-            push_call(&mut args);
-            let command = CustomCommand::new_static(command, ClusterHash::Custom(slot), false);
+            let (command, args) = self.call(noscript, slot, len, &push_call);
             // The script and its WAIT, handed to fred together, script first: fred writes
             // them in that order on the node's connection, in one pipeline. The WAIT
             // (Sentinel and Cluster only) is boxed: the common call carries no room for it.
@@ -250,6 +257,27 @@ impl Script {
             }
         }
     }
+}
+
+/// The options of a script call and of its `WAIT` (`wait_timeout`: how long the replicas
+/// are waited for, when they are).
+fn call_options(
+    resend: Resend,
+    timeout: Duration,
+    wait_timeout: Option<Duration>,
+) -> (Options, Options) {
+    let script = Options {
+        max_attempts: (resend == Resend::Never).then_some(1),
+        timeout: Some(timeout),
+        ..Options::default()
+    };
+    // A WAIT is never re-sent: on another connection it would wait for nothing.
+    let wait = Options {
+        max_attempts: Some(1),
+        timeout: Some(timeout + wait_timeout.unwrap_or(Duration::ZERO)),
+        ..Options::default()
+    };
+    (script, wait)
 }
 
 /// The one place that reads `NOSCRIPT` out of an error's text.

@@ -102,11 +102,15 @@ pub(crate) async fn send(
             };
         }
     };
-    let sent_at = Instant::now();
-    // Sent while the registry still counts a failover as pending (fred moved without
-    // the client's move being over), they renew but confirm nothing: the sentry's check
-    // on the new primary does.
-    let may_recover = !registry.failover_pending();
+    let round = Round {
+        registry,
+        lease_ms: settings.lease_ms,
+        sent_at: Instant::now(),
+        // Sent while the registry still counts a failover as pending (fred moved without
+        // the client's move being over), they renew but confirm nothing: the sentry's
+        // check on the new primary does.
+        may_recover: !registry.failover_pending(),
+    };
     let batches = groups
         .iter()
         .flat_map(|((slot, _, _), (script, purpose, group))| {
@@ -117,22 +121,11 @@ pub(crate) async fn send(
         .map(|(slot, script, purpose, batch)| {
             let (keys, args) = batch_call(script, purpose, batch, &lease);
             async move {
-                let reply = script
-                    .script
-                    .run_in_slot(
-                        redis.client(),
-                        slot,
-                        Resend::Allowed,
-                        redis.timeout(),
-                        |call| {
-                            call.reserve(1 + keys.len() + args.len());
-                            call.push(Value::from(keys.len() as i64));
-                            call.extend(keys.iter().cloned());
-                            call.extend(args.iter().cloned());
-                        },
-                    )
-                    .await;
-                (script, batch, reply)
+                (
+                    script,
+                    batch,
+                    send_batch(redis, slot, script, keys, args).await,
+                )
             }
         });
     let mut outcome = Outcome::default();
@@ -144,29 +137,71 @@ pub(crate) async fn send(
         } else {
             reply
         };
+        round.apply(script, batch, reply, &mut outcome);
+    }
+    outcome
+}
+
+/// One batch's script call in hash slot `slot` (re-sent after a reconnect: a renewal or
+/// a check may run twice).
+async fn send_batch(
+    redis: &Redis,
+    slot: u16,
+    script: &BatchScript,
+    keys: Vec<Value>,
+    args: Vec<Value>,
+) -> Result<Value, fred::error::Error> {
+    script
+        .script
+        .run_in_slot(
+            redis.client(),
+            slot,
+            Resend::Allowed,
+            redis.timeout(),
+            |call| {
+                call.reserve(1 + keys.len() + args.len());
+                call.push(Value::from(keys.len() as i64));
+                call.extend(keys.iter().cloned());
+                call.extend(args.iter().cloned());
+            },
+        )
+        .await
+}
+
+/// What one round's replies are applied with.
+struct Round<'r> {
+    registry: &'r HoldRegistry,
+    lease_ms: u64,
+    /// When the round was sent: a confirmed lease runs from here.
+    sent_at: Instant,
+    /// Whether a confirmation may end a hold's risk (no failover pending).
+    may_recover: bool,
+}
+
+impl Round<'_> {
+    /// Applies one batch's reply to its holds, counting them in `outcome`.
+    fn apply(
+        &self,
+        script: &BatchScript,
+        batch: &[Snapshot],
+        reply: Result<Value, fred::error::Error>,
+        outcome: &mut Outcome,
+    ) {
         match reply {
             Ok(Value::Array(flags)) if flags.len() == batch.len() => {
                 for (hold, flag) in batch.iter().zip(flags) {
                     let confirmed = match flag.as_i64() {
-                        Some(flag) => (script.confirms)(flag, settings.lease_ms),
-                        None => Some(settings.lease_ms),
+                        Some(flag) => (script.confirms)(flag, self.lease_ms),
+                        None => Some(self.lease_ms),
                     };
                     match confirmed {
                         None => {
                             outcome.gone += 1;
-                            tracing::warn!(lock = %hold.hold.0, owner = %hold.hold.1, "lock lost: its owner field is gone");
-                            registry.found_gone(&hold.hold, &hold.signal);
+                            self.lost(hold);
                         }
                         Some(lease_ms) => {
                             outcome.confirmed += 1;
-                            let margin = registry.margin_ms(lease_ms);
-                            let reset = !hold.renewed;
-                            if let Some(t) =
-                                hold.signal
-                                    .confirm(sent_at, lease_ms, margin, reset, may_recover)
-                            {
-                                crate::hold::state::report(&hold.signal, t, Some(&hold.hold));
-                            }
+                            self.confirm(hold, lease_ms);
                         }
                     }
                 }
@@ -182,7 +217,24 @@ pub(crate) async fn send(
             }
         }
     }
-    outcome
+
+    /// The hold's field is gone: it leaves the registry, its signal says `Lost`.
+    fn lost(&self, hold: &Snapshot) {
+        tracing::warn!(lock = %hold.hold.0, owner = %hold.hold.1, "lock lost: its owner field is gone");
+        self.registry.found_gone(&hold.hold, &hold.signal);
+    }
+
+    /// The hold is still there for `lease_ms` from the round's send time.
+    fn confirm(&self, hold: &Snapshot, lease_ms: u64) {
+        let margin = self.registry.margin_ms(lease_ms);
+        let reset = !hold.renewed;
+        if let Some(t) =
+            hold.signal
+                .confirm(self.sent_at, lease_ms, margin, reset, self.may_recover)
+        {
+            crate::hold::state::report(&hold.signal, t, Some(&hold.hold));
+        }
+    }
 }
 
 /// One group of holds: sent with one script for one purpose, in batches.

@@ -18,6 +18,7 @@
 //! their own task, one at a time.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,85 +47,153 @@ pub(crate) async fn run(
 ) {
     let mut errors = redis.client().error_rx();
     let mut reconnects = redis.client().reconnect_rx();
-    let run_ids: Arc<Mutex<HashMap<String, String>>> = Arc::default();
     let checker = Checker {
         registry: registry.clone(),
         redis: redis.clone(),
         settings: settings.clone(),
-        run_ids: run_ids.clone(),
+        run_ids: Arc::default(),
     };
     // The run ids of the servers as first seen.
     {
         let checker = checker.clone();
         tokio::spawn(async move { checker.learn_run_ids().await });
     }
-    let mut checking: Option<JoinHandle<()>> = None;
-    let mut check_again: Option<Option<Server>> = None;
-    let mut last_check = Instant::now();
+    let mut checks = Checks {
+        checker,
+        running: None,
+        asked: None,
+        last: Instant::now(),
+    };
     loop {
         let now = Instant::now();
         let next_deadline = registry.check_deadlines(now);
-        let waiting = registry
+        let waiting = !registry
             .snapshot(|_, signal| signal.needs_verification())
-            .len();
-        let idle = checking.as_ref().is_none_or(JoinHandle::is_finished);
-        if idle {
-            if let Some(server) = check_again.take() {
-                checking = Some(checker.clone().spawn(server));
-                last_check = now;
-            } else if waiting > 0
-                && now >= last_check + RECHECK_EVERY
-                && redis.client().is_connected()
-                && !registry.failover_pending()
-            {
-                checking = Some(checker.clone().spawn(None));
-                last_check = now;
+            .is_empty();
+        checks.start_due(now, waiting);
+        let wake = checks.wake_at(now, settings.period, next_deadline, waiting);
+        let sooner = registry.scan_at(millis(wake));
+        let flow = tokio::select! {
+            _ = shutdown.changed() => ControlFlow::Break(()),
+            _ = tokio::time::sleep_until(wake) => ControlFlow::Continue(()),
+            _ = sooner.notified() => ControlFlow::Continue(()),
+            event = errors.recv() => {
+                connection_error(&registry, redis.client(), settings.clustered, event)
             }
+            event = reconnects.recv() => checks.reconnected(event),
+        };
+        if flow.is_break() {
+            return;
         }
-        let mut wake = now + settings.period;
+    }
+}
+
+/// A connection error from fred: every hold on that server (on every server, when
+/// events were lost) is at risk. `Break` once fred's event channel is closed.
+fn connection_error(
+    registry: &HoldRegistry,
+    redis: &fred::prelude::Client,
+    clustered: bool,
+    event: Result<(fred::error::Error, Option<Server>), RecvError>,
+) -> ControlFlow<()> {
+    let at = Instant::now();
+    match event {
+        Ok((error, server)) => {
+            tracing::debug!(%error, server = ?server.as_ref().map(ToString::to_string), "connection error");
+            suspend(
+                registry,
+                redis,
+                clustered,
+                Cause::ConnectionLost,
+                at,
+                server.as_ref(),
+            );
+        }
+        Err(RecvError::Lagged(_)) => {
+            suspend(registry, redis, clustered, Cause::ConnectionLost, at, None);
+        }
+        Err(RecvError::Closed) => return ControlFlow::Break(()),
+    }
+    ControlFlow::Continue(())
+}
+
+/// The sentry's checks of at-risk holds: one runs at a time.
+struct Checks {
+    checker: Checker,
+    /// The check running, or the last one.
+    running: Option<JoinHandle<()>>,
+    /// A check a reconnection asked for: of one server, or (`None`) of every server.
+    asked: Option<Option<Server>>,
+    /// When the last check started.
+    last: Instant,
+}
+
+impl Checks {
+    /// Starts a check unless one is running: the one a reconnection asked for, else one
+    /// of every server when holds are `waiting` for verification, the last check is
+    /// [`RECHECK_EVERY`] ago, the client is connected and no failover is pending.
+    fn start_due(&mut self, now: Instant, waiting: bool) {
+        let idle = self.running.as_ref().is_none_or(JoinHandle::is_finished);
+        if !idle {
+            return;
+        }
+        let server = match self.asked.take() {
+            Some(server) => server,
+            None if waiting
+                && now >= self.last + RECHECK_EVERY
+                && self.checker.redis.client().is_connected()
+                && !self.checker.registry.failover_pending() =>
+            {
+                None
+            }
+            None => return,
+        };
+        self.running = Some(self.checker.clone().spawn(server));
+        self.last = now;
+    }
+
+    /// When the sentry looks again: after a watchdog period at the latest, at the next
+    /// validity deadline, and within [`RECHECK_EVERY`] while holds wait for a check or a
+    /// reconnection asked for one.
+    fn wake_at(
+        &self,
+        now: Instant,
+        period: Duration,
+        next_deadline: Option<u64>,
+        waiting: bool,
+    ) -> Instant {
+        let mut wake = now + period;
         if let Some(deadline) = next_deadline {
             wake = wake.min(instant(deadline));
         }
-        if waiting > 0 || check_again.is_some() {
+        if waiting || self.asked.is_some() {
             wake = wake.min(now + RECHECK_EVERY);
         }
-        let sooner = registry.scan_at(millis(wake));
-        tokio::select! {
-            _ = shutdown.changed() => return,
-            _ = tokio::time::sleep_until(wake) => {}
-            _ = sooner.notified() => {}
-            event = errors.recv() => {
-                let at = Instant::now();
-                match event {
-                    Ok((error, server)) => {
-                        tracing::debug!(%error, server = ?server.as_ref().map(ToString::to_string), "connection error");
-                        suspend(&registry, redis.client(), settings.clustered, Cause::ConnectionLost, at, server.as_ref());
-                    }
-                    Err(RecvError::Lagged(_)) => {
-                        suspend(&registry, redis.client(), settings.clustered, Cause::ConnectionLost, at, None);
-                    }
-                    Err(RecvError::Closed) => return,
+        wake
+    }
+
+    /// A reconnection from fred: asks for a check of that server (of every server, when
+    /// events were lost), unless it is not the primary the sentinels announced. `Break`
+    /// once fred's event channel is closed.
+    fn reconnected(&mut self, event: Result<Server, RecvError>) -> ControlFlow<()> {
+        let registry = &self.checker.registry;
+        match event {
+            Ok(server) => {
+                tracing::debug!(%server, "reconnected");
+                if registry.reconnected_to(Some(&format!("{}:{}", server.host, server.port))) {
+                    self.asked = Some(merge(self.asked.take(), Some(server)));
+                } else {
+                    tracing::warn!(%server, "reconnected, but not to the primary the sentinel announced: holds stay at risk");
                 }
             }
-            event = reconnects.recv() => {
-                match event {
-                    Ok(server) => {
-                        tracing::debug!(%server, "reconnected");
-                        if registry.reconnected_to(Some(&format!("{}:{}", server.host, server.port))) {
-                            check_again = Some(merge(check_again.take(), Some(server)));
-                        } else {
-                            tracing::warn!(%server, "reconnected, but not to the primary the sentinel announced: holds stay at risk");
-                        }
-                    }
-                    Err(RecvError::Lagged(_)) => {
-                        if registry.reconnected_to(None) {
-                            check_again = Some(None);
-                        }
-                    }
-                    Err(RecvError::Closed) => return,
+            Err(RecvError::Lagged(_)) => {
+                if registry.reconnected_to(None) {
+                    self.asked = Some(None);
                 }
             }
+            Err(RecvError::Closed) => return ControlFlow::Break(()),
         }
+        ControlFlow::Continue(())
     }
 }
 

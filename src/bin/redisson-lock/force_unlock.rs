@@ -1,9 +1,10 @@
 //! `force-unlock`: Redisson's `forceUnlock` for the kind found in Redis, through the
 //! library's own lock handles, so waiters are woken the way that kind wakes them.
 
+use redisson_lock::{Client, LockKeys};
 use serde_json::json;
 
-use crate::inspect::{self, escape, Kind, Outcome};
+use crate::inspect::{self, escape, Kind, Outcome, Report};
 use crate::{render, Failure, Out, Session, EXIT_NOT_FOUND, EXIT_OK};
 
 pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, Failure> {
@@ -15,21 +16,74 @@ pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, 
     let report = match outcome {
         Outcome::Lock(report) if report.locked => report,
         other => {
-            if out.json() {
-                let mut value = render::outcome_json(&other);
-                value["deleted"] = json!(false);
-                out.write_json(&value, false);
-            } else {
-                out.write(&format!(
-                    "nothing to force-unlock: {}",
-                    render::outcome_text(&other)
-                ));
-            }
+            nothing_to_unlock(out, &other);
             return Ok(EXIT_NOT_FOUND);
         }
     };
-    let mode = report.mode.as_deref();
-    let (result, wakes) = match (report.kind, mode) {
+    let (result, wakes) = force_unlock(client, &keys, name, &report).await;
+    let deleted = result.map_err(|e| session.failure(format!("force-unlock failed: {e}")))?;
+    let holders: Vec<String> = report
+        .holders
+        .iter()
+        .map(|h| format!("{}:{} x{}", h.client_id, h.owner, h.holds))
+        .collect();
+    if out.json() {
+        out.write_json(
+            &json!({
+                "name": name,
+                "key": keys.name(),
+                "kind": report.kind.as_str(),
+                "mode": report.mode,
+                "deleted": deleted,
+                "holders": holders,
+                "woke": if deleted { json!(wakes) } else { json!(null) },
+            }),
+            false,
+        );
+    } else if deleted {
+        out.write(&format!(
+            "force-unlocked {} ({}; held by {})\n{wakes}\n",
+            escape(name),
+            report.kind.as_str(),
+            if holders.is_empty() {
+                "nobody".to_owned()
+            } else {
+                holders.join(", ")
+            }
+        ));
+    } else {
+        out.write(&format!(
+            "nothing deleted: {} changed between the read and the force-unlock (it was \
+             released, or its mode changed); inspect it again\n",
+            escape(name)
+        ));
+    }
+    Ok(if deleted { EXIT_OK } else { EXIT_NOT_FOUND })
+}
+
+/// What was found instead of a held lock.
+fn nothing_to_unlock(out: &Out, outcome: &Outcome) {
+    if out.json() {
+        let mut value = render::outcome_json(outcome);
+        value["deleted"] = json!(false);
+        out.write_json(&value, false);
+    } else {
+        out.write(&format!(
+            "nothing to force-unlock: {}",
+            render::outcome_text(outcome)
+        ));
+    }
+}
+
+/// Redisson's `forceUnlock` of the kind (and mode) `report` found: whether it deleted the
+/// lock, and whom its message wakes.
+async fn force_unlock(
+    client: &Client,
+    keys: &LockKeys,
+    name: &str,
+    report: &Report,
+) -> (redisson_lock::Result<bool>, String) {
+    match (report.kind, report.mode.as_deref()) {
         (Kind::ReadWrite, Some("write")) => (
             client
                 .get_read_write_lock(name)
@@ -71,43 +125,5 @@ pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, 
                 keys.channel()
             ),
         ),
-    };
-    let deleted = result.map_err(|e| session.failure(format!("force-unlock failed: {e}")))?;
-    let holders: Vec<String> = report
-        .holders
-        .iter()
-        .map(|h| format!("{}:{} x{}", h.client_id, h.owner, h.holds))
-        .collect();
-    if out.json() {
-        out.write_json(
-            &json!({
-                "name": name,
-                "key": keys.name(),
-                "kind": report.kind.as_str(),
-                "mode": report.mode,
-                "deleted": deleted,
-                "holders": holders,
-                "woke": if deleted { json!(wakes) } else { json!(null) },
-            }),
-            false,
-        );
-    } else if deleted {
-        out.write(&format!(
-            "force-unlocked {} ({}; held by {})\n{wakes}\n",
-            escape(name),
-            report.kind.as_str(),
-            if holders.is_empty() {
-                "nobody".to_owned()
-            } else {
-                holders.join(", ")
-            }
-        ));
-    } else {
-        out.write(&format!(
-            "nothing deleted: {} changed between the read and the force-unlock (it was \
-             released, or its mode changed); inspect it again\n",
-            escape(name)
-        ));
     }
-    Ok(if deleted { EXIT_OK } else { EXIT_NOT_FOUND })
 }

@@ -5,13 +5,17 @@
 //! fenced lock; any other hash whose every field is `<uuid>:<digits>` with an integer value
 //! is a reentrant lock (spin and non-reentrant locks write the very same hash).
 
+mod holders;
+
 use std::collections::HashMap;
 
 use redisson_lock::fred::prelude::{
-    Client as Redis, ClientLike, Error as RedisError, HashesInterface, KeysInterface, Value,
+    Client as Redis, ClientLike, Error as RedisError, KeysInterface, Value,
 };
 use redisson_lock::fred::types::{ClusterHash, CustomCommand};
 use redisson_lock::LockKeys;
+
+use holders::{hash_fields, parse_holders, split_field};
 
 /// The lock kinds that can be told apart from Redis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,199 +178,62 @@ pub(crate) async fn inspect(
 ) -> Result<Outcome, RedisError> {
     let key = keys.name();
     let key_type: String = redis.r#type(key).await?;
-    let queue_exists: i64 = redis.exists(keys.fair_queue()).await?;
-    let timeouts_exist: i64 = redis.exists(keys.fair_timeouts()).await?;
-    let fair = queue_exists + timeouts_exist > 0;
-    let token_type: String = redis.r#type(keys.fencing_token()).await?;
     let mut notes = Vec::new();
-    let fencing_token = match token_type.as_str() {
-        "none" => None,
-        "string" => redis.get::<Option<String>, _>(keys.fencing_token()).await?,
-        other => {
-            notes.push(format!(
-                "{} is a {other}, not a token counter",
-                keys.fencing_token()
-            ));
-            None
-        }
-    };
+    let beside = Beside::read(redis, keys, &mut notes).await?;
     let read_at_ms = now_ms();
-
-    let mut key_type = key_type;
-    let mut fields = Vec::new();
-    if key_type == "hash" {
-        fields = hash_fields(redis, key).await?;
-        if fields.is_empty() {
-            // Deleted between TYPE and HGETALL.
-            key_type = "none".to_owned();
-        }
-    }
+    let (key_type, fields) = lock_hash(redis, key, key_type).await?;
+    let not_a_lock = |key_type: String, reason: String| {
+        Ok(Outcome::NotALock {
+            name: name.to_owned(),
+            key: key.to_owned(),
+            key_type,
+            reason,
+        })
+    };
     match key_type.as_str() {
-        "none" => {
-            if !fair && fencing_token.is_none() {
-                return Ok(Outcome::NotFound {
-                    name: name.to_owned(),
-                    key: key.to_owned(),
-                });
-            }
-        }
-        "hash" => {}
-        other => {
-            return Ok(Outcome::NotALock {
+        "none" if !beside.fair && beside.fencing_token.is_none() => {
+            return Ok(Outcome::NotFound {
                 name: name.to_owned(),
                 key: key.to_owned(),
-                key_type: other.to_owned(),
-                reason: format!("the key is a {other}; a Redisson lock is a hash"),
             })
+        }
+        "none" | "hash" => {}
+        other => {
+            let reason = format!("the key is a {other}; a Redisson lock is a hash");
+            return not_a_lock(other.to_owned(), reason);
         }
     }
     let locked = key_type == "hash";
-
     let mode = fields
         .iter()
         .find(|(field, _)| field.as_slice() == b"mode")
         .map(|(_, value)| String::from_utf8_lossy(value).into_owned());
-    let kind = if mode.is_some() {
-        Kind::ReadWrite
-    } else if fair {
-        Kind::Fair
-    } else if fencing_token.is_some() {
-        Kind::Fenced
-    } else {
-        Kind::Reentrant
-    };
-
-    let holders = match parse_holders(kind, mode.as_deref(), &fields) {
+    let kind = beside.kind(mode.is_some());
+    let mut holders = match parse_holders(kind, mode.as_deref(), &fields) {
         Ok(holders) => holders,
-        Err(reason) => {
-            return Ok(Outcome::NotALock {
-                name: name.to_owned(),
-                key: key.to_owned(),
-                key_type,
-                reason,
-            })
-        }
+        Err(reason) => return not_a_lock(key_type, reason),
     };
-    let mut holders = holders;
     if kind == Kind::ReadWrite {
-        for holder in holders.iter_mut().filter(|h| h.role == Some("read")) {
-            // A bounded look: a count in the thousands is a bug, not something to list.
-            let shown = holder.holds.clamp(0, 64) as u64;
-            for k in 1..=shown {
-                let ttl: i64 = redis.pttl(keys.read_timeout_key(&holder.field, k)).await?;
-                holder
-                    .read_hold_ttls_ms
-                    .push(if ttl == -2 { None } else { Some(ttl) });
-            }
-        }
+        read_hold_ttls(redis, keys, &mut holders).await?;
     }
     let ttl_ms = if locked {
         Some(redis.pttl::<i64, _>(key).await?)
     } else {
         None
     };
-
-    let mut queue = Vec::new();
-    let mut subscribers = None;
-    if kind == Kind::Fair {
-        let by_key =
-            |name: &'static str| CustomCommand::new_static(name, ClusterHash::FirstKey, false);
-        let fields: Vec<Value> = redis
-            .custom(
-                by_key("LRANGE"),
-                vec![keys.fair_queue(), "0".into(), "-1".into()],
-            )
-            .await?;
-        let scores: Vec<Value> = redis
-            .custom(
-                by_key("ZRANGE"),
-                vec![
-                    keys.fair_timeouts(),
-                    "0".into(),
-                    "-1".into(),
-                    "WITHSCORES".into(),
-                ],
-            )
-            .await?;
-        let deadlines = pairs_to_scores(scores);
-        for field in fields {
-            let field = value_text(&field);
-            let (client_id, owner) = split_field(&field);
-            let subscribed = numsub(redis, &keys.fair_waiter_channel(&field)).await;
-            queue.push(Waiter {
-                deadline_ms: deadlines.get(&field).copied(),
-                client_id: client_id.to_owned(),
-                owner: owner.to_owned(),
-                subscribed: match subscribed {
-                    (Some(a), Some(b)) => Some(a + b),
-                    (a, b) => a.or(b),
-                },
-                field,
-            });
-        }
-        let queued: Vec<&str> = queue.iter().map(|w| w.field.as_str()).collect();
-        let orphans = deadlines
-            .keys()
-            .filter(|field| !queued.contains(&field.as_str()))
-            .count();
-        if orphans > 0 {
-            notes.push(format!(
-                "{orphans} deadline(s) in {} have no queue entry (left by a waiter that \
-                 gave up without acquireFailed; purged by the next acquire)",
-                keys.fair_timeouts()
-            ));
-        }
-        if queue
-            .iter()
-            .any(|w| w.deadline_ms.is_some_and(|d| d <= read_at_ms))
-        {
-            notes.push(
-                "a waiter whose deadline has passed is stale: the next acquire, unlock or \
-                 force-unlock purges it"
-                    .to_owned(),
-            );
-        }
-        if !queue.is_empty() && !locked {
-            notes.push(
-                "nobody holds the lock but waiters are queued: the head takes it on its next \
-                 try, or leaves at its deadline"
-                    .to_owned(),
-            );
-        }
+    let (queue, subscribers) = if kind == Kind::Fair {
+        let queue = fair_queue(redis, keys, read_at_ms, locked, &mut notes).await?;
+        (queue, None)
     } else {
-        let channel = if kind == Kind::ReadWrite {
-            keys.rwlock_channel()
-        } else {
-            keys.channel()
-        };
-        subscribers = Some(Subscribers::read(redis, channel).await);
-        notes.push(
-            "subscribers = connections subscribed to the channel (a Redisson client shares \
-             one subscription among all its waiting threads), not waiting tasks"
-                .to_owned(),
-        );
-    }
-    match kind {
-        Kind::Reentrant => notes.push(
-            "spin and non-reentrant locks write the same hash as the reentrant lock: \
-             they cannot be told apart in Redis"
-                .to_owned(),
-        ),
-        Kind::Fenced if !locked => notes.push(
-            "free; the token counter outlives the lock (the next holder gets the next token)"
-                .to_owned(),
-        ),
-        Kind::Fair if !locked && queue.is_empty() => {
-            notes.push("free; only an empty fair-lock bookkeeping key is left".to_owned())
-        }
-        _ => {}
-    }
+        let subscribers = lock_channel(redis, keys, kind, &mut notes).await;
+        (Vec::new(), Some(subscribers))
+    };
+    notes.extend(kind_note(kind, locked, queue.is_empty()));
     if ttl_ms == Some(-1) {
         notes.push(
             "the lock hash has no expiry: it stays until unlocked or force-unlocked".to_owned(),
         );
     }
-
     Ok(Outcome::Lock(Box::new(Report {
         name: name.to_owned(),
         key: key.to_owned(),
@@ -375,7 +242,7 @@ pub(crate) async fn inspect(
         ttl_ms,
         mode,
         holders,
-        fencing_token,
+        fencing_token: beside.fencing_token,
         queue,
         subscribers,
         read_at_ms,
@@ -383,107 +250,218 @@ pub(crate) async fn inspect(
     })))
 }
 
-/// `HGETALL` as raw (field, value) pairs, sorted by field.
-async fn hash_fields(redis: &Redis, name: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, RedisError> {
-    let map = redis.hgetall::<Value, _>(name).await?.into_map()?;
-    let mut fields: Vec<(Vec<u8>, Vec<u8>)> = map
-        .inner()
-        .into_iter()
-        .map(|(field, value)| {
-            let value = value
-                .as_bytes()
-                .map(<[u8]>::to_vec)
-                .unwrap_or_else(|| value_text(&value).into_bytes());
-            (field.as_bytes().to_vec(), value)
-        })
-        .collect();
-    fields.sort();
-    Ok(fields)
+/// What a lock's other keys say: whether it has a fair lock's queue or deadline set, and
+/// its fencing token.
+struct Beside {
+    fair: bool,
+    fencing_token: Option<String>,
 }
 
-/// The holders of a lock hash, or why the hash is not a lock.
-fn parse_holders(
-    kind: Kind,
-    mode: Option<&str>,
-    fields: &[(Vec<u8>, Vec<u8>)],
-) -> Result<Vec<Holder>, String> {
-    if let Some(mode) = mode {
-        if mode != "read" && mode != "write" {
-            return Err(format!(
-                "a hash with a `mode` field of {mode:?}: a read-write lock's mode is \"read\" \
-                 or \"write\""
-            ));
+impl Beside {
+    /// Reads the fair lock's keys and the token counter (a note when the counter's key
+    /// is of another type).
+    async fn read(
+        redis: &Redis,
+        keys: &LockKeys,
+        notes: &mut Vec<String>,
+    ) -> Result<Beside, RedisError> {
+        let queue_exists: i64 = redis.exists(keys.fair_queue()).await?;
+        let timeouts_exist: i64 = redis.exists(keys.fair_timeouts()).await?;
+        let token_type: String = redis.r#type(keys.fencing_token()).await?;
+        let fencing_token = match token_type.as_str() {
+            "none" => None,
+            "string" => redis.get::<Option<String>, _>(keys.fencing_token()).await?,
+            other => {
+                notes.push(format!(
+                    "{} is a {other}, not a token counter",
+                    keys.fencing_token()
+                ));
+                None
+            }
+        };
+        Ok(Beside {
+            fair: queue_exists + timeouts_exist > 0,
+            fencing_token,
+        })
+    }
+
+    /// The lock's kind: a `mode` field makes a read-write lock, then a fair lock's keys,
+    /// then a token counter.
+    fn kind(&self, has_mode: bool) -> Kind {
+        if has_mode {
+            Kind::ReadWrite
+        } else if self.fair {
+            Kind::Fair
+        } else if self.fencing_token.is_some() {
+            Kind::Fenced
+        } else {
+            Kind::Reentrant
         }
     }
-    let mut holders = Vec::new();
-    for (field, value) in fields {
-        if kind == Kind::ReadWrite && field.as_slice() == b"mode" {
-            continue;
+}
+
+/// The lock hash's fields when `key_type` says it is a hash, with the type as it turned
+/// out (`none` when the hash was deleted between `TYPE` and `HGETALL`).
+async fn lock_hash(
+    redis: &Redis,
+    key: &str,
+    key_type: String,
+) -> Result<(String, Vec<(Vec<u8>, Vec<u8>)>), RedisError> {
+    if key_type != "hash" {
+        return Ok((key_type, Vec::new()));
+    }
+    let fields = hash_fields(redis, key).await?;
+    if fields.is_empty() {
+        return Ok(("none".to_owned(), fields));
+    }
+    Ok((key_type, fields))
+}
+
+/// Each reader's read holds' TTLs (`rwlock_timeout:k`).
+async fn read_hold_ttls(
+    redis: &Redis,
+    keys: &LockKeys,
+    holders: &mut [Holder],
+) -> Result<(), RedisError> {
+    for holder in holders.iter_mut().filter(|h| h.role == Some("read")) {
+        // A bounded look: a count in the thousands is a bug, not something to list.
+        let shown = holder.holds.clamp(0, 64) as u64;
+        for k in 1..=shown {
+            let ttl: i64 = redis.pttl(keys.read_timeout_key(&holder.field, k)).await?;
+            holder
+                .read_hold_ttls_ms
+                .push(if ttl == -2 { None } else { Some(ttl) });
         }
-        let shown = String::from_utf8_lossy(field).into_owned();
-        let holds = std::str::from_utf8(value)
-            .ok()
-            .and_then(|v| v.parse::<i64>().ok())
-            .ok_or_else(|| {
-                format!(
-                    "a hash whose field {} has the value {}, not a hold count",
-                    escape(&shown),
-                    escape(&String::from_utf8_lossy(value))
-                )
-            })?;
-        let (base, role) = match shown.strip_suffix(":write") {
-            Some(base) if kind == Kind::ReadWrite => (base, Some("write")),
-            _ if kind == Kind::ReadWrite => (shown.as_str(), Some("read")),
-            _ => (shown.as_str(), None),
-        };
-        if !is_owner_field(base) {
-            return Err(format!(
-                "a hash with the field {}: lock fields are <client-uuid>:<thread-id>{}",
-                escape(&shown),
-                if kind == Kind::ReadWrite {
-                    " (\":write\" appended for the writer)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        let (client_id, owner) = split_field(base);
-        holders.push(Holder {
-            field: shown.clone(),
+    }
+    Ok(())
+}
+
+/// A fair lock's queue, head first, each waiter with its deadline and whether it listens;
+/// notes on what is stale in it.
+async fn fair_queue(
+    redis: &Redis,
+    keys: &LockKeys,
+    read_at_ms: i64,
+    locked: bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Waiter>, RedisError> {
+    let by_key = |name: &'static str| CustomCommand::new_static(name, ClusterHash::FirstKey, false);
+    let fields: Vec<Value> = redis
+        .custom(
+            by_key("LRANGE"),
+            vec![keys.fair_queue(), "0".into(), "-1".into()],
+        )
+        .await?;
+    let scores: Vec<Value> = redis
+        .custom(
+            by_key("ZRANGE"),
+            vec![
+                keys.fair_timeouts(),
+                "0".into(),
+                "-1".into(),
+                "WITHSCORES".into(),
+            ],
+        )
+        .await?;
+    let deadlines = pairs_to_scores(scores);
+    let mut queue = Vec::new();
+    for field in fields {
+        let field = value_text(&field);
+        let (client_id, owner) = split_field(&field);
+        let subscribed = numsub(redis, &keys.fair_waiter_channel(&field)).await;
+        queue.push(Waiter {
+            deadline_ms: deadlines.get(&field).copied(),
             client_id: client_id.to_owned(),
             owner: owner.to_owned(),
-            holds,
-            role,
-            read_hold_ttls_ms: Vec::new(),
+            subscribed: match subscribed {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            },
+            field,
         });
     }
-    // Writer first, then readers.
-    holders.sort_by_key(|h| (h.role != Some("write"), h.field.clone()));
-    Ok(holders)
+    notes.extend(queue_notes(keys, &queue, &deadlines, read_at_ms, locked));
+    Ok(queue)
 }
 
-/// `<uuid>:<digits>`: a Redisson client id and a thread (or owner) id.
-pub(crate) fn is_owner_field(field: &str) -> bool {
-    let Some((uuid, owner)) = field.rsplit_once(':') else {
-        return false;
+/// What is stale in a fair lock's queue and deadline set.
+fn queue_notes(
+    keys: &LockKeys,
+    queue: &[Waiter],
+    deadlines: &HashMap<String, i64>,
+    read_at_ms: i64,
+    locked: bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let queued: Vec<&str> = queue.iter().map(|w| w.field.as_str()).collect();
+    let orphans = deadlines
+        .keys()
+        .filter(|field| !queued.contains(&field.as_str()))
+        .count();
+    if orphans > 0 {
+        notes.push(format!(
+            "{orphans} deadline(s) in {} have no queue entry (left by a waiter that \
+             gave up without acquireFailed; purged by the next acquire)",
+            keys.fair_timeouts()
+        ));
+    }
+    if queue
+        .iter()
+        .any(|w| w.deadline_ms.is_some_and(|d| d <= read_at_ms))
+    {
+        notes.push(
+            "a waiter whose deadline has passed is stale: the next acquire, unlock or \
+             force-unlock purges it"
+                .to_owned(),
+        );
+    }
+    if !queue.is_empty() && !locked {
+        notes.push(
+            "nobody holds the lock but waiters are queued: the head takes it on its next \
+             try, or leaves at its deadline"
+                .to_owned(),
+        );
+    }
+    notes
+}
+
+/// The subscribers of the lock's channel (a read-write lock has its own).
+async fn lock_channel(
+    redis: &Redis,
+    keys: &LockKeys,
+    kind: Kind,
+    notes: &mut Vec<String>,
+) -> Subscribers {
+    let channel = if kind == Kind::ReadWrite {
+        keys.rwlock_channel()
+    } else {
+        keys.channel()
     };
-    let owner_ok = !owner.is_empty() && owner.bytes().all(|b| b.is_ascii_digit());
-    owner_ok && is_uuid(uuid)
+    let subscribers = Subscribers::read(redis, channel).await;
+    notes.push(
+        "subscribers = connections subscribed to the channel (a Redisson client shares \
+         one subscription among all its waiting threads), not waiting tasks"
+            .to_owned(),
+    );
+    subscribers
 }
 
-fn is_uuid(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.len() == 36
-        && bytes.iter().enumerate().all(|(i, b)| match i {
-            8 | 13 | 18 | 23 => *b == b'-',
-            _ => b.is_ascii_hexdigit(),
-        })
-}
-
-/// `(client id, owner)` of a field `<uuid>:<owner>`; the whole field as client id when it
-/// has no `:`.
-pub(crate) fn split_field(field: &str) -> (&str, &str) {
-    field.rsplit_once(':').unwrap_or((field, ""))
+/// What the kind (and state) leaves unsaid.
+fn kind_note(kind: Kind, locked: bool, queue_empty: bool) -> Option<String> {
+    let note = match kind {
+        Kind::Reentrant => {
+            "spin and non-reentrant locks write the same hash as the reentrant lock: they \
+             cannot be told apart in Redis"
+        }
+        Kind::Fenced if !locked => {
+            "free; the token counter outlives the lock (the next holder gets the next token)"
+        }
+        Kind::Fair if !locked && queue_empty => {
+            "free; only an empty fair-lock bookkeeping key is left"
+        }
+        _ => return None,
+    };
+    Some(note.to_owned())
 }
 
 /// Escapes control characters (and quotes) so a name with odd bytes prints on one line.
@@ -557,12 +535,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn owner_fields() {
-        assert!(is_owner_field("6e3d30b7-83b1-433a-9335-5e8b9916d3ac:731"));
-        assert!(!is_owner_field("6e3d30b7-83b1-433a-9335-5e8b9916d3ac:x"));
-        assert!(!is_owner_field("6e3d30b7-83b1-433a-9335-5e8b9916d3ac"));
-        assert!(!is_owner_field("name:1"));
-        assert_eq!(split_field("u:1:2"), ("u:1", "2"));
+    fn escapes() {
         assert_eq!(escape("a\nb"), "\"a\\nb\"");
         assert_eq!(escape("plain"), "plain");
     }

@@ -12,8 +12,8 @@ use redisson_lock::fred::prelude::{ClientLike, ClusterInterface, Value};
 use redisson_lock::fred::types::scan::ScanType;
 use redisson_lock::fred::types::{ClusterHash, CustomCommand};
 
-use crate::inspect::{self, Outcome};
-use crate::synchronizers::{self, KindArg, SyncKind};
+use crate::inspect::{self, Outcome, Report};
+use crate::synchronizers::{self, KindArg, SyncKind, SyncReport};
 use crate::{render, Failure, Out, Session, EXIT_NOT_FOUND, EXIT_OK};
 
 pub(crate) async fn run(
@@ -23,24 +23,48 @@ pub(crate) async fn run(
     count: u32,
     kind: Option<KindArg>,
 ) -> Result<u8, Failure> {
-    let redis = session.client.redis();
     // With --prefix the names live under it: match the prefix literally, then the pattern.
     let scanned = match session.client.config().name_mapper() {
-        Some(mapper) => format!("{}{pattern}", crate::watch::glob_literal(&mapper.map(""))),
+        Some(mapper) => format!("{}{pattern}", crate::glob::literal(&mapper.map(""))),
         None => pattern.to_owned(),
     };
+    let (reports, skipped_locks) = held_locks(session, &scanned, count).await?;
+    let found = synchronizers_found(session, &scanned, count, kind).await?;
+    if out.json() {
+        let mut all: Vec<_> = reports
+            .iter()
+            .map(|r| render::outcome_json(&Outcome::Lock(Box::new(r.clone()))))
+            .collect();
+        all.extend(found.reports.iter().map(synchronizers::json));
+        out.write_json(&serde_json::Value::Array(all), false);
+    } else {
+        out.write(&listing_text(&reports, &found.reports, pattern));
+        warn(skipped_locks + found.skipped, found.ambiguous, kind);
+    }
+    Ok(if reports.is_empty() && found.reports.is_empty() {
+        EXIT_NOT_FOUND
+    } else {
+        EXIT_OK
+    })
+}
+
+/// The held locks whose key matches `scanned`, and how many keys were not UTF-8.
+async fn held_locks(
+    session: &Session,
+    scanned: &str,
+    count: u32,
+) -> Result<(Vec<Report>, usize), Failure> {
     // Lock hashes: every kind keeps its holders in a hash named after the lock.
-    let (hashes, mut skipped) = scan(session, &scanned, count, ScanType::Hash).await?;
+    let (hashes, skipped) = scan(session, scanned, count, ScanType::Hash).await?;
     let mut names: Vec<String> = hashes
         .iter()
         .filter_map(|key| session.unmapped(key))
         .collect();
     names.sort();
     names.dedup();
-
     let mut reports = Vec::new();
     for name in &names {
-        let outcome = inspect::inspect(redis, &session.keys(name), name)
+        let outcome = inspect::inspect(session.client.redis(), &session.keys(name), name)
             .await
             .map_err(|e| session.failure(format!("reading lock {}: {e}", inspect::escape(name))))?;
         if let Outcome::Lock(report) = outcome {
@@ -49,93 +73,106 @@ pub(crate) async fn run(
             }
         }
     }
+    Ok((reports, skipped))
+}
 
-    // Synchronizers: the permit sets `T:timeout` of expirable semaphores, the keys whose
-    // semaphore or latch channel has subscribers, and with --kind every string key.
-    let (sets, skipped_sets) = scan(session, "*:timeout", count, ScanType::ZSet).await?;
-    skipped += skipped_sets;
+/// The synchronizers `list` found.
+struct Found {
+    reports: Vec<SyncReport>,
+    /// Keys with waiters on both a semaphore's and a latch's channel (not listed).
+    ambiguous: usize,
+    /// Keys that were not UTF-8.
+    skipped: usize,
+}
+
+/// The synchronizers whose key matches `scanned`: the permit sets `T:timeout` of
+/// expirable semaphores, the keys whose semaphore or latch channel has subscribers, and
+/// with --kind every string key.
+async fn synchronizers_found(
+    session: &Session,
+    scanned: &str,
+    count: u32,
+    kind: Option<KindArg>,
+) -> Result<Found, Failure> {
+    let (sets, mut skipped) = scan(session, "*:timeout", count, ScanType::ZSet).await?;
     let mut sync_keys: Vec<String> = sets
         .iter()
         .filter_map(|set| key_of_tag(set.strip_suffix(":timeout")?))
         .collect();
     sync_keys.extend(waited_on(session).await);
-    sync_keys.retain(|key| crate::orphans::glob(scanned.as_bytes(), key.as_bytes()));
+    sync_keys.retain(|key| crate::glob::matches(scanned.as_bytes(), key.as_bytes()));
     if kind.is_some() {
-        let (strings, skipped_strings) = scan(session, &scanned, count, ScanType::String).await?;
+        let (strings, skipped_strings) = scan(session, scanned, count, ScanType::String).await?;
         skipped += skipped_strings;
         sync_keys.extend(strings);
     }
     sync_keys.sort();
     sync_keys.dedup();
-    let mut syncs = Vec::new();
-    let mut ambiguous = 0usize;
+    let mut found = Found {
+        reports: Vec::new(),
+        ambiguous: 0,
+        skipped,
+    };
     for key in &sync_keys {
         let Some(name) = session.unmapped(key) else {
             continue;
         };
-        let report = synchronizers::inspect(redis, key, &name, kind)
+        let report = synchronizers::inspect(session.client.redis(), key, &name, kind)
             .await
             .map_err(|e| session.failure(format!("reading {}: {e}", inspect::escape(&name))))?;
         match report {
-            Some(report) if report.kind == SyncKind::SemaphoreOrLatch => ambiguous += 1,
-            Some(report) => syncs.push(report),
+            Some(report) if report.kind == SyncKind::SemaphoreOrLatch => found.ambiguous += 1,
+            Some(report) => found.reports.push(report),
             None => {}
         }
     }
+    Ok(found)
+}
 
-    if out.json() {
-        let mut all: Vec<_> = reports
-            .iter()
-            .map(|r| render::outcome_json(&Outcome::Lock(Box::new(r.clone()))))
-            .collect();
-        all.extend(syncs.iter().map(synchronizers::json));
-        out.write_json(&serde_json::Value::Array(all), false);
-    } else if reports.is_empty() && syncs.is_empty() {
-        out.write(&format!("no locks match {pattern:?}\n"));
-    } else {
-        let mut text = String::new();
-        if !reports.is_empty() {
-            text.push_str(&render::list_text(&reports));
-        }
-        if !syncs.is_empty() {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            let mut rows = vec![vec![
-                "NAME".to_owned(),
-                "KIND".to_owned(),
-                "TTL".to_owned(),
-                "WAITERS".to_owned(),
-                "STATE".to_owned(),
-            ]];
-            rows.extend(syncs.iter().map(synchronizers::list_row));
-            text.push_str(&render::table("", &rows));
-        }
-        out.write(&text);
+/// The text listing: the locks' table, then the synchronizers'.
+fn listing_text(reports: &[Report], syncs: &[SyncReport], pattern: &str) -> String {
+    if reports.is_empty() && syncs.is_empty() {
+        return format!("no locks match {pattern:?}\n");
     }
-    if !out.json() {
-        if skipped > 0 {
-            eprintln!("redisson-lock: skipped {skipped} key(s) whose names are not UTF-8");
-        }
-        if ambiguous > 0 {
-            eprintln!(
-                "redisson-lock: {ambiguous} key(s) have waiters on both a semaphore's and a \
-                 latch's channel: inspect them, or list with --kind"
-            );
-        }
-        if kind.is_none() {
-            eprintln!(
-                "redisson-lock: semaphores and latches nobody waits on are not listed (a string \
-                 key holding an integer could be either, or any counter): list them with \
-                 --kind semaphore or --kind latch"
-            );
-        }
+    let mut text = String::new();
+    if !reports.is_empty() {
+        text.push_str(&render::list_text(reports));
     }
-    Ok(if reports.is_empty() && syncs.is_empty() {
-        EXIT_NOT_FOUND
-    } else {
-        EXIT_OK
-    })
+    if !syncs.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        let mut rows = vec![vec![
+            "NAME".to_owned(),
+            "KIND".to_owned(),
+            "TTL".to_owned(),
+            "WAITERS".to_owned(),
+            "STATE".to_owned(),
+        ]];
+        rows.extend(syncs.iter().map(synchronizers::list_row));
+        text.push_str(&render::table("", &rows));
+    }
+    text
+}
+
+/// What the text listing leaves out, on stderr.
+fn warn(skipped: usize, ambiguous: usize, kind: Option<KindArg>) {
+    if skipped > 0 {
+        eprintln!("redisson-lock: skipped {skipped} key(s) whose names are not UTF-8");
+    }
+    if ambiguous > 0 {
+        eprintln!(
+            "redisson-lock: {ambiguous} key(s) have waiters on both a semaphore's and a \
+             latch's channel: inspect them, or list with --kind"
+        );
+    }
+    if kind.is_none() {
+        eprintln!(
+            "redisson-lock: semaphores and latches nobody waits on are not listed (a string \
+             key holding an integer could be either, or any counter): list them with \
+             --kind semaphore or --kind latch"
+        );
+    }
 }
 
 /// The UTF-8 keys of `kind` matching `pattern` on every primary, and how many keys were

@@ -6,6 +6,7 @@
 
 mod args;
 mod force_unlock;
+mod glob;
 mod inspect;
 mod list;
 mod orphans;
@@ -153,100 +154,135 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     let out = Out { json: cli.json };
     let url = cli.url.clone().unwrap_or_else(|| DEFAULT_URL.to_owned());
     let timeout = Duration::from_secs(cli.connect_timeout);
-    let access = Access {
-        user: cli.user.clone(),
-        password: std::env::var("REDIS_PASSWORD")
-            .ok()
-            .filter(|password| !password.is_empty()),
-        tls: cli.tls_options(),
-        prefix: cli.prefix.clone().filter(|prefix| !prefix.is_empty()),
-        fair_queue_names: if cli.fair_queue_unmapped {
-            FairQueueNames::Unmapped
-        } else {
-            FairQueueNames::Mapped
-        },
-    };
-    match cli.command {
-        Command::Inspect { names, kind } => {
-            let names = names.iter().map(lock_name).collect::<Result<Vec<_>, _>>()?;
-            let session = connect(&url, &access, timeout).await?;
-            let code = run_inspect(&session, &out, &names, kind).await;
-            shutdown(&session).await;
-            code
-        }
-        Command::List {
-            pattern,
-            count,
-            kind,
-        } => {
-            let session = connect(&url, &access, timeout).await?;
-            let code = list::run(&session, &out, &pattern, count, kind).await;
-            shutdown(&session).await;
-            code
-        }
-        Command::Watch {
-            name,
-            interval,
-            duration,
-        } => {
-            let name = lock_name(&name)?;
-            let duration = match duration {
-                Some(secs) if !(secs.is_finite() && secs > 0.0 && secs < 1e9) => {
-                    return Err(Failure::Usage(format!(
-                        "--duration must be a positive number of seconds, not {secs}"
-                    )))
-                }
-                Some(secs) => Some(Duration::from_secs_f64(secs)),
-                None => None,
-            };
-            let session = connect(&url, &access, timeout).await?;
-            let code = watch::run(
-                &session,
-                &out,
-                &name,
-                Duration::from_millis(interval),
+    let access = Access::of(&cli);
+    // Usage errors first: nothing connects for a command that cannot run.
+    let task = Task::of(cli.command)?;
+    let session = connect(&url, &access, timeout).await?;
+    let code = task.run(&session, &out).await;
+    shutdown(&session).await;
+    code
+}
+
+/// A command, checked: what it runs once connected.
+enum Task {
+    Inspect {
+        names: Vec<String>,
+        kind: Option<synchronizers::KindArg>,
+    },
+    List {
+        pattern: String,
+        count: u32,
+        kind: Option<synchronizers::KindArg>,
+    },
+    Watch {
+        name: String,
+        interval: Duration,
+        duration: Option<Duration>,
+    },
+    Orphans {
+        pattern: String,
+        count: u32,
+        cleaning: orphans::Cleaning,
+    },
+    ForceUnlock {
+        name: String,
+    },
+}
+
+impl Task {
+    /// The command's arguments checked, or the usage error.
+    fn of(command: Command) -> Result<Task, Failure> {
+        Ok(match command {
+            Command::Inspect { names, kind } => Task::Inspect {
+                names: names.iter().map(lock_name).collect::<Result<Vec<_>, _>>()?,
+                kind,
+            },
+            Command::List {
+                pattern,
+                count,
+                kind,
+            } => Task::List {
+                pattern,
+                count,
+                kind,
+            },
+            Command::Watch {
+                name,
+                interval,
                 duration,
-            )
-            .await;
-            shutdown(&session).await;
-            code
-        }
-        Command::Orphans {
-            pattern,
-            count,
-            clean,
-            clean_tokens,
-            yes,
-        } => {
-            if clean_tokens && !yes {
-                return Err(Failure::Usage(format!(
-                    "refusing --clean-tokens without --yes:\n{}",
-                    orphans::TOKEN_WARNING
-                )));
+            } => Task::Watch {
+                name: lock_name(&name)?,
+                interval: Duration::from_millis(interval),
+                duration: watch_duration(duration)?,
+            },
+            Command::Orphans {
+                pattern,
+                count,
+                clean,
+                clean_tokens,
+                yes,
+            } => {
+                if clean_tokens && !yes {
+                    return Err(Failure::Usage(format!(
+                        "refusing --clean-tokens without --yes:\n{}",
+                        orphans::TOKEN_WARNING
+                    )));
+                }
+                let cleaning = orphans::Cleaning {
+                    dead: clean,
+                    tokens: clean_tokens,
+                };
+                Task::Orphans {
+                    pattern,
+                    count,
+                    cleaning,
+                }
             }
-            let cleaning = orphans::Cleaning {
-                dead: clean,
-                tokens: clean_tokens,
-            };
-            let session = connect(&url, &access, timeout).await?;
-            let code = orphans::run(&session, &out, &pattern, count, cleaning).await;
-            shutdown(&session).await;
-            code
-        }
-        Command::ForceUnlock { name, yes } => {
-            let name = lock_name(&name)?;
-            if !yes {
-                return Err(Failure::Usage(format!(
-                    "refusing to force-unlock {} without --yes: it deletes the lock whoever \
-                     holds it (check first with `redisson-lock inspect`)",
-                    inspect::escape(&name)
-                )));
+            Command::ForceUnlock { name, yes } => {
+                let name = lock_name(&name)?;
+                if !yes {
+                    return Err(Failure::Usage(format!(
+                        "refusing to force-unlock {} without --yes: it deletes the lock \
+                         whoever holds it (check first with `redisson-lock inspect`)",
+                        inspect::escape(&name)
+                    )));
+                }
+                Task::ForceUnlock { name }
             }
-            let session = connect(&url, &access, timeout).await?;
-            let code = force_unlock::run(&session, &out, &name).await;
-            shutdown(&session).await;
-            code
+        })
+    }
+
+    async fn run(&self, session: &Session, out: &Out) -> Result<u8, Failure> {
+        match self {
+            Task::Inspect { names, kind } => run_inspect(session, out, names, *kind).await,
+            Task::List {
+                pattern,
+                count,
+                kind,
+            } => list::run(session, out, pattern, *count, *kind).await,
+            Task::Watch {
+                name,
+                interval,
+                duration,
+            } => watch::run(session, out, name, *interval, *duration).await,
+            Task::Orphans {
+                pattern,
+                count,
+                cleaning,
+            } => orphans::run(session, out, pattern, *count, *cleaning).await,
+            Task::ForceUnlock { name } => force_unlock::run(session, out, name).await,
         }
+    }
+}
+
+/// `--duration`: a positive number of seconds.
+fn watch_duration(duration: Option<f64>) -> Result<Option<Duration>, Failure> {
+    match duration {
+        Some(secs) if !(secs.is_finite() && secs > 0.0 && secs < 1e9) => Err(Failure::Usage(
+            format!("--duration must be a positive number of seconds, not {secs}"),
+        )),
+        Some(secs) => Ok(Some(Duration::from_secs_f64(secs))),
+        None => Ok(None),
     }
 }
 
@@ -341,6 +377,24 @@ struct Access {
     /// `--prefix`: the apps' name mapper.
     prefix: Option<String>,
     fair_queue_names: FairQueueNames,
+}
+
+impl Access {
+    fn of(cli: &Cli) -> Access {
+        Access {
+            user: cli.user.clone(),
+            password: std::env::var("REDIS_PASSWORD")
+                .ok()
+                .filter(|password| !password.is_empty()),
+            tls: cli.tls_options(),
+            prefix: cli.prefix.clone().filter(|prefix| !prefix.is_empty()),
+            fair_queue_names: if cli.fair_queue_unmapped {
+                FairQueueNames::Unmapped
+            } else {
+                FairQueueNames::Mapped
+            },
+        }
+    }
 }
 
 /// Connects with the library's client; gives up after `timeout` and does not keep

@@ -17,6 +17,7 @@
 //! Lock hashes themselves are not reported: a lock always has a lease and ends by itself
 //! (`list` and `inspect` show them).
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -24,6 +25,7 @@ use redisson_lock::fred::prelude::{Client as Redis, LuaInterface, Value};
 use redisson_lock::fred::types::scan::Scanner;
 use serde_json::json;
 
+use crate::glob;
 use crate::inspect::escape;
 use crate::{Failure, Out, Session, EXIT_OK};
 
@@ -305,70 +307,6 @@ fn reason(family: Family, a: &str, b: &str) -> String {
     }
 }
 
-/// A glob match (`*`, `?`, `[...]`, `\` escapes) as Redis's MATCH, for `--pattern`.
-pub(crate) fn glob(pattern: &[u8], text: &[u8]) -> bool {
-    let (mut p, mut t) = (0usize, 0usize);
-    let (mut star_p, mut star_t) = (None, 0usize);
-    while t < text.len() {
-        let step = match pattern.get(p) {
-            Some(b'*') => {
-                star_p = Some(p);
-                star_t = t;
-                p += 1;
-                continue;
-            }
-            Some(b'?') => Some(p + 1),
-            Some(b'[') => class(pattern, p, text[t]),
-            Some(b'\\') if p + 1 < pattern.len() => (pattern[p + 1] == text[t]).then_some(p + 2),
-            Some(&c) => (c == text[t]).then_some(p + 1),
-            None => None,
-        };
-        match (step, star_p) {
-            (Some(next), _) => {
-                p = next;
-                t += 1;
-            }
-            (None, Some(sp)) => {
-                p = sp + 1;
-                star_t += 1;
-                t = star_t;
-            }
-            (None, None) => return false,
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
-}
-
-/// `[...]` at `p` against `c`: the index after the class when it matches.
-fn class(pattern: &[u8], p: usize, c: u8) -> Option<usize> {
-    let mut i = p + 1;
-    let negate = pattern.get(i) == Some(&b'^');
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    while i < pattern.len() && pattern[i] != b']' {
-        if pattern[i] == b'\\' && i + 1 < pattern.len() {
-            matched |= pattern[i + 1] == c;
-            i += 2;
-        } else if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
-            let (lo, hi) = (
-                pattern[i].min(pattern[i + 2]),
-                pattern[i].max(pattern[i + 2]),
-            );
-            matched |= (lo..=hi).contains(&c);
-            i += 3;
-        } else {
-            matched |= pattern[i] == c;
-            i += 1;
-        }
-    }
-    if i >= pattern.len() {
-        return None; // no closing `]`
-    }
-    (matched != negate).then_some(i + 1)
-}
-
 pub(crate) async fn run(
     session: &Session,
     out: &Out,
@@ -380,11 +318,9 @@ pub(crate) async fn run(
     if cleaning.tokens {
         eprintln!("redisson-lock: --clean-tokens:\n{TOKEN_WARNING}");
     }
+    let mut survey = Survey::default();
     let started = Instant::now();
     let mut last_progress = Instant::now();
-    let mut scanned = 0u64;
-    let mut live: std::collections::BTreeMap<&'static str, u64> = Default::default();
-    let mut orphans: Vec<Orphan> = Vec::new();
     let mut pages = if session.clustered {
         redis.scan_cluster("*", Some(count), None).boxed()
     } else {
@@ -396,50 +332,20 @@ pub(crate) async fn run(
         let mut page = page.map_err(|e| session.failure(format!("SCAN failed: {e}")))?;
         let keys = page.take_results().unwrap_or_default();
         for key in &keys {
-            scanned += 1;
+            survey.scanned += 1;
             let Some(key) = key.as_str() else { continue };
             let Some(candidate) = candidate(key) else {
                 continue;
             };
-            if !candidate
+            if candidate
                 .locks
                 .iter()
-                .any(|lock| glob(pattern.as_bytes(), lock.as_bytes()))
+                .any(|lock| glob::matches(pattern.as_bytes(), lock.as_bytes()))
             {
-                continue;
-            }
-            let verdict = check(redis, key, &candidate, false)
-                .await
-                .map_err(|e| session.failure(e))?;
-            match verdict.state.as_str() {
-                "live" => *live.entry(candidate.family.as_str()).or_default() += 1,
-                "dead" => {
-                    let remove = match candidate.family {
-                        Family::Token => cleaning.tokens,
-                        _ => cleaning.dead,
-                    };
-                    let cleaned = if remove {
-                        let again = check(redis, key, &candidate, true)
-                            .await
-                            .map_err(|e| session.failure(e))?;
-                        Some(again.state == "deleted")
-                    } else {
-                        None
-                    };
-                    let mut reason = reason(candidate.family, &verdict.a, &verdict.b);
-                    if candidate.family == Family::Token && cleaned.is_some() {
-                        reason = reason.replace("; kept", "");
-                    }
-                    orphans.push(Orphan {
-                        key: key.to_owned(),
-                        family: candidate.family,
-                        lock: candidate.locks[0].clone(),
-                        reason,
-                        value: (candidate.family == Family::Token).then(|| verdict.a.clone()),
-                        cleaned,
-                    });
-                }
-                _ => {} // gone meanwhile, or not of the family's type: not ours
+                survey
+                    .classify(redis, key, &candidate, cleaning)
+                    .await
+                    .map_err(|e| session.failure(e))?;
             }
         }
         drop(keys);
@@ -447,17 +353,84 @@ pub(crate) async fn run(
         if last_progress.elapsed() >= Duration::from_secs(2) {
             last_progress = Instant::now();
             eprintln!(
-                "redisson-lock: orphans: {scanned} keys scanned in {:.1}s, {} orphaned so far",
+                "redisson-lock: orphans: {} keys scanned in {:.1}s, {} orphaned so far",
+                survey.scanned,
                 started.elapsed().as_secs_f64(),
-                orphans.len()
+                survey.orphans.len()
             );
         }
     }
     let elapsed = started.elapsed();
-    let removed = orphans.iter().filter(|o| o.cleaned == Some(true)).count();
-    let kept = orphans.len() - removed;
     if out.json() {
-        let list: Vec<_> = orphans
+        out.write_json(&survey.json(elapsed), false);
+    } else {
+        out.write(&survey.text(elapsed));
+    }
+    Ok(EXIT_OK)
+}
+
+/// What a scan found.
+#[derive(Default)]
+struct Survey {
+    scanned: u64,
+    /// Live lock-family keys, per family.
+    live: BTreeMap<&'static str, u64>,
+    orphans: Vec<Orphan>,
+}
+
+impl Survey {
+    /// Checks one candidate key: counted live, or reported orphaned (and removed when
+    /// `cleaning` says so); a key gone meanwhile or of another type is not ours.
+    async fn classify(
+        &mut self,
+        redis: &Redis,
+        key: &str,
+        candidate: &Candidate,
+        cleaning: Cleaning,
+    ) -> Result<(), String> {
+        let verdict = check(redis, key, candidate, false).await?;
+        match verdict.state.as_str() {
+            "live" => *self.live.entry(candidate.family.as_str()).or_default() += 1,
+            "dead" => {
+                let remove = match candidate.family {
+                    Family::Token => cleaning.tokens,
+                    _ => cleaning.dead,
+                };
+                let cleaned = if remove {
+                    let again = check(redis, key, candidate, true).await?;
+                    Some(again.state == "deleted")
+                } else {
+                    None
+                };
+                let mut reason = reason(candidate.family, &verdict.a, &verdict.b);
+                if candidate.family == Family::Token && cleaned.is_some() {
+                    reason = reason.replace("; kept", "");
+                }
+                self.orphans.push(Orphan {
+                    key: key.to_owned(),
+                    family: candidate.family,
+                    lock: candidate.locks[0].clone(),
+                    reason,
+                    value: (candidate.family == Family::Token).then(|| verdict.a.clone()),
+                    cleaned,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn removed(&self) -> usize {
+        self.orphans
+            .iter()
+            .filter(|o| o.cleaned == Some(true))
+            .count()
+    }
+
+    /// The JSON report.
+    fn json(&self, elapsed: Duration) -> serde_json::Value {
+        let list: Vec<_> = self
+            .orphans
             .iter()
             .map(|o| {
                 json!({
@@ -471,55 +444,31 @@ pub(crate) async fn run(
                 })
             })
             .collect();
-        out.write_json(
-            &json!({
-                "scanned": scanned,
-                "elapsed_ms": elapsed.as_millis() as u64,
-                "orphans": list,
-                "live": live,
-                "cleaned": removed,
-                "remaining": kept,
-            }),
-            false,
-        );
-    } else {
-        let mut text = String::new();
-        if orphans.is_empty() {
-            text.push_str("no orphaned lock keys\n");
-        } else {
-            let width = orphans
-                .iter()
-                .map(|o| o.key.len())
-                .max()
-                .unwrap_or(3)
-                .max(3);
-            text.push_str(&format!(
-                "{:<width$}  {:<17}  {:<8}  REASON\n",
-                "KEY", "KIND", "STATE"
-            ));
-            for o in &orphans {
-                let state = match o.cleaned {
-                    Some(true) => "removed",
-                    Some(false) => "live now",
-                    None => "orphaned",
-                };
-                text.push_str(&format!(
-                    "{:<width$}  {:<17}  {:<8}  {}\n",
-                    escape(&o.key),
-                    o.family.as_str(),
-                    state,
-                    o.reason
-                ));
-            }
-        }
-        let live_total: u64 = live.values().sum();
+        let removed = self.removed();
+        json!({
+            "scanned": self.scanned,
+            "elapsed_ms": elapsed.as_millis() as u64,
+            "orphans": list,
+            "live": self.live,
+            "cleaned": removed,
+            "remaining": self.orphans.len() - removed,
+        })
+    }
+
+    /// The text report: a table of the orphans, then the totals.
+    fn text(&self, elapsed: Duration) -> String {
+        let mut text = self.table();
+        let live_total: u64 = self.live.values().sum();
         text.push_str(&format!(
-            "{scanned} keys scanned in {:.1}s: {} orphaned ({removed} removed), {live_total} live \
+            "{} keys scanned in {:.1}s: {} orphaned ({} removed), {live_total} live \
              lock-family keys\n",
+            self.scanned,
             elapsed.as_secs_f64(),
-            orphans.len()
+            self.orphans.len(),
+            self.removed()
         ));
-        if orphans
+        if self
+            .orphans
             .iter()
             .any(|o| o.family == Family::Token && o.cleaned.is_none())
         {
@@ -528,9 +477,40 @@ pub(crate) async fn run(
                  tokens at 1 (see --clean-tokens)\n",
             );
         }
-        out.write(&text);
+        text
     }
-    Ok(EXIT_OK)
+
+    fn table(&self) -> String {
+        if self.orphans.is_empty() {
+            return "no orphaned lock keys\n".to_owned();
+        }
+        let width = self
+            .orphans
+            .iter()
+            .map(|o| o.key.len())
+            .max()
+            .unwrap_or(3)
+            .max(3);
+        let mut text = format!(
+            "{:<width$}  {:<17}  {:<8}  REASON\n",
+            "KEY", "KIND", "STATE"
+        );
+        for o in &self.orphans {
+            let state = match o.cleaned {
+                Some(true) => "removed",
+                Some(false) => "live now",
+                None => "orphaned",
+            };
+            text.push_str(&format!(
+                "{:<width$}  {:<17}  {:<8}  {}\n",
+                escape(&o.key),
+                o.family.as_str(),
+                state,
+                o.reason
+            ));
+        }
+        text
+    }
 }
 
 #[cfg(test)]
@@ -560,18 +540,5 @@ mod tests {
         );
         assert!(candidate("{r}:not-a-uuid:52:rwlock_timeout:2").is_none());
         assert!(candidate("orders").is_none());
-    }
-
-    #[test]
-    fn globs_match_as_redis_does() {
-        assert!(glob(b"*", b"anything"));
-        assert!(glob(b"orders:*", b"orders:42"));
-        assert!(!glob(b"orders:*", b"order"));
-        assert!(glob(b"o?d*", b"orders"));
-        assert!(glob(b"[a-c]x", b"bx"));
-        assert!(!glob(b"[^a-c]x", b"bx"));
-        assert!(glob(b"a\\*", b"a*"));
-        assert!(!glob(b"a\\*", b"ab"));
-        assert!(glob(b"*b*c", b"abxbc"));
     }
 }

@@ -137,21 +137,35 @@ pub(crate) fn outcome_text(outcome: &Outcome) -> String {
 }
 
 fn report_text(report: &Report) -> String {
-    let mut out = String::new();
+    let mut out = table("", &head_rows(report));
+    out.push_str(&holders_text(report));
+    if report.kind == Kind::Fair {
+        out.push_str(&queue_text(report));
+    }
+    if let Some(subs) = &report.subscribers {
+        out.push_str(&subs.waiters_line());
+    }
+    if !report.notes.is_empty() {
+        out.push_str("notes:\n");
+        for note in &report.notes {
+            out.push_str(&format!("  - {note}\n"));
+        }
+    }
+    out
+}
+
+/// The report's head: the lock, its key (with --prefix), kind, state, TTL, token, and
+/// when it was read.
+fn head_rows(report: &Report) -> Vec<Vec<String>> {
+    let state = match (report.locked, report.mode.as_deref()) {
+        (true, Some(mode)) => format!("locked ({mode} mode)"),
+        (true, None) => "locked".to_owned(),
+        (false, _) => "not locked".to_owned(),
+    };
     let mut head = vec![
         vec!["lock".to_owned(), escape(&report.name)],
         vec!["kind".to_owned(), report.kind.as_str().to_owned()],
-        vec![
-            "state".to_owned(),
-            if report.locked {
-                match report.mode.as_deref() {
-                    Some(mode) => format!("locked ({mode} mode)"),
-                    None => "locked".to_owned(),
-                }
-            } else {
-                "not locked".to_owned()
-            },
-        ],
+        vec!["state".to_owned(), state],
         vec!["ttl".to_owned(), ttl_text(report.ttl_ms)],
     ];
     if report.key != report.name {
@@ -168,63 +182,56 @@ fn report_text(report: &Report) -> String {
         ]);
     }
     head.push(vec!["read at".to_owned(), timestamp(report.read_at_ms)]);
-    out.push_str(&table("", &head));
+    head
+}
 
+/// The holders' table (a read-write lock's with each holder's role and read holds).
+fn holders_text(report: &Report) -> String {
     if report.holders.is_empty() {
-        out.push_str("holders: none\n");
-    } else {
-        out.push_str("holders:\n");
-        let mut rows = vec![vec![
-            "CLIENT ID".to_owned(),
-            "OWNER".to_owned(),
-            "HOLDS".to_owned(),
-        ]];
-        if report.kind == Kind::ReadWrite {
-            rows[0].push("ROLE".to_owned());
-            rows[0].push("READ HOLD TTLS".to_owned());
-        }
-        rows.extend(report.holders.iter().map(holder_row));
-        out.push_str(&table("  ", &rows));
-        out.push_str(&format!("  connected: {HOLDER_CONNECTED}\n"));
+        return "holders: none\n".to_owned();
     }
+    let mut rows = vec![vec![
+        "CLIENT ID".to_owned(),
+        "OWNER".to_owned(),
+        "HOLDS".to_owned(),
+    ]];
+    if report.kind == Kind::ReadWrite {
+        rows[0].push("ROLE".to_owned());
+        rows[0].push("READ HOLD TTLS".to_owned());
+    }
+    rows.extend(report.holders.iter().map(holder_row));
+    format!(
+        "holders:\n{}  connected: {HOLDER_CONNECTED}\n",
+        table("  ", &rows)
+    )
+}
 
-    if report.kind == Kind::Fair {
-        if report.queue.is_empty() {
-            out.push_str("waiters: none queued\n");
-        } else {
-            out.push_str(&format!(
-                "waiters: {} queued, head first (SUBSCRIBED = connections on the waiter's own \
-                 channel; 0 means that waiter is not listening)\n",
-                report.queue.len()
-            ));
-            let mut rows = vec![vec![
-                "#".to_owned(),
-                "CLIENT ID".to_owned(),
-                "OWNER".to_owned(),
-                "DEADLINE (UTC)".to_owned(),
-                "DEADLINE".to_owned(),
-                "SUBSCRIBED".to_owned(),
-            ]];
-            rows.extend(
-                report
-                    .queue
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| waiter_row(i, w, report.read_at_ms)),
-            );
-            out.push_str(&table("  ", &rows));
-        }
+/// A fair lock's queue, head first.
+fn queue_text(report: &Report) -> String {
+    if report.queue.is_empty() {
+        return "waiters: none queued\n".to_owned();
     }
-    if let Some(subs) = &report.subscribers {
-        out.push_str(&subs.waiters_line());
-    }
-    if !report.notes.is_empty() {
-        out.push_str("notes:\n");
-        for note in &report.notes {
-            out.push_str(&format!("  - {note}\n"));
-        }
-    }
-    out
+    let mut rows = vec![vec![
+        "#".to_owned(),
+        "CLIENT ID".to_owned(),
+        "OWNER".to_owned(),
+        "DEADLINE (UTC)".to_owned(),
+        "DEADLINE".to_owned(),
+        "SUBSCRIBED".to_owned(),
+    ]];
+    rows.extend(
+        report
+            .queue
+            .iter()
+            .enumerate()
+            .map(|(i, w)| waiter_row(i, w, report.read_at_ms)),
+    );
+    format!(
+        "waiters: {} queued, head first (SUBSCRIBED = connections on the waiter's own \
+         channel; 0 means that waiter is not listening)\n{}",
+        report.queue.len(),
+        table("  ", &rows)
+    )
 }
 
 fn holder_json(holder: &Holder) -> Json {

@@ -148,25 +148,64 @@ pub(crate) async fn inspect(
             format!("the sorted set {timeouts_key} of held permits exists"),
         )
     } else {
-        match (semaphore_channel.total() > 0, latch_channel.total() > 0) {
-            (true, false) => (
-                SyncKind::Semaphore,
-                format!("waiters subscribed to {}", semaphore_channel.channel),
-            ),
-            (false, true) => (
-                SyncKind::Latch,
-                format!("waiters subscribed to {}", latch_channel.channel),
-            ),
-            (true, true) => (
-                SyncKind::SemaphoreOrLatch,
-                "waiters subscribed to both the semaphore's and the latch's channel".to_owned(),
-            ),
-            (false, false) => (
-                SyncKind::SemaphoreOrLatch,
-                "an integer in a string key, and nobody waiting on it".to_owned(),
-            ),
-        }
+        kind_by_waiters(&semaphore_channel, &latch_channel)
     };
+    let (kind, evidence) = settle_kind(seen, seen_because, asked, &mut notes);
+    let ttl_ms = ttl(redis, key).await?;
+    let (timeouts_ttl_ms, permits) = if pes_set {
+        permit_set(redis, &timeouts_key).await?
+    } else {
+        (None, Vec::new())
+    };
+    let mut report = SyncReport {
+        name: name.to_owned(),
+        key: key.to_owned(),
+        kind,
+        evidence,
+        value,
+        ttl_ms,
+        timeouts_key,
+        timeouts_ttl_ms,
+        permits,
+        semaphore_channel,
+        latch_channel,
+        read_at_ms,
+        notes,
+    };
+    report.explain();
+    Ok(Some(report))
+}
+
+/// The kind an integer string key has by who waits on it, and why.
+fn kind_by_waiters(semaphore: &Subscribers, latch: &Subscribers) -> (SyncKind, String) {
+    match (semaphore.total() > 0, latch.total() > 0) {
+        (true, false) => (
+            SyncKind::Semaphore,
+            format!("waiters subscribed to {}", semaphore.channel),
+        ),
+        (false, true) => (
+            SyncKind::Latch,
+            format!("waiters subscribed to {}", latch.channel),
+        ),
+        (true, true) => (
+            SyncKind::SemaphoreOrLatch,
+            "waiters subscribed to both the semaphore's and the latch's channel".to_owned(),
+        ),
+        (false, false) => (
+            SyncKind::SemaphoreOrLatch,
+            "an integer in a string key, and nobody waiting on it".to_owned(),
+        ),
+    }
+}
+
+/// The kind reported, and why: `--kind` settles what Redis cannot tell; it never
+/// overrides what Redis shows (a note says so).
+fn settle_kind(
+    seen: SyncKind,
+    seen_because: String,
+    asked: Option<KindArg>,
+    notes: &mut Vec<String>,
+) -> (SyncKind, String) {
     let asked_kind = asked.map(|a| match a {
         KindArg::Semaphore => SyncKind::Semaphore,
         KindArg::Latch => SyncKind::Latch,
@@ -176,7 +215,6 @@ pub(crate) async fn inspect(
         .and_then(|a| a.to_possible_value())
         .map(|v| v.get_name().to_owned())
         .unwrap_or_default();
-    // --kind settles what Redis cannot tell; it never overrides what Redis shows.
     let (kind, evidence) = match asked_kind {
         Some(asked) if seen == SyncKind::SemaphoreOrLatch => (asked, format!("--kind {flag}")),
         Some(asked) if asked != seen => {
@@ -196,73 +234,66 @@ pub(crate) async fn inspect(
                 .to_owned(),
         );
     }
-    let ttl = |k: String| async move {
-        let ttl: i64 = redis.pttl(k.as_str()).await?;
-        Ok::<_, RedisError>((ttl != -2).then_some(ttl))
-    };
-    let ttl_ms = ttl(key.to_owned()).await?;
-    let (timeouts_ttl_ms, permits) = if pes_set {
-        let command = CustomCommand::new_static("ZRANGE", ClusterHash::FirstKey, false);
-        let reply: Vec<Value> = redis
-            .custom(
-                command,
-                vec![
-                    Value::from(timeouts_key.as_str()),
-                    "0".into(),
-                    "-1".into(),
-                    "WITHSCORES".into(),
-                ],
-            )
-            .await?;
-        (ttl(timeouts_key.clone()).await?, permits_of(reply))
-    } else {
-        (None, Vec::new())
-    };
-    if kind == SyncKind::PermitExpirable {
-        if permits.iter().any(|p| p.id.len() != 32) {
-            notes.push(
-                "a member of the permit set is not 16 bytes: Redisson's permit ids are 16 \
-                 random bytes"
+    (kind, evidence)
+}
+
+/// `PTTL` of `key`: `None` when the key is gone.
+async fn ttl(redis: &Redis, key: &str) -> Result<Option<i64>, RedisError> {
+    let ttl: i64 = redis.pttl(key).await?;
+    Ok((ttl != -2).then_some(ttl))
+}
+
+/// A permit-expirable semaphore's permit set: its TTL and its permits.
+async fn permit_set(
+    redis: &Redis,
+    timeouts_key: &str,
+) -> Result<(Option<i64>, Vec<Permit>), RedisError> {
+    let command = CustomCommand::new_static("ZRANGE", ClusterHash::FirstKey, false);
+    let reply: Vec<Value> = redis
+        .custom(
+            command,
+            vec![
+                Value::from(timeouts_key),
+                "0".into(),
+                "-1".into(),
+                "WITHSCORES".into(),
+            ],
+        )
+        .await?;
+    Ok((ttl(redis, timeouts_key).await?, permits_of(reply)))
+}
+
+impl SyncReport {
+    /// The notes that follow from what was read.
+    fn explain(&mut self) {
+        if self.kind == SyncKind::PermitExpirable {
+            if self.permits.iter().any(|p| p.id.len() != 32) {
+                self.notes.push(
+                    "a member of the permit set is not 16 bytes: Redisson's permit ids are 16 \
+                     random bytes"
+                        .to_owned(),
+                );
+            }
+            self.notes.push(
+                "lease left is the holder's expiry (written from the acquiring client's clock) \
+                 less this machine's clock: clock skew between them shifts it"
                     .to_owned(),
             );
+            let expired = self.expired();
+            if expired > 0 {
+                self.notes.push(format!(
+                    "{expired} permit(s) past their lease: Redis publishes nothing on expiry; \
+                     the next operation of any client on this semaphore reclaims them \
+                     (available then: {})",
+                    self.value.unwrap_or(0) + expired as i64
+                ));
+            }
         }
-        notes.push(
-            "lease left is the holder's expiry (written from the acquiring client's clock) \
-             less this machine's clock: clock skew between them shifts it"
-                .to_owned(),
-        );
+        if self.kind == SyncKind::Latch && self.value.is_none() {
+            self.notes
+                .push("no count key: the latch is open (count 0)".to_owned());
+        }
     }
-    let report = SyncReport {
-        name: name.to_owned(),
-        key: key.to_owned(),
-        kind,
-        evidence,
-        value,
-        ttl_ms,
-        timeouts_key,
-        timeouts_ttl_ms,
-        permits,
-        semaphore_channel,
-        latch_channel,
-        read_at_ms,
-        notes,
-    };
-    let expired = report.expired();
-    let mut report = report;
-    if report.kind == SyncKind::PermitExpirable && expired > 0 {
-        report.notes.push(format!(
-            "{expired} permit(s) past their lease: Redis publishes nothing on expiry; the \
-             next operation of any client on this semaphore reclaims them (available then: \
-             {})",
-            report.value.unwrap_or(0) + expired as i64
-        ));
-    }
-    if report.kind == SyncKind::Latch && report.value.is_none() {
-        report
-            .notes
-            .push("no count key: the latch is open (count 0)".to_owned());
-    }
-    Ok(Some(report))
 }
 
 /// `ZRANGE .. WITHSCORES` (flat, or pairs under RESP3) as permits, members in hex.

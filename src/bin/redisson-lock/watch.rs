@@ -5,10 +5,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use redisson_lock::fred::prelude::{Builder, ClientLike, EventInterface, PubsubInterface};
+use redisson_lock::fred::prelude::{
+    Builder, Client as Redis, ClientLike, Error as RedisError, EventInterface, PubsubInterface,
+};
+use redisson_lock::fred::types::{Message, MessageKind};
+use redisson_lock::LockKeys;
 use serde_json::{json, Value as Json};
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::glob;
 use crate::inspect::{self, escape, now_ms, Outcome};
 use crate::render::{duration_ms, timestamp};
 use crate::{Failure, Out, Session, EXIT_OK};
@@ -113,26 +118,31 @@ fn event(event: &'static str, detail: String, data: Json) -> Event {
 /// The events that lead from `old` to `new`, read `elapsed_ms` apart.
 fn diff(old: &Snapshot, new: &Snapshot, elapsed_ms: i64) -> Vec<Event> {
     let mut events = Vec::new();
-    if old.kind != new.kind {
-        events.push(event(
-            "kind",
-            format!("{} -> {}", old.kind, new.kind),
-            json!({"from": old.kind, "to": new.kind}),
-        ));
-    }
-    if old.mode != new.mode {
-        events.push(event(
-            "mode",
-            format!(
-                "{} -> {}",
-                old.mode.as_deref().unwrap_or("-"),
-                new.mode.as_deref().unwrap_or("-")
-            ),
-            json!({"from": old.mode, "to": new.mode}),
-        ));
-    }
-    for (field, holds) in &new.holders {
-        match old.holders.get(field) {
+    events.extend(changed("kind", Some(&old.kind), Some(&new.kind)));
+    events.extend(changed("mode", old.mode.as_deref(), new.mode.as_deref()));
+    events.extend(holder_events(&old.holders, &new.holders));
+    events.extend(rearmed(old.ttl_ms, new.ttl_ms, elapsed_ms));
+    events.extend(changed("token", old.token.as_deref(), new.token.as_deref()));
+    events.extend(queue_events(&old.queue, &new.queue));
+    events
+}
+
+/// A value that changed (`-` for none).
+fn changed(name: &'static str, old: Option<&str>, new: Option<&str>) -> Option<Event> {
+    (old != new).then(|| {
+        event(
+            name,
+            format!("{} -> {}", old.unwrap_or("-"), new.unwrap_or("-")),
+            json!({"from": old, "to": new}),
+        )
+    })
+}
+
+/// Holders that came, went, or changed their hold count.
+fn holder_events(old: &BTreeMap<String, i64>, new: &BTreeMap<String, i64>) -> Vec<Event> {
+    let mut events = Vec::new();
+    for (field, holds) in new {
+        match old.get(field) {
             None => events.push(event(
                 "acquired",
                 format!("{field} (holds {holds})"),
@@ -150,8 +160,8 @@ fn diff(old: &Snapshot, new: &Snapshot, elapsed_ms: i64) -> Vec<Event> {
             Some(_) => {}
         }
     }
-    for field in old.holders.keys() {
-        if !new.holders.contains_key(field) {
+    for field in old.keys() {
+        if !new.contains_key(field) {
             events.push(event(
                 "released",
                 format!("{field} (unlocked, force-unlocked or expired)"),
@@ -159,35 +169,34 @@ fn diff(old: &Snapshot, new: &Snapshot, elapsed_ms: i64) -> Vec<Event> {
             ));
         }
     }
-    if let (Some(before), Some(now)) = (old.ttl_ms, new.ttl_ms) {
-        // Left alone, the TTL only falls; a rise of more than the noise is a re-arm
-        // (the holder's watchdog, a re-entry or a new lease).
-        let expected = before - elapsed_ms;
-        if before >= 0 && now > expected + 300 {
-            events.push(event(
-                "ttl",
-                format!(
-                    "re-armed {} -> {} (a renewal by the holder's watchdog, or a re-entry)",
-                    ttl_text(before),
-                    ttl_text(now)
-                ),
-                json!({"from_ms": before, "to_ms": now}),
-            ));
-        }
-    }
-    if old.token != new.token {
-        events.push(event(
-            "token",
+    events
+}
+
+/// A TTL that rose: left alone it only falls, so a rise of more than the noise is a
+/// re-arm (the holder's watchdog, a re-entry or a new lease).
+fn rearmed(before: Option<i64>, now: Option<i64>, elapsed_ms: i64) -> Option<Event> {
+    let (Some(before), Some(now)) = (before, now) else {
+        return None;
+    };
+    let expected = before - elapsed_ms;
+    (before >= 0 && now > expected + 300).then(|| {
+        event(
+            "ttl",
             format!(
-                "{} -> {}",
-                old.token.as_deref().unwrap_or("-"),
-                new.token.as_deref().unwrap_or("-")
+                "re-armed {} -> {} (a renewal by the holder's watchdog, or a re-entry)",
+                ttl_text(before),
+                ttl_text(now)
             ),
-            json!({"from": old.token, "to": new.token}),
-        ));
-    }
-    for (i, field) in new.queue.iter().enumerate() {
-        if !old.queue.contains(field) {
+            json!({"from_ms": before, "to_ms": now}),
+        )
+    })
+}
+
+/// Fair-lock waiters that joined or left the queue.
+fn queue_events(old: &[String], new: &[String]) -> Vec<Event> {
+    let mut events = Vec::new();
+    for (i, field) in new.iter().enumerate() {
+        if !old.contains(field) {
             events.push(event(
                 "queued",
                 format!("{field} at #{}", i + 1),
@@ -195,8 +204,8 @@ fn diff(old: &Snapshot, new: &Snapshot, elapsed_ms: i64) -> Vec<Event> {
             ));
         }
     }
-    for field in &old.queue {
-        if !new.queue.contains(field) {
+    for field in old {
+        if !new.contains(field) {
             events.push(event(
                 "dequeued",
                 format!("{field} (took the lock, gave up, or was purged)"),
@@ -205,18 +214,6 @@ fn diff(old: &Snapshot, new: &Snapshot, elapsed_ms: i64) -> Vec<Event> {
         }
     }
     events
-}
-
-/// A glob pattern that matches `text` literally.
-pub(crate) fn glob_literal(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn message_meaning(payload: &str) -> &'static str {
@@ -235,91 +232,26 @@ pub(crate) async fn run(
     duration: Option<Duration>,
 ) -> Result<u8, Failure> {
     let keys = session.keys(name);
-    let redis = session.client.redis();
-
     // Our own subscriber connection: a subscribed RESP2 connection can run nothing else.
-    let subscriber = Builder::from_config(session.client.config().redis().clone())
-        .build()
-        .map_err(|e| session.failure(format!("cannot build a subscriber: {e}")))?;
-    match tokio::time::timeout(Duration::from_secs(10), subscriber.init()).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => return Err(session.failure(format!("subscriber cannot connect: {e}"))),
-        Err(_) => return Err(session.failure("subscriber cannot connect within 10 s")),
-    }
+    let subscriber = connect_subscriber(session).await?;
     let mut messages = subscriber.message_rx();
     let channels = vec![keys.channel(), keys.rwlock_channel()];
-    let subscribed = async {
-        subscriber.subscribe(channels.clone()).await?;
-        if session.clustered {
-            subscriber.ssubscribe(channels.clone()).await?;
-        } else {
-            // Every fair waiter's own channel: `<lock channel>:<field>`.
-            subscriber
-                .psubscribe(format!("{}:*", glob_literal(&keys.channel())))
-                .await?;
-        }
-        Ok::<(), redisson_lock::fred::error::Error>(())
-    };
-    subscribed
+    subscribe(session, &subscriber, &keys, &channels)
         .await
         .map_err(|e| session.failure(format!("cannot subscribe: {e}")))?;
-    let mut waiter_channels: Vec<String> = Vec::new();
-
-    let emit = |e: Event| -> bool {
-        let at = now_ms();
-        if out.json() {
-            let mut value = json!({
-                "at": timestamp(at),
-                "at_ms": at,
-                "lock": name,
-                "event": e.event,
-                "detail": e.detail,
-            });
-            if let (Json::Object(target), Json::Object(extra)) = (&mut value, e.data) {
-                target.extend(extra);
-            }
-            out.write_json(&value, true)
-        } else {
-            out.write(&format!(
-                "{}  {:<13} {}\n",
-                timestamp(at),
-                e.event,
-                e.detail
-            ))
-        }
+    let mut watcher = Watcher {
+        session,
+        out,
+        name,
+        keys: &keys,
+        subscriber: &subscriber,
+        waiter_channels: Vec::new(),
+        last: Snapshot::default(),
+        last_at: 0,
     };
-
-    let keys_ref = &keys;
-    let read = |name: String| async move {
-        inspect::inspect(redis, keys_ref, &name)
-            .await
-            .map_err(|e| session.failure(format!("reading lock {}: {e}", escape(&name))))
-    };
-    let mut last = Snapshot::of(&read(name.to_owned()).await?);
-    let mut last_at = now_ms();
-    let listening: Vec<String> = if session.clustered {
-        channels.clone()
-    } else {
-        vec![
-            channels[0].clone(),
-            channels[1].clone(),
-            format!("{}:*", channels[0]),
-        ]
-    };
-    if !emit(event(
-        "watching",
-        format!(
-            "{} on {}; Ctrl-C to stop",
-            escape(name),
-            listening.join(", ")
-        ),
-        json!({"channels": listening, "key": keys.name()}),
-    )) || !emit(event(
-        "state",
-        last.summary(),
-        json!({"kind": last.kind, "holders": last.holders, "ttl_ms": last.ttl_ms,
-               "token": last.token, "queue": last.queue}),
-    )) {
+    watcher.last = Snapshot::of(&watcher.read().await?);
+    watcher.last_at = now_ms();
+    if !watcher.announce(&channels) {
         return Ok(EXIT_OK);
     }
 
@@ -335,64 +267,202 @@ pub(crate) async fn run(
     tokio::pin!(ctrl_c);
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-
     let result = loop {
-        tokio::select! {
-            _ = &mut ctrl_c => break Ok(EXIT_OK),
-            () = &mut stop => break Ok(EXIT_OK),
-            message = messages.recv() => match message {
-                Ok(message) => {
-                    let payload = match message.value.as_bytes() {
-                        Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-                        None => message.value.as_str().map(|s| s.into_owned()).unwrap_or_default(),
-                    };
-                    let channel = message.channel.to_string();
-                    let sharded = matches!(message.kind, redisson_lock::fred::types::MessageKind::SMessage);
-                    let ok = emit(event(
-                        "message",
-                        format!("{channel} {} ({}){}", escape(&payload), message_meaning(&payload),
-                            if sharded { " [sharded]" } else { "" }),
-                        json!({"channel": channel, "payload": payload, "sharded": sharded}),
-                    ));
-                    if !ok { break Ok(EXIT_OK); }
-                }
-                Err(RecvError::Lagged(n)) => {
-                    if !emit(event("lagged", format!("{n} message(s) were lost"), json!({"lost": n}))) {
-                        break Ok(EXIT_OK);
-                    }
-                }
-                Err(RecvError::Closed) => break Err(session.failure("the subscriber connection closed")),
-            },
-            _ = ticker.tick() => {
-                let outcome = match read(name.to_owned()).await {
-                    Ok(outcome) => outcome,
-                    Err(failure) => break Err(failure),
-                };
-                let now = Snapshot::of(&outcome);
-                let at = now_ms();
-                let mut alive = true;
-                for e in diff(&last, &now, at - last_at) {
-                    alive &= emit(e);
-                }
-                if !alive { break Ok(EXIT_OK); }
-                if session.clustered {
-                    // No pattern subscriptions in sharded pub/sub: follow each waiter's channel.
-                    for field in &now.queue {
-                        let channel = keys.fair_waiter_channel(field);
-                        if !waiter_channels.contains(&channel) {
-                            let _ = subscriber.subscribe(channel.clone()).await;
-                            let _ = subscriber.ssubscribe(channel.clone()).await;
-                            waiter_channels.push(channel);
-                        }
-                    }
-                }
-                last = now;
-                last_at = at;
-            }
+        let done = tokio::select! {
+            _ = &mut ctrl_c => Some(Ok(EXIT_OK)),
+            () = &mut stop => Some(Ok(EXIT_OK)),
+            message = messages.recv() => watcher.message(message),
+            _ = ticker.tick() => watcher.tick().await,
+        };
+        if let Some(result) = done {
+            break result;
         }
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), subscriber.quit()).await;
     result
+}
+
+/// A connected subscriber of its own (within 10 s).
+async fn connect_subscriber(session: &Session) -> Result<Redis, Failure> {
+    let subscriber = Builder::from_config(session.client.config().redis().clone())
+        .build()
+        .map_err(|e| session.failure(format!("cannot build a subscriber: {e}")))?;
+    match tokio::time::timeout(Duration::from_secs(10), subscriber.init()).await {
+        Ok(Ok(_)) => Ok(subscriber),
+        Ok(Err(e)) => Err(session.failure(format!("subscriber cannot connect: {e}"))),
+        Err(_) => Err(session.failure("subscriber cannot connect within 10 s")),
+    }
+}
+
+/// Subscribes to the lock's `channels`: classic and (cluster) sharded; elsewhere, every
+/// fair waiter's own channel `<lock channel>:<field>` by pattern.
+async fn subscribe(
+    session: &Session,
+    subscriber: &Redis,
+    keys: &LockKeys,
+    channels: &[String],
+) -> Result<(), RedisError> {
+    subscriber.subscribe(channels.to_vec()).await?;
+    if session.clustered {
+        subscriber.ssubscribe(channels.to_vec()).await?;
+    } else {
+        subscriber
+            .psubscribe(format!("{}:*", glob::literal(&keys.channel())))
+            .await?;
+    }
+    Ok(())
+}
+
+/// One `watch`: what it prints to, and the lock's state as last read.
+struct Watcher<'w> {
+    session: &'w Session,
+    out: &'w Out,
+    name: &'w str,
+    keys: &'w LockKeys,
+    subscriber: &'w Redis,
+    /// Fair waiters' channels subscribed one by one (a cluster has no patterns).
+    waiter_channels: Vec<String>,
+    last: Snapshot,
+    /// When `last` was read, epoch ms.
+    last_at: i64,
+}
+
+impl Watcher<'_> {
+    /// Prints one event; `false` when stdout is gone.
+    fn emit(&self, e: Event) -> bool {
+        let at = now_ms();
+        if self.out.json() {
+            let mut value = json!({
+                "at": timestamp(at),
+                "at_ms": at,
+                "lock": self.name,
+                "event": e.event,
+                "detail": e.detail,
+            });
+            if let (Json::Object(target), Json::Object(extra)) = (&mut value, e.data) {
+                target.extend(extra);
+            }
+            self.out.write_json(&value, true)
+        } else {
+            self.out.write(&format!(
+                "{}  {:<13} {}\n",
+                timestamp(at),
+                e.event,
+                e.detail
+            ))
+        }
+    }
+
+    async fn read(&self) -> Result<Outcome, Failure> {
+        inspect::inspect(self.session.client.redis(), self.keys, self.name)
+            .await
+            .map_err(|e| {
+                self.session
+                    .failure(format!("reading lock {}: {e}", escape(self.name)))
+            })
+    }
+
+    /// The first lines: what is listened to, and the state as first read.
+    fn announce(&self, channels: &[String]) -> bool {
+        let listening: Vec<String> = if self.session.clustered {
+            channels.to_vec()
+        } else {
+            vec![
+                channels[0].clone(),
+                channels[1].clone(),
+                format!("{}:*", channels[0]),
+            ]
+        };
+        let last = &self.last;
+        self.emit(event(
+            "watching",
+            format!(
+                "{} on {}; Ctrl-C to stop",
+                escape(self.name),
+                listening.join(", ")
+            ),
+            json!({"channels": listening, "key": self.keys.name()}),
+        )) && self.emit(event(
+            "state",
+            last.summary(),
+            json!({"kind": last.kind, "holders": last.holders, "ttl_ms": last.ttl_ms,
+                   "token": last.token, "queue": last.queue}),
+        ))
+    }
+
+    /// A message on a channel (or the loss of some). `Some`: the watch is over.
+    fn message(&self, message: Result<Message, RecvError>) -> Option<Result<u8, Failure>> {
+        let shown = match message {
+            Ok(message) => {
+                let payload = match message.value.as_bytes() {
+                    Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                    None => message
+                        .value
+                        .as_str()
+                        .map(|s| s.into_owned())
+                        .unwrap_or_default(),
+                };
+                let channel = message.channel.to_string();
+                let sharded = matches!(message.kind, MessageKind::SMessage);
+                self.emit(event(
+                    "message",
+                    format!(
+                        "{channel} {} ({}){}",
+                        escape(&payload),
+                        message_meaning(&payload),
+                        if sharded { " [sharded]" } else { "" }
+                    ),
+                    json!({"channel": channel, "payload": payload, "sharded": sharded}),
+                ))
+            }
+            Err(RecvError::Lagged(n)) => self.emit(event(
+                "lagged",
+                format!("{n} message(s) were lost"),
+                json!({"lost": n}),
+            )),
+            Err(RecvError::Closed) => {
+                return Some(Err(self
+                    .session
+                    .failure("the subscriber connection closed")))
+            }
+        };
+        (!shown).then_some(Ok(EXIT_OK))
+    }
+
+    /// Reads the lock again and prints what changed. `Some`: the watch is over.
+    async fn tick(&mut self) -> Option<Result<u8, Failure>> {
+        let outcome = match self.read().await {
+            Ok(outcome) => outcome,
+            Err(failure) => return Some(Err(failure)),
+        };
+        let now = Snapshot::of(&outcome);
+        let at = now_ms();
+        let mut alive = true;
+        for e in diff(&self.last, &now, at - self.last_at) {
+            alive &= self.emit(e);
+        }
+        if !alive {
+            return Some(Ok(EXIT_OK));
+        }
+        if self.session.clustered {
+            self.follow_waiters(&now.queue).await;
+        }
+        self.last = now;
+        self.last_at = at;
+        None
+    }
+
+    /// No pattern subscriptions in sharded pub/sub: follows each waiter's channel.
+    async fn follow_waiters(&mut self, queue: &[String]) {
+        for field in queue {
+            let channel = self.keys.fair_waiter_channel(field);
+            if !self.waiter_channels.contains(&channel) {
+                let _ = self.subscriber.subscribe(channel.clone()).await;
+                let _ = self.subscriber.ssubscribe(channel.clone()).await;
+                self.waiter_channels.push(channel);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -421,6 +491,5 @@ mod tests {
             .map(|e| e.event)
             .collect();
         assert_eq!(events, ["kind", "released"]);
-        assert_eq!(glob_literal("a*b[c]"), "a\\*b\\[c\\]");
     }
 }

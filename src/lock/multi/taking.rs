@@ -90,17 +90,7 @@ impl<R: GroupRule> LockGroup<R> {
         lease: Option<Duration>,
     ) -> Result<Outcome> {
         self.check()?;
-        let lease_ms = lease.map(lease_millis).transpose()?;
-        let started = Instant::now();
-        let deadline = (!wait.is_zero())
-            .then(|| started.checked_add(wait))
-            .flatten();
-        // Redisson: with a lease and a wait, members get twice the wait (none may expire
-        // while the others are taken); the lease is set at the end.
-        let member_lease = match (lease, deadline) {
-            (Some(_), Some(_)) => Some(wait.saturating_mul(2).min(MAX_LEASE)),
-            (lease, _) => lease,
-        };
+        let budget = Budget::new(wait, lease)?;
         let span = tracing::debug_span!(
             "redisson_lock.group_acquire",
             rule = R::NAME,
@@ -109,6 +99,8 @@ impl<R: GroupRule> LockGroup<R> {
             ?wait,
             ?lease,
         );
+        // Each round tries every member at once (step 1), then, while the wait lasts, one
+        // at a time in the canonical order (step 2), until enough are taken.
         async move {
             let mut taking = Taking::new(self, owner);
             // The error that made the last round hopeless (too many members failed with
@@ -116,32 +108,26 @@ impl<R: GroupRule> LockGroup<R> {
             let mut hopeless: Option<Error> = None;
             let mut first_round = true;
             loop {
-                if !first_round && deadline.is_none_or(|d| Instant::now() >= d) {
+                if !first_round && budget.deadline.is_none_or(|d| Instant::now() >= d) {
                     return Ok(Outcome::Failed(hopeless));
                 }
                 first_round = false;
                 // Step 1: every member once, at the same time.
                 let (busy, errors) = self
-                    .try_all(owner, member_lease, deadline, &mut taking)
+                    .try_all(owner, budget.member_lease, budget.deadline, &mut taking)
                     .await?;
                 if taking.held.len() >= self.required() {
-                    match self.finish(&mut taking, lease, lease_ms, deadline).await? {
+                    match self
+                        .finish(&mut taking, budget.lease, budget.lease_ms, budget.deadline)
+                        .await?
+                    {
                         Some(taken) => return Ok(Outcome::Taken(taken)),
                         None => continue,
                     }
                 }
                 taking.release_all().await;
-                let allowance = self.members.len() - self.required();
-                hopeless = if errors.len() > allowance {
-                    let first = errors.into_iter().flatten().next();
-                    Some(first.unwrap_or(Error::Timeout {
-                        what: "taking the group's members",
-                        after: wait,
-                    }))
-                } else {
-                    None
-                };
-                let Some(deadline) = deadline else {
+                hopeless = self.hopeless(errors, budget.wait);
+                let Some(deadline) = budget.deadline else {
                     return Ok(Outcome::Failed(hopeless));
                 };
                 if Instant::now() >= deadline {
@@ -156,11 +142,11 @@ impl<R: GroupRule> LockGroup<R> {
                 }
                 // Step 2: one member at a time, in the canonical order.
                 if self
-                    .take_in_order(owner, member_lease, deadline, &mut taking)
+                    .take_in_order(owner, budget.member_lease, deadline, &mut taking)
                     .await?
                 {
                     match self
-                        .finish(&mut taking, lease, lease_ms, Some(deadline))
+                        .finish(&mut taking, budget.lease, budget.lease_ms, Some(deadline))
                         .await?
                     {
                         Some(taken) => return Ok(Outcome::Taken(taken)),
@@ -172,6 +158,21 @@ impl<R: GroupRule> LockGroup<R> {
         }
         .instrument(span)
         .await
+    }
+
+    /// The error to report when the members that failed with `errors` leave too few for
+    /// the rule: the first error, or a timeout when none said more.
+    fn hopeless(&self, errors: Vec<Option<Error>>, wait: Duration) -> Option<Error> {
+        let allowance = self.members.len() - self.required();
+        if errors.len() > allowance {
+            let first = errors.into_iter().flatten().next();
+            Some(first.unwrap_or(Error::Timeout {
+                what: "taking the group's members",
+                after: wait,
+            }))
+        } else {
+            None
+        }
     }
 
     /// Step 1: every member once, without waiting, at the same time. Returns how many
@@ -371,6 +372,39 @@ impl<R: GroupRule> LockGroup<R> {
             });
         }
         Ok(Some(taking.done(Some(valid_until))))
+    }
+}
+
+/// What one acquisition may spend: its wait and lease, and what follows from them.
+struct Budget {
+    wait: Duration,
+    lease: Option<Duration>,
+    lease_ms: Option<u64>,
+    /// When the wait ends; `None` for a single round without waiting.
+    deadline: Option<Instant>,
+    /// The lease each member is taken with.
+    member_lease: Option<Duration>,
+}
+
+impl Budget {
+    fn new(wait: Duration, lease: Option<Duration>) -> Result<Budget> {
+        let lease_ms = lease.map(lease_millis).transpose()?;
+        let deadline = (!wait.is_zero())
+            .then(|| Instant::now().checked_add(wait))
+            .flatten();
+        // Redisson: with a lease and a wait, members get twice the wait (none may expire
+        // while the others are taken); the lease is set at the end.
+        let member_lease = match (lease, deadline) {
+            (Some(_), Some(_)) => Some(wait.saturating_mul(2).min(MAX_LEASE)),
+            (lease, _) => lease,
+        };
+        Ok(Budget {
+            wait,
+            lease,
+            lease_ms,
+            deadline,
+            member_lease,
+        })
     }
 }
 

@@ -15,7 +15,7 @@
 //!   would connect with is resolved (which section, the addresses' credentials
 //!   ([`address`]), its defaults);
 //! * the crate loads the file when at least one version loads it, as that version reads
-//!   it; when both do they must agree, else the setting is refused as
+//!   it; when both do they must agree ([`agreement`]), else the setting is refused as
 //!   [`RedissonFileError::Unsupported`].
 //!
 //! What matters to locks is used; what does not (codec, thread and connection pools,
@@ -25,7 +25,6 @@
 //! [`RedissonFileError::Unsupported`] naming the setting.
 
 use std::path::Path;
-use std::time::Duration;
 
 use super::ConfigBuilder;
 use crate::connection::tls::TlsOptions;
@@ -251,6 +250,7 @@ impl RedissonFile {
 }
 
 mod address;
+mod agreement;
 mod reader;
 mod scalar;
 mod schema;
@@ -477,7 +477,7 @@ fn combine(
         }
     }
     if let [(a_version, a), (b_version, b)] = resolved.as_slice() {
-        if let Some(error) = disagreement(*a_version, a, *b_version, b, secrets) {
+        if let Some(error) = agreement::disagreement(*a_version, a, *b_version, b, secrets) {
             return Err(error);
         }
     }
@@ -538,147 +538,6 @@ fn refusal_of_both(refused: Vec<(Redisson, Refusal)>) -> Error {
         other => format!("; {} refuses the file too: {other}", other_version.name()),
     };
     file_error(kind, setting, format!("{reason}{also}"))
-}
-
-/// When both versions load the file but resolve a setting differently, the crate cannot
-/// be both: the setting, and how each reads it.
-fn disagreement(
-    a_version: Redisson,
-    a: &Resolved,
-    b_version: Redisson,
-    b: &Resolved,
-    secrets: &Secrets,
-) -> Option<Error> {
-    let path = |key: &'static str, fallback: &str| {
-        a.paths
-            .get(key)
-            .or_else(|| b.paths.get(key))
-            .cloned()
-            .unwrap_or_else(|| fallback.to_owned())
-    };
-    let differ = |setting: String, shown_a: String, shown_b: String| {
-        Some(file_error(
-            RedissonFileError::Unsupported,
-            setting,
-            secrets.mask(&format!(
-                "Redisson 3.x and 4.x read it differently ({} reads {shown_a}, {} reads \
-                 {shown_b}); the crate cannot follow both: write it so that both read it \
-                 alike (a number without a leading 0, a quoted text, no alias)",
-                a_version.name(),
-                b_version.name()
-            )),
-        ))
-    };
-    let secret = |setting: String| {
-        Some(file_error(
-            RedissonFileError::Unsupported,
-            setting,
-            "Redisson 3.x and 4.x read this password differently (an alias, which 3.x reads \
-             as its name; a %-escape in an address, which only 4.x decodes); the crate \
-             cannot follow both",
-        ))
-    };
-    let some_differ = |x: &Option<Duration>, y: &Option<Duration>| match (x, y) {
-        (Some(x), Some(y)) => x != y,
-        _ => false,
-    };
-    if a.topology != b.topology {
-        return differ(
-            "<file>".into(),
-            format!("{:?}", a.topology),
-            format!("{:?}", b.topology),
-        );
-    }
-    if a.nodes != b.nodes || a.tls != b.tls {
-        return differ(
-            path("address", "address"),
-            format!("{:?}", a.nodes),
-            format!("{:?}", b.nodes),
-        );
-    }
-    if a.master_name != b.master_name {
-        return differ(
-            "masterName".into(),
-            format!("{:?}", a.master_name),
-            format!("{:?}", b.master_name),
-        );
-    }
-    if a.username != b.username {
-        return differ(
-            "username".into(),
-            format!("{:?}", a.username),
-            format!("{:?}", b.username),
-        );
-    }
-    if a.password != b.password {
-        return secret("password".into());
-    }
-    if a.sentinel.as_ref().map(|s| &s.0) != b.sentinel.as_ref().map(|s| &s.0) {
-        return differ(
-            "sentinelUsername".into(),
-            format!("{:?}", a.sentinel.as_ref().map(|s| &s.0)),
-            format!("{:?}", b.sentinel.as_ref().map(|s| &s.0)),
-        );
-    }
-    if a.sentinel.as_ref().map(|s| &s.1) != b.sentinel.as_ref().map(|s| &s.1) {
-        return secret("sentinelPassword".into());
-    }
-    let ms = |d: &Duration| format!("{} ms", d.as_millis());
-    let checks: [(&'static str, bool, String, String); 4] = [
-        (
-            "database",
-            a.database != b.database,
-            a.database.to_string(),
-            b.database.to_string(),
-        ),
-        (
-            "timeout",
-            a.response_timeout != b.response_timeout,
-            ms(&a.response_timeout),
-            ms(&b.response_timeout),
-        ),
-        (
-            "lockWatchdogTimeout",
-            a.watchdog_timeout != b.watchdog_timeout,
-            ms(&a.watchdog_timeout),
-            ms(&b.watchdog_timeout),
-        ),
-        (
-            "slavesSyncTimeout",
-            a.replicas_sync_timeout != b.replicas_sync_timeout,
-            ms(&a.replicas_sync_timeout),
-            ms(&b.replicas_sync_timeout),
-        ),
-    ];
-    for (key, differs, x, y) in checks {
-        if differs {
-            return differ(path(key, key), x, y);
-        }
-    }
-    if a.check_lock_synced_replicas != b.check_lock_synced_replicas {
-        return differ(
-            "checkLockSyncedSlaves".into(),
-            a.check_lock_synced_replicas.to_string(),
-            b.check_lock_synced_replicas.to_string(),
-        );
-    }
-    for (key, x, y) in [
-        (
-            "subscriptionTimeout",
-            &a.subscription_timeout,
-            &b.subscription_timeout,
-        ),
-        (
-            "fairLockWaitTimeout",
-            &a.fair_lock_wait_timeout,
-            &b.fair_lock_wait_timeout,
-        ),
-    ] {
-        if some_differ(x, y) {
-            return differ(path(key, key), format!("{x:?}"), format!("{y:?}"));
-        }
-    }
-    None
 }
 
 /// The crate's settings from what Redisson resolved.
