@@ -351,7 +351,10 @@ fn a_guard_and_a_kept_permit_tell_their_threads_at_risk_held_again_and_lost() {
     let sem = client.get_permit_expirable_semaphore(&permits);
     sem.try_set_permits(1).unwrap();
     let permit = sem.acquire_kept().unwrap();
-    assert_eq!((guard.state(), permit.state()), (HoldState::Held, HoldState::Held));
+    assert_eq!(
+        (guard.state(), permit.state()),
+        (HoldState::Held, HoldState::Held)
+    );
     let changes = guard.state_changes();
     assert_eq!(guard.wait_at_risk(Duration::from_millis(20)), None);
     assert!(guard.wait_held_again(Duration::ZERO));
@@ -364,7 +367,9 @@ fn a_guard_and_a_kept_permit_tell_their_threads_at_risk_held_again_and_lost() {
         move || {
             ready.wait();
             let state = watch.wait_at_risk(Duration::from_secs(10));
-            (state, Instant::now(), watch.wait_held_again(Duration::from_secs(10)))
+            let at_risk = Instant::now();
+            let held = watch.wait_held_again(Duration::from_secs(10));
+            (state, at_risk, held, watch.state())
         }
     });
     let port = server.port;
@@ -384,20 +389,44 @@ fn a_guard_and_a_kept_permit_tell_their_threads_at_risk_held_again_and_lost() {
     let at_risk = Instant::now();
     let fault = killer.join().unwrap();
     assert_eq!(state, Some(HoldState::AtRisk));
-    assert!(guard.wait_held_again(Duration::from_secs(10)), "{:?}", guard.state());
-    let (permit_state, permit_at_risk, permit_held) = permit_thread.join().unwrap();
+    assert!(
+        guard.wait_held_again(Duration::from_secs(10)),
+        "{:?}",
+        guard.state()
+    );
+    assert_eq!(guard.state(), HoldState::Held);
+    let (permit_state, permit_at_risk, permit_held, then) = permit_thread.join().unwrap();
     assert_eq!(permit_state, Some(HoldState::AtRisk));
-    assert!(permit_held, "the permit was not confirmed: {:?}", permit.state());
+    assert!(
+        permit_held,
+        "the permit was not confirmed: {:?}",
+        permit.state()
+    );
+    assert_eq!(then, HoldState::Held);
     for told in [at_risk, permit_at_risk] {
         let after = told.saturating_duration_since(fault);
-        assert!(after < Duration::from_secs(2), "at risk {after:?} after the kill");
+        assert!(
+            after < Duration::from_secs(2),
+            "at risk {after:?} after the kill"
+        );
     }
-    assert!(changes.has_changed().unwrap(), "the receiver saw the changes");
+    assert!(
+        changes.has_changed().unwrap(),
+        "the receiver saw the changes"
+    );
 
     // Deleted behind their backs: lost at the next renewal.
     redis_cli(port, &["DEL", &name, &support::pes::timeouts(&permits)]);
-    assert!(guard.wait_lost(Duration::from_secs(5)), "{:?}", guard.state());
-    assert!(permit.wait_lost(Duration::from_secs(5)), "{:?}", permit.state());
+    assert!(
+        guard.wait_lost(Duration::from_secs(5)),
+        "{:?}",
+        guard.state()
+    );
+    assert!(
+        permit.wait_lost(Duration::from_secs(5)),
+        "{:?}",
+        permit.state()
+    );
     assert!(guard.is_lost() && permit.is_lost());
     assert_eq!(*changes.borrow(), HoldState::Lost);
     assert!(matches!(guard.unlock(), Err(Error::NotOwner { .. })));

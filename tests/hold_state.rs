@@ -157,7 +157,7 @@ async fn a_killed_connection_is_a_false_alarm_recovered_at_reconnect() {
         let state = watch.at_risk().await;
         let at_risk = Instant::now();
         watch.held_again().await;
-        (state, at_risk, Instant::now())
+        (state, at_risk, Instant::now(), watch.state())
     });
 
     let fault = Instant::now();
@@ -177,11 +177,12 @@ async fn a_killed_connection_is_a_false_alarm_recovered_at_reconnect() {
     assert_eq!(timeline.states(), [HoldState::AtRisk, HoldState::Held]);
     assert_eq!(guard.state(), HoldState::Held);
     assert_eq!(lease_guard.state(), HoldState::Held);
-    let (state, watch_at_risk, watch_held) = tokio::time::timeout(Duration::from_secs(5), told)
-        .await
-        .expect("the watch's task saw at risk, then held again")
-        .unwrap();
-    assert_eq!(state, HoldState::AtRisk);
+    let (state, watch_at_risk, watch_held, then) =
+        tokio::time::timeout(Duration::from_secs(5), told)
+            .await
+            .expect("the watch's task saw at risk, then held again")
+            .unwrap();
+    assert_eq!((state, then), (HoldState::AtRisk, HoldState::Held));
     assert!(
         watch_at_risk - fault < Duration::from_secs(1) && watch_held >= watch_at_risk,
         "watch: at risk after {} ms, held again after {} ms",

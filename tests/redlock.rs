@@ -196,7 +196,11 @@ async fn the_guard_tolerates_one_member_at_risk_and_recovers_from_two() {
         .await
         .expect("member 0's connection was killed");
     assert_eq!(state, HoldState::AtRisk);
-    assert_eq!(guard.state(), HoldState::Held, "one member of three at risk");
+    assert_eq!(
+        guard.state(),
+        HoldState::Held,
+        "one member of three at risk"
+    );
     tokio::time::timeout(Duration::from_secs(5), beside.held_again())
         .await
         .expect("member 0 confirmed after its reconnect");

@@ -95,7 +95,8 @@ impl<K: LockKind> LockGuard<K> {
 
     crate::hold::watch::blocking_hold_methods!(
         "guard",
-        "# fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {\nlet guard = lock.acquire()?;"
+        "# fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {\n\
+         let guard = lock.acquire()?;"
     );
 
     /// The owner this guard holds the lock as.

@@ -360,7 +360,8 @@ impl Permit {
 
     crate::hold::watch::blocking_hold_methods!(
         "permit",
-        "# fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {\nlet permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept()?;"
+        "# fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {\n\
+         let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept()?;"
     );
 
     /// Gives the permit back now (see [`crate::Permit::release`]).

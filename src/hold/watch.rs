@@ -565,7 +565,9 @@ macro_rules! async_hold_methods {
         /// the hold is at risk.
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nlet watch = ", $it, ".watch().clone();")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("let watch = ", $it, ".watch().clone();")]
         #[doc = "tokio::spawn(async move { watch.at_risk().await; /* stop the work */ });"]
         #[doc = "# Ok(()) }\n```"]
         pub fn watch(&self) -> &crate::HoldWatch {
@@ -576,7 +578,9 @@ macro_rules! async_hold_methods {
         /// ([`HoldWatch::state`](crate::HoldWatch::state)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nassert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
         #[doc = "# Ok(()) }\n```"]
         pub fn state(&self) -> crate::HoldState {
             self.watch.state()
@@ -586,7 +590,9 @@ macro_rules! async_hold_methods {
         /// ([`HoldWatch::is_lost`](crate::HoldWatch::is_lost)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nassert!(!", $it, ".is_lost());")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert!(!", $it, ".is_lost());")]
         #[doc = "# Ok(()) }\n```"]
         pub fn is_lost(&self) -> bool {
             self.watch.is_lost()
@@ -596,7 +602,9 @@ macro_rules! async_hold_methods {
         /// ([`HoldWatch::state_changes`](crate::HoldWatch::state_changes)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nlet mut changes = ", $it, ".state_changes();")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("let mut changes = ", $it, ".state_changes();")]
         #[doc = "tokio::spawn(async move {"]
         #[doc = "    while changes.changed().await.is_ok() {"]
         #[doc = "        eprintln!(\"now {}\", *changes.borrow_and_update());"]
@@ -612,7 +620,9 @@ macro_rules! async_hold_methods {
         /// ([`HoldWatch::at_risk`](crate::HoldWatch::at_risk)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\ntokio::select! {")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = "tokio::select! {"]
         #[doc = concat!("    state = ", $it, ".at_risk() => eprintln!(\"stopping: {state}\"),")]
         #[doc = "    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}"]
         #[doc = "}"]
@@ -626,7 +636,9 @@ macro_rules! async_hold_methods {
         /// ([`HoldWatch::held_again`](crate::HoldWatch::held_again)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\n", $it, ".at_risk().await;")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("", $it, ".at_risk().await;")]
         #[doc = "tokio::select! {"]
         #[doc = concat!("    _ = ", $it, ".held_again() => eprintln!(\"still ours\"),")]
         #[doc = concat!("    _ = ", $it, ".lost() => eprintln!(\"gone\"),")]
@@ -640,7 +652,9 @@ macro_rules! async_hold_methods {
         /// ([`HoldWatch::lost`](crate::HoldWatch::lost)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\ntokio::select! {")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = "tokio::select! {"]
         #[doc = concat!("    _ = ", $it, ".lost() => eprintln!(\"lost\"),")]
         #[doc = "    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}"]
         #[doc = "}"]
@@ -664,7 +678,9 @@ macro_rules! blocking_hold_methods {
         /// the hold is at risk.
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nlet watch = ", $it, ".watch().clone();")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("let watch = ", $it, ".watch().clone();")]
         #[doc = "std::thread::spawn(move || watch.wait_lost(std::time::Duration::from_secs(60)));"]
         #[doc = "# Ok(()) }\n```"]
         pub fn watch(&self) -> &crate::HoldWatch {
@@ -675,7 +691,9 @@ macro_rules! blocking_hold_methods {
         /// ([`HoldWatch::state`](crate::HoldWatch::state)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nassert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
         #[doc = "# Ok(()) }\n```"]
         pub fn state(&self) -> crate::HoldState {
             self.watch.state()
@@ -685,7 +703,9 @@ macro_rules! blocking_hold_methods {
         /// client was shut down ([`HoldWatch::is_lost`](crate::HoldWatch::is_lost)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nassert!(!", $it, ".is_lost());")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert!(!", $it, ".is_lost());")]
         #[doc = "# Ok(()) }\n```"]
         pub fn is_lost(&self) -> bool {
             self.watch.is_lost()
@@ -696,7 +716,9 @@ macro_rules! blocking_hold_methods {
         /// ([`HoldWatch::state_changes`](crate::HoldWatch::state_changes)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nlet changes = ", $it, ".state_changes();")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("let changes = ", $it, ".state_changes();")]
         #[doc = "if changes.has_changed().unwrap_or(true) {"]
         #[doc = "    eprintln!(\"now {}\", *changes.borrow());"]
         #[doc = "}"]
@@ -710,7 +732,13 @@ macro_rules! blocking_hold_methods {
         /// runtime too ([`HoldWatch::wait_at_risk`](crate::HoldWatch::wait_at_risk)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nif let Some(state) = ", $it, ".wait_at_risk(std::time::Duration::from_millis(100)) {")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!(
+                    "if let Some(state) = ",
+                    $it,
+                    ".wait_at_risk(std::time::Duration::from_millis(100)) {"
+                )]
         #[doc = "    eprintln!(\"stop: {state}\");"]
         #[doc = "}"]
         #[doc = "# Ok(()) }\n```"]
@@ -723,7 +751,9 @@ macro_rules! blocking_hold_methods {
         /// ([`HoldWatch::wait_held_again`](crate::HoldWatch::wait_held_again)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nif !", $it, ".wait_held_again(std::time::Duration::from_secs(5)) {")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("if !", $it, ".wait_held_again(std::time::Duration::from_secs(5)) {")]
         #[doc = concat!("    eprintln!(\"not confirmed: {}\", ", $it, ".state());")]
         #[doc = "}"]
         #[doc = "# Ok(()) }\n```"]
@@ -735,7 +765,9 @@ macro_rules! blocking_hold_methods {
         /// ([`HoldWatch::wait_lost`](crate::HoldWatch::wait_lost)).
         ///
         /// # Examples
-        #[doc = concat!("```no_run\n", $take, "\nif ", $it, ".wait_lost(std::time::Duration::from_millis(100)) {")]
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("if ", $it, ".wait_lost(std::time::Duration::from_millis(100)) {")]
         #[doc = "    eprintln!(\"lost\");"]
         #[doc = "}"]
         #[doc = "# Ok(()) }\n```"]
@@ -753,7 +785,11 @@ mod tests {
     use crate::hold::state::Cause;
 
     fn held(lease_ms: u64) -> Arc<HoldSignal> {
-        Arc::new(HoldSignal::new(Instant::now(), lease_ms, lease_ms / 50 + 10))
+        Arc::new(HoldSignal::new(
+            Instant::now(),
+            lease_ms,
+            lease_ms / 50 + 10,
+        ))
     }
 
     fn confirm(signal: &HoldSignal) {
@@ -798,7 +834,10 @@ mod tests {
         let start = Instant::now();
         let around = |ms: u64| {
             let elapsed = start.elapsed().as_millis() as u64;
-            assert!(elapsed + 2 >= ms && elapsed <= ms + 2, "{elapsed} ms, not {ms}");
+            assert!(
+                elapsed + 2 >= ms && elapsed <= ms + 2,
+                "{elapsed} ms, not {ms}"
+            );
         };
         assert_eq!(watch.at_risk().await, HoldState::AtRisk);
         around(970);
@@ -909,7 +948,8 @@ mod tests {
         let waiter = std::thread::spawn({
             let group = group.clone();
             move || {
-                told.send(group.wait_at_risk(Duration::from_secs(20))).unwrap();
+                told.send(group.wait_at_risk(Duration::from_secs(20)))
+                    .unwrap();
                 group.wait_held_again(Duration::from_secs(20))
             }
         });
@@ -920,7 +960,11 @@ mod tests {
             at_risk.recv_timeout(Duration::from_secs(10)).unwrap(),
             Some(HoldState::AtRisk)
         );
-        assert!(fault.elapsed() < Duration::from_secs(5), "{:?}", fault.elapsed());
+        assert!(
+            fault.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            fault.elapsed()
+        );
         confirm(&signal);
         assert!(waiter.join().unwrap(), "held again once confirmed");
         assert!(fault.elapsed() < Duration::from_secs(10));

@@ -118,7 +118,8 @@ impl<K: LockKind> LockGuard<K> {
 
     crate::hold::watch::async_hold_methods!(
         "guard",
-        "# async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {\nlet guard = lock.acquire().await?;"
+        "# async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {\n\
+         let guard = lock.acquire().await?;"
     );
 
     /// The owner this guard holds the lock as.

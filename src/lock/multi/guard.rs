@@ -110,7 +110,8 @@ impl<R: GroupRule> GroupGuard<R> {
 
     crate::hold::watch::async_hold_methods!(
         "guard",
-        "# async fn demo(group: redisson_lock::MultiLock) -> redisson_lock::Result<()> {\nlet guard = group.acquire().await?;"
+        "# async fn demo(group: redisson_lock::MultiLock) -> redisson_lock::Result<()> {\n\
+         let guard = group.acquire().await?;"
     );
 
     /// The owner this guard holds the members as.

@@ -108,7 +108,8 @@ impl Permit {
 
     crate::hold::watch::async_hold_methods!(
         "permit",
-        "# async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {\nlet permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept().await?;"
+        "# async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {\n\
+         let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept().await?;"
     );
 
     /// Gives the permit back now, and says how that went.
