@@ -105,6 +105,7 @@ pub use connection::tls::{ClusterTlsNames, TlsBackend, TlsOptions};
 pub use error::{Error, RedissonFileError, Result};
 pub use fencing::{FencedWriter, FencingGate};
 pub use hold::state::HoldState;
+pub use hold::watch::HoldWatch;
 pub use lock::{
     AllMembers, AnyLock, Backoff, Fair, FairLock, FasterMulti, FasterMultiLock, Fenced, FencedLock,
     GroupGuard, GroupRule, Lock, LockGroup, LockGuard, LockKind, Majority, MultiLock,
@@ -338,7 +339,17 @@ mod bounds {
         send(&lock.hold_count());
         send(&lock.acquire());
         send(&guard.lost());
+        send(&guard.held_again());
         send(&guard.unlock());
+    }
+
+    #[allow(dead_code, clippy::let_underscore_future)]
+    fn hold_watch_is_send_sync_and_static(watch: HoldWatch) {
+        fn owned<T: Clone + Send + Sync + 'static>(_: &T) {}
+        owned(&watch);
+        send(&watch.at_risk());
+        send(&watch.held_again());
+        send(&watch.lost());
     }
 
     #[allow(dead_code, clippy::let_underscore_future)]

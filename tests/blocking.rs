@@ -15,7 +15,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use redisson_lock::blocking::{self, Client};
-use redisson_lock::{Error, LockOwner};
+use redisson_lock::{Error, HoldState, LockOwner};
 
 /// The thread-count test holds this exclusively, every other test shared: it counts the
 /// process's runtime threads by name, which other tests' clients would disturb.
@@ -334,6 +334,105 @@ fn every_kind_works() {
     assert!(on_thread(move || other.force_unlock().unwrap()));
     assert!(!forced.is_locked().unwrap());
     client.shutdown().unwrap();
+}
+
+/// A blocking guard's and a kept permit's signals, waited for from plain threads (the
+/// guard's own methods, a clone of the permit's watch): at risk within moments of a
+/// connection kill, held again after the reconnect, lost once found gone in Redis.
+#[test]
+fn a_guard_and_a_kept_permit_tell_their_threads_at_risk_held_again_and_lost() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let config = server.config().watchdog_timeout(Duration::from_millis(900));
+    let client = Client::connect(config.build().expect("config")).expect("connect");
+    let name = key("signal");
+    let permits = key("signal-permits");
+    let guard = client.get_lock(&name).acquire().unwrap();
+    let sem = client.get_permit_expirable_semaphore(&permits);
+    sem.try_set_permits(1).unwrap();
+    let permit = sem.acquire_kept().unwrap();
+    assert_eq!(
+        (guard.state(), permit.state()),
+        (HoldState::Held, HoldState::Held)
+    );
+    let changes = guard.state_changes();
+    assert_eq!(guard.wait_at_risk(Duration::from_millis(20)), None);
+    assert!(guard.wait_held_again(Duration::ZERO));
+
+    // Both threads wait before the kill; a third kills the connections.
+    let ready = Arc::new(Barrier::new(3));
+    let watch = permit.watch().clone();
+    let permit_thread = thread::spawn({
+        let ready = ready.clone();
+        move || {
+            ready.wait();
+            let state = watch.wait_at_risk(Duration::from_secs(10));
+            let at_risk = Instant::now();
+            let held = watch.wait_held_again(Duration::from_secs(10));
+            (state, at_risk, held, watch.state())
+        }
+    });
+    let port = server.port;
+    let killer = thread::spawn({
+        let ready = ready.clone();
+        move || {
+            ready.wait();
+            // Time for both waiters to be waiting.
+            thread::sleep(Duration::from_millis(200));
+            let fault = Instant::now();
+            redis_cli(port, &["CLIENT", "KILL", "TYPE", "normal"]);
+            fault
+        }
+    });
+    ready.wait();
+    let state = guard.wait_at_risk(Duration::from_secs(10));
+    let at_risk = Instant::now();
+    let fault = killer.join().unwrap();
+    assert_eq!(state, Some(HoldState::AtRisk));
+    assert!(
+        guard.wait_held_again(Duration::from_secs(10)),
+        "{:?}",
+        guard.state()
+    );
+    assert_eq!(guard.state(), HoldState::Held);
+    let (permit_state, permit_at_risk, permit_held, then) = permit_thread.join().unwrap();
+    assert_eq!(permit_state, Some(HoldState::AtRisk));
+    assert!(
+        permit_held,
+        "the permit was not confirmed: {:?}",
+        permit.state()
+    );
+    assert_eq!(then, HoldState::Held);
+    for told in [at_risk, permit_at_risk] {
+        let after = told.saturating_duration_since(fault);
+        assert!(
+            after < Duration::from_secs(2),
+            "at risk {after:?} after the kill"
+        );
+    }
+    assert!(
+        changes.has_changed().unwrap(),
+        "the receiver saw the changes"
+    );
+
+    // Deleted behind their backs: lost at the next renewal.
+    redis_cli(port, &["DEL", &name, &support::pes::timeouts(&permits)]);
+    assert!(
+        guard.wait_lost(Duration::from_secs(5)),
+        "{:?}",
+        guard.state()
+    );
+    assert!(
+        permit.wait_lost(Duration::from_secs(5)),
+        "{:?}",
+        permit.state()
+    );
+    assert!(guard.is_lost() && permit.is_lost());
+    assert_eq!(*changes.borrow(), HoldState::Lost);
+    assert!(matches!(guard.unlock(), Err(Error::NotOwner { .. })));
+    assert!(matches!(permit.release(), Err(Error::InvalidArgument(_))));
+    // The connections were killed: closing them may race the reconnect.
+    let _ = client.shutdown();
 }
 
 /// Four threads queue one after the other behind a holder; they get the fair lock in

@@ -12,18 +12,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, Config, HoldState, LockGuard, MultiLock};
+use redisson_lock::{Client, Config, HoldState, HoldWatch, MultiLock};
 use tokio::time::Instant;
 
-/// The times a guard's state changed, as its `state_changes()` receiver saw them.
+/// The times a guard's state changed, as its watch's `state_changes()` receiver saw them.
 #[derive(Clone, Default)]
 struct Timeline(Arc<std::sync::Mutex<Vec<(Instant, HoldState)>>>);
 
 impl Timeline {
-    /// Records every change of `guard`'s state from now on.
-    fn follow<K: redisson_lock::LockKind>(guard: &LockGuard<K>) -> Timeline {
+    /// Records every change of a guard's state from now on (any guard: `guard.watch()`).
+    fn follow(watch: &HoldWatch) -> Timeline {
         let timeline = Timeline::default();
-        let mut changes = guard.state_changes();
+        let mut changes = watch.state_changes();
         let record = timeline.clone();
         tokio::spawn(async move {
             while changes.changed().await.is_ok() {
@@ -87,7 +87,7 @@ async fn a_restart_warns_the_holder_before_another_client_can_enter() {
     let other = client_at(&server.url(), Duration::from_secs(3)).await;
     let guard = holder.get_lock(&name).acquire().await.unwrap();
     assert_eq!(guard.state(), HoldState::Held);
-    let timeline = Timeline::follow(&guard);
+    let timeline = Timeline::follow(guard.watch());
 
     let fault = Instant::now();
     server.shutdown();
@@ -124,6 +124,9 @@ async fn a_restart_warns_the_holder_before_another_client_can_enter() {
         .expect("the holder learns the lock is lost");
     assert_eq!(timeline.states(), [HoldState::AtRisk, HoldState::Lost]);
     assert!(guard.is_lost());
+    tokio::time::timeout(Duration::from_millis(100), guard.watch().lost())
+        .await
+        .expect("the watch says lost too");
     eprintln!(
         "restart: at risk after {} ms, other entered after {} ms, lost after {} ms",
         ms(at_risk - fault),
@@ -146,8 +149,16 @@ async fn a_killed_connection_is_a_false_alarm_recovered_at_reconnect() {
         .acquire_with_lease(Duration::from_secs(20))
         .await
         .unwrap();
-    let timeline = Timeline::follow(&guard);
-    let lease_timeline = Timeline::follow(&lease_guard);
+    let timeline = Timeline::follow(guard.watch());
+    let lease_timeline = Timeline::follow(lease_guard.watch());
+    // A clone of the guard's watch, in a task of its own, is told too.
+    let watch = guard.watch().clone();
+    let told = tokio::spawn(async move {
+        let state = watch.at_risk().await;
+        let at_risk = Instant::now();
+        watch.held_again().await;
+        (state, at_risk, Instant::now(), watch.state())
+    });
 
     let fault = Instant::now();
     assert!(kill_clients(&raw, "normal").await >= 1);
@@ -166,6 +177,18 @@ async fn a_killed_connection_is_a_false_alarm_recovered_at_reconnect() {
     assert_eq!(timeline.states(), [HoldState::AtRisk, HoldState::Held]);
     assert_eq!(guard.state(), HoldState::Held);
     assert_eq!(lease_guard.state(), HoldState::Held);
+    let (state, watch_at_risk, watch_held, then) =
+        tokio::time::timeout(Duration::from_secs(5), told)
+            .await
+            .expect("the watch's task saw at risk, then held again")
+            .unwrap();
+    assert_eq!((state, then), (HoldState::AtRisk, HoldState::Held));
+    assert!(
+        watch_at_risk - fault < Duration::from_secs(1) && watch_held >= watch_at_risk,
+        "watch: at risk after {} ms, held again after {} ms",
+        ms(watch_at_risk - fault),
+        ms(watch_held - fault)
+    );
     eprintln!(
         "client kill: at risk after {} ms, held again after {} ms",
         ms(at_risk - fault),
@@ -187,7 +210,7 @@ async fn a_server_paused_past_the_lease_warns_before_the_key_can_expire() {
     let holder = client_at(&server.url(), watchdog).await;
     let other = client_at(&server.url(), watchdog).await;
     let guard = holder.get_lock(&name).acquire().await.unwrap();
-    let timeline = Timeline::follow(&guard);
+    let timeline = Timeline::follow(guard.watch());
     // Let a renewal round pass, so the pause starts at an arbitrary point of the lease.
     tokio::time::sleep(Duration::from_millis(450)).await;
 
@@ -244,7 +267,7 @@ async fn a_partition_fires_the_validity_deadline_before_the_key_expires() {
     let holder = client_at(&proxy.url(), watchdog).await;
     let other = client_at(&server.url(), watchdog).await;
     let guard = holder.get_lock(&name).acquire().await.unwrap();
-    let timeline = Timeline::follow(&guard);
+    let timeline = Timeline::follow(guard.watch());
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     // Bytes stop; nothing is closed, so no connection event comes: only the deadline.
@@ -317,6 +340,7 @@ async fn a_multi_lock_is_at_risk_when_one_member_is() {
     let guard = group.acquire().await.unwrap();
     assert_eq!(guard.state(), HoldState::Held);
     let mut changes = guard.state_changes();
+    let timeline = Timeline::follow(guard.watch());
     shaky.shutdown();
     let state = tokio::time::timeout(Duration::from_secs(2), guard.at_risk())
         .await
@@ -331,6 +355,11 @@ async fn a_multi_lock_is_at_risk_when_one_member_is() {
     tokio::time::timeout(Duration::from_secs(10), guard.lost())
         .await
         .expect("lost: the restarted member's key is gone");
+    timeline
+        .wait_for(HoldState::Lost, Duration::from_secs(1))
+        .await
+        .expect("the group's receivers see it lost");
+    assert_eq!(timeline.states(), [HoldState::AtRisk, HoldState::Lost]);
     drop(guard);
 }
 
@@ -364,7 +393,7 @@ async fn a_sentinel_failover_warns_the_holder_then_confirms_the_replicated_lock(
     let client = client_at(&url, redisson_lock::DEFAULT_WATCHDOG_TIMEOUT).await;
     let name = key("risk-failover");
     let guard = client.get_lock(&name).acquire().await.unwrap();
-    let timeline = Timeline::follow(&guard);
+    let timeline = Timeline::follow(guard.watch());
     // The hold reaches the replica before the failover.
     assert!(
         eventually(Duration::from_secs(5), || async {
@@ -454,8 +483,8 @@ async fn a_cluster_node_restart_warns_the_holds_on_that_node() {
         .expect("a name on another node");
     let on_restarted = client.get_lock(&first).acquire().await.unwrap();
     let elsewhere = client.get_lock(&second).acquire().await.unwrap();
-    let restarted = Timeline::follow(&on_restarted);
-    let other_node = Timeline::follow(&elsewhere);
+    let restarted = Timeline::follow(on_restarted.watch());
+    let other_node = Timeline::follow(elsewhere.watch());
 
     let fault = Instant::now();
     cluster.nodes[first_node].restart();

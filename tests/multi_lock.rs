@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{AnyLock, Error, LockOwner, MultiLock};
+use redisson_lock::{AnyLock, Error, HoldState, LockOwner, MultiLock};
 
 async fn three() -> (Vec<RedisServer>, Vec<redisson_lock::Client>, Vec<Client>) {
     let fleet = Fleet::new(3, |c| c).await;
@@ -374,6 +374,79 @@ async fn dropped_lock_futures_leave_no_member_held() {
     }
     let renewed: usize = clients.iter().map(|c| c.renewed_locks()).sum();
     assert_eq!(renewed, 0, "a dropped acquisition is still renewed");
+}
+
+/// The group's signal, its watch: at risk within moments of one member's connection kill
+/// (a false alarm), held again once that member is confirmed, seen alike by the guard, a
+/// clone of its watch in another task and every `state_changes()` receiver; lost once a
+/// member is found gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guard_is_at_risk_then_held_again_at_a_member_connection_kill() {
+    let Fleet {
+        servers: _servers,
+        clients,
+        raws,
+    } = Fleet::new(3, |c| c.watchdog_timeout(Duration::from_millis(900))).await;
+    let names: Vec<String> = (0..3).map(|i| key(&format!("kill{i}"))).collect();
+    let group = MultiLock::new((0..3).map(|i| clients[i].get_lock(names[i].clone()))).unwrap();
+    let guard = group.acquire().await.unwrap();
+    let watch = guard.watch().clone();
+    let (mut changes, mut also) = (guard.state_changes(), watch.state_changes());
+    assert_eq!(*changes.borrow_and_update(), HoldState::Held);
+    let told = tokio::spawn(async move {
+        let state = watch.at_risk().await;
+        (state, Instant::now())
+    });
+
+    let fault = Instant::now();
+    assert!(kill_clients(&raws[1], "normal").await >= 1);
+    let (state, at) = tokio::time::timeout(Duration::from_secs(2), told)
+        .await
+        .expect("the group is at risk with one member's connection killed")
+        .unwrap();
+    assert_eq!(state, HoldState::AtRisk);
+    assert!(at - fault < Duration::from_secs(1), "{:?}", at - fault);
+    for receiver in [&mut changes, &mut also] {
+        let seen = tokio::time::timeout(
+            Duration::from_secs(2),
+            receiver.wait_for(|s| *s == HoldState::AtRisk),
+        )
+        .await
+        .is_ok_and(|seen| seen.is_ok());
+        assert!(seen, "a receiver missed the risk");
+    }
+    tokio::time::timeout(Duration::from_secs(5), guard.held_again())
+        .await
+        .expect("held again once the member is confirmed after its reconnect");
+    assert_eq!(guard.state(), HoldState::Held);
+    for receiver in [&mut changes, &mut also] {
+        let seen = tokio::time::timeout(
+            Duration::from_secs(2),
+            receiver.wait_for(|s| *s == HoldState::Held),
+        )
+        .await
+        .is_ok_and(|seen| seen.is_ok());
+        assert!(seen, "a receiver missed the recovery");
+    }
+
+    // Another member deleted behind its back: lost at its next renewal.
+    let _: () = raws[0].del(&names[0]).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(3), guard.watch().lost())
+        .await
+        .expect("lost once a member is found gone");
+    assert!(guard.is_lost());
+    let seen = tokio::time::timeout(
+        Duration::from_secs(2),
+        changes.wait_for(|s| *s == HoldState::Lost),
+    )
+    .await
+    .is_ok_and(|seen| seen.is_ok());
+    assert!(seen, "the receiver missed the loss");
+    assert!(matches!(guard.unlock().await, Err(Error::NotOwner { .. })));
+    for client in clients {
+        // One client's connections were killed: closing may race its reconnect.
+        let _ = client.shutdown().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

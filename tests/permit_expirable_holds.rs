@@ -53,18 +53,29 @@ async fn a_kept_permit_survives_three_watchdog_timeouts_and_is_at_risk_at_a_conn
     assert!(later[0].1 > first[0].1 + 1_000, "the score moved on");
     assert_eq!(permit.state(), HoldState::Held);
 
-    // A connection kill: at risk within milliseconds.
+    // A connection kill: at risk within milliseconds, as its watch (a clone, in a task
+    // of its own) and its receiver see it.
     let mut changes = permit.state_changes();
+    let watch = permit.watch().clone();
+    let told = tokio::spawn(async move {
+        let state = watch.at_risk().await;
+        (state, Instant::now())
+    });
     let fault = Instant::now();
     assert!(kill_clients(&raw, "normal").await >= 1);
-    tokio::time::timeout(Duration::from_secs(2), async {
-        while *changes.borrow_and_update() == HoldState::Held {
-            changes.changed().await.unwrap();
-        }
-    })
+    let (state, at) = tokio::time::timeout(Duration::from_secs(2), told)
+        .await
+        .expect("at risk after the kill")
+        .unwrap();
+    assert_eq!(state, HoldState::AtRisk);
+    let at_risk = at - fault;
+    let seen = tokio::time::timeout(
+        Duration::from_secs(2),
+        changes.wait_for(|s| *s != HoldState::Held),
+    )
     .await
-    .expect("at risk after the kill");
-    let at_risk = fault.elapsed();
+    .is_ok_and(|seen| seen.is_ok());
+    assert!(seen, "the receiver missed the risk");
     eprintln!(
         "kept permit at risk {} ms after the connection kill",
         at_risk.as_millis()
@@ -73,6 +84,7 @@ async fn a_kept_permit_survives_three_watchdog_timeouts_and_is_at_risk_at_a_conn
     tokio::time::timeout(Duration::from_secs(5), permit.held_again())
         .await
         .expect("held again after the reconnect");
+    assert_eq!(permit.state(), HoldState::Held);
 
     // Dropped: given back at once, renewal stopped.
     drop(permit);
@@ -99,11 +111,17 @@ async fn a_kept_permit_removed_in_redis_is_lost() {
     let sem = client.get_permit_expirable_semaphore(&name);
     sem.try_set_permits(1).await.unwrap();
     let permit = sem.acquire_kept().await.unwrap();
+    let watch = permit.watch().clone();
+    let told = tokio::spawn(async move { watch.lost().await });
     let _: i64 = raw.del(timeouts(&name)).await.unwrap();
     tokio::time::timeout(Duration::from_secs(2), permit.lost())
         .await
         .expect("lost at the next renewal");
     assert!(permit.is_lost());
+    tokio::time::timeout(Duration::from_millis(500), told)
+        .await
+        .expect("its watch's task is told too")
+        .unwrap();
     assert!(matches!(
         permit.release().await,
         Err(Error::InvalidArgument(_))

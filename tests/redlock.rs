@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Error, LockOwner, RedLock};
+use redisson_lock::{Error, HoldState, LockOwner, RedLock};
 
 /// `n` servers, a lock client on each (short response timeout, as Redlock wants: a dead
 /// server must not hold the others up), and a raw client on each.
@@ -164,6 +164,96 @@ async fn five_servers_the_guard_is_lost_only_when_the_majority_is() {
     );
     for i in 3..5 {
         assert!(!exists(&bed.raws[i], &name).await);
+    }
+}
+
+/// The group's signal under RedLock's tolerance: one member of three at risk leaves the
+/// group held (a majority is still sure) and its receivers untouched; two at risk make it
+/// at risk, held again once they are confirmed; two found gone make it lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guard_tolerates_one_member_at_risk_and_recovers_from_two() {
+    let bed = Fleet::new(3, |c| {
+        c.watchdog_timeout(Duration::from_millis(900))
+            .response_timeout(Duration::from_millis(300))
+            // A slow reconnect: two members at risk together stay so for a while.
+            .reconnect_policy(ReconnectPolicy::new_constant(0, 400))
+    })
+    .await;
+    let name = key("red-signal");
+    let guard = bed.redlock(&name).acquire().await.unwrap();
+    assert_eq!(guard.held_count(), 3);
+    let mut changes = guard.state_changes();
+    assert_eq!(*changes.borrow_and_update(), HoldState::Held);
+
+    // A plain lock beside member 0, on its connection, tells when member 0 is at risk.
+    let beside = bed.clients[0]
+        .get_lock(format!("{name}-beside"))
+        .acquire()
+        .await
+        .unwrap();
+    assert!(kill_clients(&bed.raws[0], "normal").await >= 1);
+    let state = tokio::time::timeout(Duration::from_secs(2), beside.at_risk())
+        .await
+        .expect("member 0's connection was killed");
+    assert_eq!(state, HoldState::AtRisk);
+    assert_eq!(
+        guard.state(),
+        HoldState::Held,
+        "one member of three at risk"
+    );
+    tokio::time::timeout(Duration::from_secs(5), beside.held_again())
+        .await
+        .expect("member 0 confirmed after its reconnect");
+    assert!(
+        !changes.has_changed().unwrap(),
+        "the group changed with one member of three at risk: {:?}",
+        *changes.borrow()
+    );
+
+    // Two members at risk: the group is, until they are confirmed.
+    let watch = guard.watch().clone();
+    let told = tokio::spawn(async move { watch.at_risk().await });
+    let (one, two) = tokio::join!(
+        kill_clients(&bed.raws[1], "normal"),
+        kill_clients(&bed.raws[2], "normal")
+    );
+    assert!(one >= 1 && two >= 1);
+    let state = tokio::time::timeout(Duration::from_secs(2), told)
+        .await
+        .expect("the group is at risk with two members of three at risk")
+        .unwrap();
+    assert_eq!(state, HoldState::AtRisk);
+    let seen = tokio::time::timeout(
+        Duration::from_secs(2),
+        changes.wait_for(|s| *s == HoldState::AtRisk),
+    )
+    .await
+    .is_ok_and(|seen| seen.is_ok());
+    assert!(seen, "the receiver missed the risk");
+    tokio::time::timeout(Duration::from_secs(10), guard.held_again())
+        .await
+        .expect("held again once both members are confirmed");
+    assert_eq!(guard.state(), HoldState::Held);
+
+    // Two members found gone: fewer than a majority left.
+    for raw in &bed.raws[..2] {
+        let _: () = raw.del(&name).await.unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(3), guard.lost())
+        .await
+        .expect("lost once two members of three are found gone");
+    assert!(guard.is_lost());
+    let seen = tokio::time::timeout(
+        Duration::from_secs(2),
+        changes.wait_for(|s| *s == HoldState::Lost),
+    )
+    .await
+    .is_ok_and(|seen| seen.is_ok());
+    assert!(seen, "the receiver missed the loss");
+    drop((guard, beside));
+    for client in &bed.clients {
+        // Connections were killed: closing may race a reconnect.
+        let _ = client.shutdown().await;
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt;
 use super::forward::IntoBlocking;
 use super::Lock;
 use crate::error::Result;
-use crate::hold::state::HoldState;
+use crate::hold::watch::HoldWatch;
 use crate::lock::{LockKind, Reentrant};
 use crate::names::owner::LockOwner;
 
@@ -13,6 +13,8 @@ use crate::names::owner::LockOwner;
 use super::FencedLock;
 #[cfg(doc)]
 use crate::error::Error;
+#[cfg(doc)]
+use crate::hold::state::HoldState;
 
 /// One hold of a blocking [`Lock`], from [`Lock::acquire`] and its siblings.
 ///
@@ -20,8 +22,10 @@ use crate::error::Error;
 /// [`LockGuard::state`] tells whether the lock still protects you ([`HoldState::Held`]),
 /// may no longer ([`HoldState::AtRisk`]: the connection to its server dropped, or no
 /// renewal confirmed it in time; the client is checking) or stopped ([`HoldState::Lost`]);
-/// [`LockGuard::wait_at_risk`] blocks until it is no longer held. See
-/// [`crate::LockGuard`] for the details.
+/// [`LockGuard::wait_at_risk`], [`LockGuard::wait_held_again`] and
+/// [`LockGuard::wait_lost`] block until it changes; all of it is the guard's
+/// [`HoldWatch`] ([`LockGuard::watch`]), the async guard's. See [`crate::LockGuard`] for
+/// the details.
 ///
 /// A guard holds the lock as the owner that took it, so it may be sent to another thread
 /// and unlocked or dropped there.
@@ -49,6 +53,8 @@ pub struct LockGuard<K: LockKind = Reentrant> {
     lock: Lock<K>,
     /// `None` once unlocked or handed over.
     guard: Option<crate::LockGuard<K>>,
+    /// The async guard's.
+    watch: HoldWatch,
 }
 
 impl<K: LockKind> LockGuard<K> {
@@ -87,88 +93,11 @@ impl<K: LockKind> LockGuard<K> {
         }
     }
 
-    /// The hold's state now (see [`crate::LockGuard::state`]); `Lost` once unlocked.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire()?;
-    /// assert_eq!(guard.state(), redisson_lock::HoldState::Held);
-    /// # Ok(()) }
-    /// ```
-    pub fn state(&self) -> HoldState {
-        self.guard
-            .as_ref()
-            .map_or(HoldState::Lost, crate::LockGuard::state)
-    }
-
-    /// A receiver of the hold's state changes (see [`crate::LockGuard::state_changes`]);
-    /// from blocking code, poll it with `has_changed()` and `borrow()`. `None` once
-    /// unlocked.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire()?;
-    /// let changes = guard.state_changes().expect("held");
-    /// if changes.has_changed().unwrap_or(true) {
-    ///     eprintln!("now {}", *changes.borrow());
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn state_changes(&self) -> Option<tokio::sync::watch::Receiver<HoldState>> {
-        self.guard.as_ref().map(crate::LockGuard::state_changes)
-    }
-
-    /// Blocks until the hold is no longer surely held (at risk or lost) or `timeout`
-    /// passes; returns the state it reached, or `None` when still held at the timeout.
-    ///
-    /// # Errors
-    /// [`Error::Shutdown`](crate::Error::Shutdown) if the client's runtime is gone.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire()?;
-    /// if let Some(state) = guard.wait_at_risk(std::time::Duration::from_millis(100))? {
-    ///     eprintln!("stop: the lock is {state}");
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn wait_at_risk(&self, timeout: std::time::Duration) -> Result<Option<HoldState>> {
-        let Some(guard) = self.guard.as_ref() else {
-            return Ok(Some(HoldState::Lost));
-        };
-        let changes = guard.state_changes();
-        let state = guard.state();
-        if state != HoldState::Held {
-            return Ok(Some(state));
-        }
-        self.lock.shared.run(async move {
-            let mut changes = changes;
-            let wait = async {
-                match changes.wait_for(|s| *s != HoldState::Held).await {
-                    Ok(state) => *state,
-                    Err(_) => HoldState::Lost,
-                }
-            };
-            tokio::time::timeout(timeout, wait).await.ok()
-        })
-    }
-
-    /// Whether the lock is known to be lost: the watchdog found it gone, its lease ran
-    /// out, or the client was shut down.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire_with_lease(std::time::Duration::from_secs(5))?;
-    /// assert!(!guard.is_lost());
-    /// # Ok(()) }
-    /// ```
-    pub fn is_lost(&self) -> bool {
-        self.guard.as_ref().is_none_or(crate::LockGuard::is_lost)
-    }
+    crate::hold::watch::blocking_hold_methods!(
+        "guard",
+        "# fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {\n\
+         let guard = lock.acquire()?;"
+    );
 
     /// The owner this guard holds the lock as.
     ///
@@ -221,7 +150,7 @@ impl<K: LockKind> fmt::Debug for LockGuard<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("blocking::LockGuard")
             .field("lock", &self.lock)
-            .field("lost", &self.is_lost())
+            .field("state", &self.state())
             .field("token", &self.token())
             .finish()
     }
@@ -244,6 +173,7 @@ impl<K: LockKind> Lock<K> {
     fn guard(&self, owner: LockOwner, guard: crate::LockGuard<K>) -> LockGuard<K> {
         LockGuard {
             lock: self.with_owner(owner),
+            watch: guard.watch().clone(),
             guard: Some(guard),
         }
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::runtime::Shared;
 use crate::error::Result;
-use crate::hold::state::HoldState;
+use crate::hold::watch::HoldWatch;
 use crate::PermitId;
 
 /// Redisson's `RPermitExpirableSemaphore`, blocking: every method of the async
@@ -314,13 +314,16 @@ impl PermitExpirableSemaphore {
     fn wrap(&self, permit: crate::Permit) -> Permit {
         Permit {
             shared: self.shared.clone(),
+            watch: permit.watch().clone(),
             inner: Some(permit),
         }
     }
 }
 
-/// A watchdog-kept permit, blocking: see [`crate::Permit`]. Dropping it gives the permit
-/// back in the background.
+/// A watchdog-kept permit, blocking: see [`crate::Permit`]. It tells how far it can be
+/// counted on as a blocking lock guard does ([`Permit::state`], [`Permit::wait_at_risk`],
+/// [`Permit::wait_held_again`], [`Permit::wait_lost`]: its [`HoldWatch`],
+/// [`Permit::watch`]). Dropping it gives the permit back in the background.
 ///
 /// # Examples
 /// ```no_run
@@ -335,6 +338,8 @@ impl PermitExpirableSemaphore {
 pub struct Permit {
     shared: Arc<Shared>,
     inner: Option<crate::Permit>,
+    /// The async permit's.
+    watch: HoldWatch,
 }
 
 impl Permit {
@@ -353,33 +358,11 @@ impl Permit {
             .map_or(PermitId::from_bytes([0; 16]), crate::Permit::id)
     }
 
-    /// The permit's state now (see [`crate::Permit::state`]).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-    /// let permit = client.get_permit_expirable_semaphore("jobs").acquire_kept()?;
-    /// assert_eq!(permit.state(), redisson_lock::HoldState::Held);
-    /// # Ok(()) }
-    /// ```
-    pub fn state(&self) -> HoldState {
-        self.inner
-            .as_ref()
-            .map_or(HoldState::Lost, crate::Permit::state)
-    }
-
-    /// Whether the permit is known to be lost.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-    /// let permit = client.get_permit_expirable_semaphore("jobs").acquire_kept()?;
-    /// assert!(!permit.is_lost());
-    /// # Ok(()) }
-    /// ```
-    pub fn is_lost(&self) -> bool {
-        self.state() == HoldState::Lost
-    }
+    crate::hold::watch::blocking_hold_methods!(
+        "permit",
+        "# fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {\n\
+         let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept()?;"
+    );
 
     /// Gives the permit back now (see [`crate::Permit::release`]).
     ///

@@ -2,6 +2,8 @@
 //! holds it has, whatever is held.
 //!
 //! * [`state`]: a hold's signal (`Held` / `AtRisk` / `Lost`), its deadlines and margins;
+//! * [`watch`]: [`watch::HoldWatch`], what a guard says about its hold(s): one signal, or
+//!   a group's under its rule; the one type behind every guard's hold methods;
 //! * [`held`]: what a hold is in Redis for this machinery ([`held::Held`]): which batched
 //!   script renews it and which checks it; the lock kinds implement it in
 //!   `lock/holds.rs`, a permit-expirable semaphore's kept permit in
@@ -16,9 +18,10 @@
 //!   after a reconnect;
 //! * [`failover_watch`]: the sentinels' `+switch-master`.
 //!
-//! Who uses it: the lock engine (`lock/`) registers and releases holds and reads their
-//! signals; the client (`client.rs`) starts the watchdog, the sentry and the failover
-//! watch and clears the registry on shutdown. Nothing here knows a lock kind, a key
+//! Who uses it: the lock engine (`lock/`) registers and releases holds; every guard
+//! (locks', groups', kept permits', async and blocking) tells its holder through a
+//! [`watch::HoldWatch`]; the client (`client.rs`) starts the watchdog, the sentry and the
+//! failover watch and clears the registry on shutdown. Nothing here knows a lock kind, a key
 //! format or a script of a kind: those come in through [`held::Held`].
 
 pub(crate) mod book;
@@ -29,3 +32,4 @@ pub(crate) mod registry;
 pub(crate) mod renewal;
 pub(crate) mod sentry;
 pub(crate) mod state;
+pub(crate) mod watch;

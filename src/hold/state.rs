@@ -1,5 +1,6 @@
 //! [`HoldState`]: whether a hold still protects its holder, and [`HoldSignal`], the
-//! per-hold state machine behind every guard's `state()`, `at_risk()` and `lost()`.
+//! per-hold state machine that a guard's [`HoldWatch`](super::watch::HoldWatch) reads
+//! (and waits on) for its `state()`, `at_risk()` and `lost()`.
 //!
 //! Modelled on ZooKeeper Curator's connection states (SUSPENDED, RECONNECTED, LOST):
 //!
@@ -172,13 +173,13 @@ struct Timings {
     confirmed_ms: u64,
 }
 
-/// The state of one hold (one lock, one owner), shared by its guards, the renewal
-/// registry and the sentry. See the module docs.
+/// The state of one hold (one lock, one owner), shared by its guards' watches, the
+/// renewal registry and the sentry. See the module docs.
 #[derive(Debug)]
 pub(crate) struct HoldSignal {
     /// The state as published (a `HoldState` as `u8`).
     state: AtomicU8,
-    /// Made by the first subscriber (a guard's `state_changes()`, `at_risk()`, ...): a
+    /// Made by the first subscriber (a watch's `state_changes()`, `at_risk()`, ...): a
     /// hold nobody watches costs no channel.
     watchers: OnceLock<watch::Sender<HoldState>>,
     timings: Mutex<Timings>,
@@ -442,33 +443,6 @@ impl HoldSignal {
         self.transition(None, HoldState::Lost)
             .then_some(Transition::Lost(cause))
     }
-
-    /// Completes once the state satisfies `done` (checked against the clock too). Cancel
-    /// safe.
-    pub(crate) async fn until(&self, done: impl Fn(HoldState) -> bool) -> HoldState {
-        let mut changes = self.subscribe();
-        loop {
-            changes.borrow_and_update();
-            let (state, next) = self.state_at(Instant::now());
-            if done(state) {
-                return state;
-            }
-            match next {
-                Some(at) => {
-                    tokio::select! {
-                        _ = changes.changed() => {}
-                        _ = tokio::time::sleep_until(at) => {}
-                    }
-                }
-                None => {
-                    // Only `Lost` has no next change, and it satisfied `done` or never will.
-                    if changes.changed().await.is_err() {
-                        std::future::pending::<()>().await;
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Reports a transition of a hold: tracing, and metrics with the feature on.
@@ -594,10 +568,7 @@ mod tests {
         assert!(signal.lose(Cause::FieldGone).is_some());
         assert_eq!(signal.confirm(Instant::now(), 1_000, 30, true, true), None);
         assert_eq!(signal.state(), HoldState::Lost);
-        assert_eq!(
-            signal.until(|s| s == HoldState::Lost).await,
-            HoldState::Lost
-        );
+        assert!(signal.check_deadline(Instant::now()).is_none());
     }
 
     #[test]

@@ -1,20 +1,21 @@
 //! [`LockGuard`]: one hold of a lock, released when dropped, that knows when the lock is
 //! at risk and when it was lost.
 
-use std::sync::Arc;
-
-use tokio::time::Instant;
-
 use super::{Acquired, Lock, LockKind, Reentrant};
 use crate::error::Result;
-use crate::hold::state::{HoldSignal, HoldState};
+use crate::hold::watch::HoldWatch;
 use crate::names::owner::LockOwner;
+
+#[cfg(doc)]
+use crate::hold::state::HoldState;
 
 /// One hold of a [`Lock`] of any kind, from [`Lock::acquire`] and its siblings.
 ///
 /// The main way out is [`LockGuard::unlock`], which returns the result of the unlock.
 /// While held, the guard tells how far the lock still protects you, as a [`HoldState`]
-/// ([`state`](LockGuard::state), [`state_changes`](LockGuard::state_changes)):
+/// ([`state`](LockGuard::state), [`state_changes`](LockGuard::state_changes); all of it
+/// is its [`HoldWatch`], [`watch`](LockGuard::watch), which can be cloned and handed to
+/// another task):
 ///
 /// * [`at_risk`](LockGuard::at_risk) completes as soon as this client can no longer be
 ///   sure it holds the lock, and always before the lock can have expired in Redis: the
@@ -62,8 +63,8 @@ use crate::names::owner::LockOwner;
 #[clippy::has_significant_drop]
 pub struct LockGuard<K: LockKind = Reentrant> {
     lock: Lock<K>,
-    signal: Arc<HoldSignal>,
-    lease_deadline: Option<Instant>,
+    /// The hold's signal, and the end of the guard's lease if it has one.
+    watch: HoldWatch,
     token: Option<u64>,
     armed: bool,
 }
@@ -72,8 +73,7 @@ impl<K: LockKind> LockGuard<K> {
     pub(crate) fn new(lock: Lock<K>, acquired: Acquired) -> LockGuard<K> {
         LockGuard {
             lock,
-            signal: acquired.signal,
-            lease_deadline: acquired.lease_deadline,
+            watch: HoldWatch::one(acquired.signal, acquired.lease_deadline),
             token: acquired.token,
             armed: true,
         }
@@ -116,138 +116,11 @@ impl<K: LockKind> LockGuard<K> {
         self.lock.unlock().await
     }
 
-    /// The hold's state now (see the type's documentation): exact at the moment of the
-    /// call, deadlines included.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire().await?;
-    /// assert_eq!(guard.state(), redisson_lock::HoldState::Held);
-    /// # Ok(()) }
-    /// ```
-    pub fn state(&self) -> HoldState {
-        let state = self.signal.state();
-        if self.lease_deadline.is_some_and(|d| Instant::now() >= d) {
-            return HoldState::Lost;
-        }
-        state
-    }
-
-    /// A receiver of the hold's state changes (a `tokio::sync::watch`), for
-    /// `tokio::select!` loops and for handing to other tasks. It sees what the client's
-    /// sentry publishes, a few milliseconds at most after [`state`](LockGuard::state)
-    /// would show it.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// use redisson_lock::HoldState;
-    /// let guard = lock.acquire().await?;
-    /// let mut changes = guard.state_changes();
-    /// tokio::spawn(async move {
-    ///     while changes.changed().await.is_ok() {
-    ///         let state = *changes.borrow_and_update();
-    ///         eprintln!("lock is now {state}");
-    ///         if state == HoldState::Lost {
-    ///             break;
-    ///         }
-    ///     }
-    /// });
-    /// # Ok(()) }
-    /// ```
-    pub fn state_changes(&self) -> tokio::sync::watch::Receiver<HoldState> {
-        self.signal.subscribe()
-    }
-
-    /// Completes as soon as the hold is no longer surely held (at risk, or lost), with
-    /// that state; at once if it already is. Cancel safe, and cheap to call again, so it
-    /// fits a `tokio::select!` loop.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire().await?;
-    /// tokio::select! {
-    ///     state = guard.at_risk() => eprintln!("stopping: the lock is {state}"),
-    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn at_risk(&self) -> HoldState {
-        let until_at_risk = self.signal.until(|s| s != HoldState::Held);
-        match self.lease_deadline {
-            Some(deadline) => {
-                tokio::select! {
-                    state = until_at_risk => state,
-                    _ = tokio::time::sleep_until(deadline) => HoldState::Lost,
-                }
-            }
-            None => until_at_risk.await,
-        }
-    }
-
-    /// Completes when the hold is confirmed safe again (`Held`) after being at risk;
-    /// at once if it is held. Never completes once lost. Cancel safe.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire().await?;
-    /// guard.at_risk().await;
-    /// tokio::select! {
-    ///     _ = guard.held_again() => eprintln!("still ours: go on"),
-    ///     _ = guard.lost() => eprintln!("gone"),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn held_again(&self) {
-        if self.signal.until(|s| s != HoldState::AtRisk).await == HoldState::Lost {
-            std::future::pending::<()>().await;
-        }
-    }
-
-    /// Whether the lock is known to be lost (see the type's documentation).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire().await?;
-    /// assert!(!guard.is_lost());
-    /// # Ok(()) }
-    /// ```
-    pub fn is_lost(&self) -> bool {
-        self.state() == HoldState::Lost
-    }
-
-    /// Completes when the lock is lost; never, while it is held. Cancel safe, and cheap
-    /// to call again, so it fits a `tokio::select!` loop. Comes after
-    /// [`at_risk`](LockGuard::at_risk), which is the earlier warning.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
-    /// let guard = lock.acquire().await?;
-    /// tokio::select! {
-    ///     _ = guard.lost() => eprintln!("lost"),
-    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn lost(&self) {
-        let until_lost = self.signal.until(|s| s == HoldState::Lost);
-        match self.lease_deadline {
-            Some(deadline) => {
-                tokio::select! {
-                    _ = until_lost => {}
-                    _ = tokio::time::sleep_until(deadline) => {}
-                }
-            }
-            None => {
-                until_lost.await;
-            }
-        }
-    }
+    crate::hold::watch::async_hold_methods!(
+        "guard",
+        "# async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {\n\
+         let guard = lock.acquire().await?;"
+    );
 
     /// The owner this guard holds the lock as.
     ///

@@ -77,6 +77,7 @@ mod tests {
         send(&red.acquire_with_lease(d));
         send(&red.try_acquire_for(d));
         send(&guard.lost());
+        send(&guard.held_again());
         send(&guard.unlock());
     }
 }

@@ -11,7 +11,7 @@ use super::ops::Shared;
 use crate::connection::detach::FinishOnDrop;
 use crate::error::{Error, Result};
 use crate::hold::registry::HoldKey;
-use crate::hold::state::{HoldSignal, HoldState};
+use crate::hold::watch::HoldWatch;
 use crate::names::owner::LockOwner;
 
 /// One permit of a [`PermitExpirableSemaphore`](crate::PermitExpirableSemaphore) taken
@@ -28,7 +28,8 @@ use crate::names::owner::LockOwner;
 /// this process dies, the permit comes back to the semaphore within one watchdog timeout.
 ///
 /// Like a [`LockGuard`](crate::LockGuard), the permit tells how far it can be counted on
-/// ([`state`](Permit::state), [`at_risk`](Permit::at_risk), [`lost`](Permit::lost)):
+/// ([`state`](Permit::state), [`at_risk`](Permit::at_risk), [`lost`](Permit::lost), all
+/// of them its [`HoldWatch`](crate::HoldWatch), [`watch`](Permit::watch)):
 /// it is at risk as soon as the connection serving the semaphore drops or no renewal
 /// confirmed it for a whole lease less a margin, always before its lease can have ended,
 /// and lost once it is found gone (another client reclaimed it after its lease ended, the
@@ -58,7 +59,7 @@ use crate::names::owner::LockOwner;
 pub struct Permit {
     shared: Arc<Shared>,
     id: PermitId,
-    signal: Arc<HoldSignal>,
+    watch: HoldWatch,
     hold: HoldKey,
     armed: bool,
 }
@@ -86,7 +87,7 @@ impl Permit {
         Ok(Permit {
             shared,
             id,
-            signal,
+            watch: HoldWatch::one(signal, None),
             hold,
             armed: true,
         })
@@ -105,102 +106,11 @@ impl Permit {
         self.id
     }
 
-    /// The permit's state now (see the type's documentation).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let permit = client.get_permit_expirable_semaphore("jobs").acquire_kept().await?;
-    /// assert_eq!(permit.state(), redisson_lock::HoldState::Held);
-    /// # Ok(()) }
-    /// ```
-    pub fn state(&self) -> HoldState {
-        self.signal.state()
-    }
-
-    /// A receiver of the permit's state changes (a `tokio::sync::watch`).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let permit = client.get_permit_expirable_semaphore("jobs").acquire_kept().await?;
-    /// let mut changes = permit.state_changes();
-    /// tokio::spawn(async move {
-    ///     while changes.changed().await.is_ok() {
-    ///         eprintln!("permit is now {}", *changes.borrow_and_update());
-    ///     }
-    /// });
-    /// # Ok(()) }
-    /// ```
-    pub fn state_changes(&self) -> tokio::sync::watch::Receiver<HoldState> {
-        self.signal.subscribe()
-    }
-
-    /// Completes as soon as the permit is no longer surely held (at risk, or lost), with
-    /// that state; at once if it already is. Cancel safe.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let permit = client.get_permit_expirable_semaphore("jobs").acquire_kept().await?;
-    /// tokio::select! {
-    ///     state = permit.at_risk() => eprintln!("stopping: the permit is {state}"),
-    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn at_risk(&self) -> HoldState {
-        self.signal.until(|s| s != HoldState::Held).await
-    }
-
-    /// Completes when the permit is confirmed held again after being at risk; at once if
-    /// it is held. Never completes once lost. Cancel safe.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let permit = client.get_permit_expirable_semaphore("jobs").acquire_kept().await?;
-    /// permit.at_risk().await;
-    /// tokio::select! {
-    ///     _ = permit.held_again() => eprintln!("still ours"),
-    ///     _ = permit.lost() => eprintln!("gone"),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn held_again(&self) {
-        if self.signal.until(|s| s != HoldState::AtRisk).await == HoldState::Lost {
-            std::future::pending::<()>().await;
-        }
-    }
-
-    /// Whether the permit is known to be lost.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let permit = client.get_permit_expirable_semaphore("jobs").acquire_kept().await?;
-    /// assert!(!permit.is_lost());
-    /// # Ok(()) }
-    /// ```
-    pub fn is_lost(&self) -> bool {
-        self.state() == HoldState::Lost
-    }
-
-    /// Completes when the permit is lost; never, while it is held. Cancel safe.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// let permit = client.get_permit_expirable_semaphore("jobs").acquire_kept().await?;
-    /// tokio::select! {
-    ///     _ = permit.lost() => eprintln!("lost"),
-    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn lost(&self) {
-        self.signal.until(|s| s == HoldState::Lost).await;
-    }
+    crate::hold::watch::async_hold_methods!(
+        "permit",
+        "# async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {\n\
+         let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept().await?;"
+    );
 
     /// Gives the permit back now, and says how that went.
     ///

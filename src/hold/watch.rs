@@ -1,0 +1,984 @@
+//! [`HoldWatch`]: what a guard says about the hold(s) it has; the one type behind every
+//! guard's `state()`, `state_changes()`, `at_risk()`, `held_again()`, `lost()` and their
+//! blocking twins, async and blocking guards alike.
+//!
+//! A watch is one hold's [`HoldSignal`] (a lock guard's, a kept permit's), or a group's
+//! members' signals under the group's rule: the group is lost once more than `tolerance`
+//! of its held members are lost, and at risk once more than `tolerance` are at risk or
+//! lost (a multi-lock tolerates none; a RedLock as many as it holds beyond its majority).
+//! Either may also end at a moment of its own (`valid_until`: a lock guard's lease, a
+//! group's lease less the clock drift), from which it is lost.
+//!
+//! Invariants:
+//! * Every state is computed from the signals and the clock when asked
+//!   ([`HoldWatch::state_at`]), so a wait never trusts a state the sentry has not
+//!   published yet: it wakes at any member's published change and at the next
+//!   time-driven one, and decides from the clock.
+//! * The async waits take a tokio timer; the blocking waits take no runtime at all (they
+//!   park the calling thread), so they work on any thread, inside a runtime or not.
+//! * One hold's watch is its signal's `Arc` (no allocation of its own, nothing added to
+//!   the per-hold signal); a group's is one allocation, which also keeps the group's
+//!   `state_changes()` channel and its one feeder task.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Wake, Waker};
+use std::time::Duration;
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::state::{HoldSignal, HoldState};
+
+/// What a guard knows about the hold(s) it has, and how to wait for that to change: one
+/// lock's or permit's hold, or a [`MultiLock`](crate::MultiLock)'s or
+/// [`RedLock`](crate::RedLock)'s members under the group's rule. Every guard gives one
+/// by `watch()` ([`LockGuard::watch`](crate::LockGuard::watch),
+/// [`GroupGuard::watch`](crate::GroupGuard::watch), [`Permit::watch`](crate::Permit::watch),
+/// and the blocking guards'), and every guard's hold methods are this type's.
+///
+/// The states and their guarantees are [`HoldState`]'s: `AtRisk` always comes before the
+/// hold can have expired in Redis, `Lost` is final. For a group:
+///
+/// * a [`MultiLock`](crate::MultiLock)'s watch is at risk as soon as any member is, and
+///   lost as soon as any member is;
+/// * a [`RedLock`](crate::RedLock)'s is at risk once so many members are at risk or lost
+///   that a majority is no longer sure, and lost once fewer than a majority are left;
+/// * either is lost when its lease (less the clock drift, for a RedLock) ends, and held
+///   again once the members at risk are confirmed.
+///
+/// It is cheap to clone (an `Arc`), `Send`, `Sync` and `'static`: hand a clone to a task
+/// or a thread that must stop when the hold is at risk, while the guard stays the way to
+/// unlock. Async waits ([`at_risk`](HoldWatch::at_risk), [`held_again`](HoldWatch::held_again),
+/// [`lost`](HoldWatch::lost)) are cancel safe; their blocking twins
+/// ([`wait_at_risk`](HoldWatch::wait_at_risk), [`wait_held_again`](HoldWatch::wait_held_again),
+/// [`wait_lost`](HoldWatch::wait_lost)) take a timeout and work on any thread, inside a
+/// tokio runtime or not.
+///
+/// A watch outliving its guard's unlock (or drop) is no longer kept up to date: nothing
+/// renews or checks that hold any more, so it turns at risk, then lost, by the clock, at
+/// the hold's last known validity deadline and lease end.
+///
+/// # Examples
+/// ```no_run
+/// # async fn write_batch() {}
+/// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+/// let guard = lock.acquire().await?;
+/// let watch = guard.watch().clone();
+/// let writer = tokio::spawn(async move {
+///     tokio::select! {
+///         state = watch.at_risk() => eprintln!("stopping: the lock is {state}"),
+///         _ = write_batch() => {}
+///     }
+/// });
+/// writer.await.ok();
+/// guard.unlock().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct HoldWatch(Watched);
+
+#[derive(Clone)]
+enum Watched {
+    /// One hold (of the guard's owner on one lock, or one permit).
+    One {
+        signal: Arc<HoldSignal>,
+        /// The end of the guard's lease, if it has one.
+        valid_until: Option<Instant>,
+    },
+    Group(Arc<Group>),
+}
+
+/// A group's members and rule, and its `state_changes()` channel.
+struct Group {
+    members: Box<[Arc<HoldSignal>]>,
+    /// How many members may be lost (or at risk) before the group is.
+    tolerance: usize,
+    valid_until: Option<Instant>,
+    /// Made by the first `state_changes()`; fed by one task while anyone listens.
+    changes: OnceLock<watch::Sender<HoldState>>,
+    /// Whether a feeder task runs (or the group is lost and needs none).
+    feeding: AtomicBool,
+    /// The runtime the group was acquired on, for the feeder.
+    runtime: Option<Handle>,
+}
+
+/// Receivers of the signals a watch reads.
+enum Changes {
+    One(watch::Receiver<HoldState>),
+    Many(Vec<watch::Receiver<HoldState>>),
+}
+
+impl Changes {
+    /// Marks the published states as seen.
+    fn mark_seen(&mut self) {
+        match self {
+            Changes::One(changes) => {
+                changes.borrow_and_update();
+            }
+            Changes::Many(all) => {
+                for changes in all {
+                    changes.borrow_and_update();
+                }
+            }
+        }
+    }
+
+    /// Completes when a signal publishes a change (never, if none can any more).
+    async fn next(&mut self) {
+        let changed = match self {
+            Changes::One(changes) => changes.changed().await.is_ok(),
+            Changes::Many(all) => {
+                let mut any: FuturesUnordered<_> = all.iter_mut().map(|c| c.changed()).collect();
+                let mut changed = false;
+                while let Some(result) = any.next().await {
+                    if result.is_ok() {
+                        changed = true;
+                        break;
+                    }
+                }
+                changed
+            }
+        };
+        if !changed {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl HoldWatch {
+    /// One hold's watch: its signal, and the guard's lease end if it has one.
+    pub(crate) fn one(signal: Arc<HoldSignal>, valid_until: Option<Instant>) -> HoldWatch {
+        HoldWatch(Watched::One {
+            signal,
+            valid_until,
+        })
+    }
+
+    /// A group's watch: its held members' signals, how many of them it may lose, and its
+    /// lease's end (less the drift) if it has one. Made on the runtime the group was
+    /// acquired on, which then feeds its `state_changes()`.
+    pub(crate) fn group(
+        members: Vec<Arc<HoldSignal>>,
+        tolerance: usize,
+        valid_until: Option<Instant>,
+    ) -> HoldWatch {
+        HoldWatch(Watched::Group(Arc::new(Group {
+            members: members.into_boxed_slice(),
+            tolerance,
+            valid_until,
+            changes: OnceLock::new(),
+            feeding: AtomicBool::new(false),
+            runtime: Handle::try_current().ok(),
+        })))
+    }
+
+    /// The signals, the tolerance and the end.
+    fn parts(&self) -> (&[Arc<HoldSignal>], usize, Option<Instant>) {
+        match &self.0 {
+            Watched::One {
+                signal,
+                valid_until,
+            } => (std::slice::from_ref(signal), 0, *valid_until),
+            Watched::Group(group) => (&group.members, group.tolerance, group.valid_until),
+        }
+    }
+
+    /// The state at `now` by the rule, with every member's time-driven transitions
+    /// applied; and when the next time-driven change is due (`None` once lost).
+    pub(crate) fn state_at(&self, now: Instant) -> (HoldState, Option<Instant>) {
+        let (signals, tolerance, valid_until) = self.parts();
+        if valid_until.is_some_and(|end| now >= end) {
+            return (HoldState::Lost, None);
+        }
+        let (mut lost, mut at_risk, mut next) = (0, 0, valid_until);
+        for signal in signals {
+            let (state, change) = signal.state_at(now);
+            match state {
+                HoldState::Lost => lost += 1,
+                HoldState::AtRisk => at_risk += 1,
+                _ => {}
+            }
+            next = earliest(next, change);
+        }
+        if lost > tolerance {
+            (HoldState::Lost, None)
+        } else if lost + at_risk > tolerance {
+            (HoldState::AtRisk, next)
+        } else {
+            (HoldState::Held, next)
+        }
+    }
+
+    fn subscribe_all(&self) -> Changes {
+        match self.parts().0 {
+            [one] => Changes::One(one.subscribe()),
+            all => Changes::Many(all.iter().map(|s| s.subscribe()).collect()),
+        }
+    }
+
+    /// Completes once the state satisfies `done`, with that state. Cancel safe.
+    async fn until(&self, done: impl Fn(HoldState) -> bool) -> HoldState {
+        let mut changes = self.subscribe_all();
+        loop {
+            changes.mark_seen();
+            let (state, next) = self.state_at(Instant::now());
+            if done(state) {
+                return state;
+            }
+            match next {
+                Some(at) => {
+                    tokio::select! {
+                        () = changes.next() => {}
+                        () = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => changes.next().await,
+            }
+        }
+    }
+
+    /// Blocks the calling thread until the state satisfies `done` (that state) or
+    /// `timeout` passes (`None`). Needs no runtime.
+    fn wait_until(&self, done: impl Fn(HoldState) -> bool, timeout: Duration) -> Option<HoldState> {
+        let end = std::time::Instant::now().checked_add(timeout);
+        let mut changes = self.subscribe_all();
+        loop {
+            changes.mark_seen();
+            let (state, next) = self.state_at(Instant::now());
+            if done(state) {
+                return Some(state);
+            }
+            if end.is_some_and(|end| std::time::Instant::now() >= end) {
+                return None;
+            }
+            let wake = match (end, next.map(Instant::into_std)) {
+                (Some(end), Some(next)) => Some(end.min(next)),
+                (end, next) => end.or(next),
+            };
+            // Unconstrained: inside a task whose budget is spent, a receiver would answer
+            // `Pending` (and wake at once) until the task yields, which it cannot here.
+            block_until(tokio::task::unconstrained(changes.next()), wake);
+        }
+    }
+}
+
+/// The public face: states, changes, waits.
+impl HoldWatch {
+    /// The state now, exact at the moment of the call (deadlines and lease end read from
+    /// the clock, even before the client's sentry publishes them).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire().await?;
+    /// assert_eq!(guard.watch().state(), redisson_lock::HoldState::Held);
+    /// # Ok(()) }
+    /// ```
+    pub fn state(&self) -> HoldState {
+        self.state_at(Instant::now()).0
+    }
+
+    /// Whether the hold is known to be lost (final).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire().await?;
+    /// assert!(!guard.watch().is_lost());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_lost(&self) -> bool {
+        self.state() == HoldState::Lost
+    }
+
+    /// A receiver of the state's changes (a `tokio::sync::watch`), for `tokio::select!`
+    /// loops, other tasks, or polling from blocking code (`has_changed()`, `borrow()`).
+    ///
+    /// One hold's receiver sees what the client's sentry publishes, a few milliseconds at
+    /// most after [`state`](HoldWatch::state) would show it. A group's is fed by one small
+    /// task per group (on the runtime the group was acquired on), shared by every
+    /// receiver of that group, that ends when the group is lost or its last receiver is
+    /// dropped; it sees the group's lease end too.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// use redisson_lock::HoldState;
+    /// let guard = lock.acquire().await?;
+    /// let mut changes = guard.watch().state_changes();
+    /// tokio::spawn(async move {
+    ///     while changes.changed().await.is_ok() {
+    ///         let state = *changes.borrow_and_update();
+    ///         eprintln!("lock is now {state}");
+    ///         if state == HoldState::Lost {
+    ///             break;
+    ///         }
+    ///     }
+    /// });
+    /// # Ok(()) }
+    /// ```
+    pub fn state_changes(&self) -> watch::Receiver<HoldState> {
+        match &self.0 {
+            Watched::One { signal, .. } => signal.subscribe(),
+            Watched::Group(group) => self.group_changes(group),
+        }
+    }
+
+    /// Completes as soon as the hold is no longer surely held (at risk, or lost), with
+    /// that state; at once if it already is. Always before the hold can have expired in
+    /// Redis. Cancel safe, and cheap to call again, so it fits a `tokio::select!` loop.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire().await?;
+    /// tokio::select! {
+    ///     state = guard.watch().at_risk() => eprintln!("stopping: the lock is {state}"),
+    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn at_risk(&self) -> HoldState {
+        self.until(|s| s != HoldState::Held).await
+    }
+
+    /// Completes when the hold is confirmed safe again (`Held`) after being at risk; at
+    /// once if it is held. Never completes once lost. Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire().await?;
+    /// let watch = guard.watch();
+    /// watch.at_risk().await;
+    /// tokio::select! {
+    ///     _ = watch.held_again() => eprintln!("still ours: go on"),
+    ///     _ = watch.lost() => eprintln!("gone"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn held_again(&self) {
+        if self.until(|s| s != HoldState::AtRisk).await == HoldState::Lost {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Completes when the hold is lost; never, while it is held. Comes after
+    /// [`at_risk`](HoldWatch::at_risk), the earlier warning. Cancel safe, and cheap to
+    /// call again.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire().await?;
+    /// tokio::select! {
+    ///     _ = guard.watch().lost() => eprintln!("lost"),
+    ///     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn lost(&self) {
+        self.until(|s| s == HoldState::Lost).await;
+    }
+
+    /// [`at_risk`](HoldWatch::at_risk) for blocking code: blocks the calling thread until
+    /// the hold is no longer surely held (returns that state; at once if it already is),
+    /// or until `timeout` passes (`None`: still held). Needs no runtime, and never panics
+    /// inside or outside one (inside an async task it blocks that task's thread).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire()?;
+    /// if let Some(state) = guard.watch().wait_at_risk(std::time::Duration::from_millis(100)) {
+    ///     eprintln!("stop: the lock is {state}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn wait_at_risk(&self, timeout: Duration) -> Option<HoldState> {
+        self.wait_until(|s| s != HoldState::Held, timeout)
+    }
+
+    /// [`held_again`](HoldWatch::held_again) for blocking code: blocks the calling thread
+    /// until the hold is `Held` (`true`; at once if it is), or is lost or `timeout`
+    /// passes (`false`; [`state`](HoldWatch::state) tells which). Needs no runtime.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire()?;
+    /// let watch = guard.watch();
+    /// if watch.wait_at_risk(std::time::Duration::from_secs(1)).is_some()
+    ///     && !watch.wait_held_again(std::time::Duration::from_secs(5))
+    /// {
+    ///     eprintln!("not confirmed: the lock is {}", watch.state());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn wait_held_again(&self, timeout: Duration) -> bool {
+        self.wait_until(|s| s != HoldState::AtRisk, timeout) == Some(HoldState::Held)
+    }
+
+    /// [`lost`](HoldWatch::lost) for blocking code: blocks the calling thread until the
+    /// hold is lost (`true`) or `timeout` passes (`false`). Needs no runtime.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {
+    /// let guard = lock.acquire()?;
+    /// if guard.watch().wait_lost(std::time::Duration::from_millis(100)) {
+    ///     eprintln!("lost");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn wait_lost(&self, timeout: Duration) -> bool {
+        self.wait_until(|s| s == HoldState::Lost, timeout).is_some()
+    }
+}
+
+/// A group's `state_changes()`: one channel per group, fed by one task while anyone
+/// listens.
+impl HoldWatch {
+    fn group_changes(&self, group: &Group) -> watch::Receiver<HoldState> {
+        let sender = group
+            .changes
+            .get_or_init(|| watch::Sender::new(HoldState::Held));
+        let state = self.publish(sender);
+        let receiver = sender.subscribe();
+        if state != HoldState::Lost && !group.feeding.swap(true, Ordering::SeqCst) {
+            match group.runtime.clone().or_else(|| Handle::try_current().ok()) {
+                Some(runtime) => drop(runtime.spawn(self.clone().feed())),
+                // No runtime to feed it: the receiver has the state of the moment.
+                None => group.feeding.store(false, Ordering::SeqCst),
+            }
+        }
+        receiver
+    }
+
+    /// Sets the channel to the state now (read under the channel's lock, so that of two
+    /// writers the later state wins) and returns it.
+    fn publish(&self, sender: &watch::Sender<HoldState>) -> HoldState {
+        let mut now = HoldState::Held;
+        sender.send_if_modified(|published| {
+            now = self.state();
+            let changed = *published != now;
+            *published = now;
+            changed
+        });
+        now
+    }
+
+    /// The feeder: publishes the group's changes until it is lost (then the flag stays
+    /// set: nothing more to feed) or its last receiver is dropped.
+    async fn feed(self) {
+        let Watched::Group(group) = &self.0 else {
+            return;
+        };
+        let Some(sender) = group.changes.get() else {
+            return;
+        };
+        loop {
+            let state = self.publish(sender);
+            if state == HoldState::Lost {
+                return;
+            }
+            tokio::select! {
+                _ = self.until(|s| s != state) => {}
+                () = sender.closed() => {
+                    group.feeding.store(false, Ordering::SeqCst);
+                    // A receiver made meanwhile, whose call found this feeder running,
+                    // keeps it going (unless its call started another).
+                    if sender.receiver_count() == 0 || group.feeding.swap(true, Ordering::SeqCst) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for HoldWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (signals, tolerance, valid_until) = self.parts();
+        f.debug_struct("HoldWatch")
+            .field("state", &self.state())
+            .field("holds", &signals.len())
+            .field("tolerance", &tolerance)
+            .field("valid_until", &valid_until)
+            .finish()
+    }
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Wakes a thread parked in [`block_until`].
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Polls `future` on the calling thread, parked in between, until it completes or
+/// `deadline` passes. Uses no runtime (tokio's sync primitives need none).
+fn block_until<F: Future>(future: F, deadline: Option<std::time::Instant>) {
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    while future.as_mut().poll(&mut cx).is_pending() {
+        match deadline {
+            None => std::thread::park(),
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return;
+                }
+                std::thread::park_timeout(left);
+            }
+        }
+    }
+}
+
+/// The hold methods of an async guard, each delegating to the guard's `watch` field (a
+/// [`HoldWatch`]): `watch`, `state`, `is_lost`, `state_changes`, `at_risk`, `held_again`,
+/// `lost`, the same on every guard. `$it` names the guard in the examples, `$take` is the
+/// examples' hidden signature and the line that takes the guard.
+macro_rules! async_hold_methods {
+    ($it:literal, $take:literal) => {
+        /// The hold(s) this guard has, as one [`HoldWatch`](crate::HoldWatch); the
+        /// guard's other hold methods are its. Clone it for a task that must stop when
+        /// the hold is at risk.
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("let watch = ", $it, ".watch().clone();")]
+        #[doc = "tokio::spawn(async move { watch.at_risk().await; /* stop the work */ });"]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn watch(&self) -> &crate::HoldWatch {
+            &self.watch
+        }
+
+        /// The hold's state now, exact at the moment of the call
+        /// ([`HoldWatch::state`](crate::HoldWatch::state)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn state(&self) -> crate::HoldState {
+            self.watch.state()
+        }
+
+        /// Whether the hold is known to be lost
+        /// ([`HoldWatch::is_lost`](crate::HoldWatch::is_lost)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert!(!", $it, ".is_lost());")]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn is_lost(&self) -> bool {
+            self.watch.is_lost()
+        }
+
+        /// A receiver of the hold's state changes, a `tokio::sync::watch`
+        /// ([`HoldWatch::state_changes`](crate::HoldWatch::state_changes)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("let mut changes = ", $it, ".state_changes();")]
+        #[doc = "tokio::spawn(async move {"]
+        #[doc = "    while changes.changed().await.is_ok() {"]
+        #[doc = "        eprintln!(\"now {}\", *changes.borrow_and_update());"]
+        #[doc = "    }"]
+        #[doc = "});"]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn state_changes(&self) -> tokio::sync::watch::Receiver<crate::HoldState> {
+            self.watch.state_changes()
+        }
+
+        /// Completes as soon as the hold is no longer surely held (at risk, or lost), with
+        /// that state; always before it can have expired in Redis. Cancel safe
+        /// ([`HoldWatch::at_risk`](crate::HoldWatch::at_risk)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = "tokio::select! {"]
+        #[doc = concat!("    state = ", $it, ".at_risk() => eprintln!(\"stopping: {state}\"),")]
+        #[doc = "    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}"]
+        #[doc = "}"]
+        #[doc = "# Ok(()) }\n```"]
+        pub async fn at_risk(&self) -> crate::HoldState {
+            self.watch.at_risk().await
+        }
+
+        /// Completes when the hold is confirmed held again after being at risk; at once if
+        /// it is held; never once lost. Cancel safe
+        /// ([`HoldWatch::held_again`](crate::HoldWatch::held_again)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("", $it, ".at_risk().await;")]
+        #[doc = "tokio::select! {"]
+        #[doc = concat!("    _ = ", $it, ".held_again() => eprintln!(\"still ours\"),")]
+        #[doc = concat!("    _ = ", $it, ".lost() => eprintln!(\"gone\"),")]
+        #[doc = "}"]
+        #[doc = "# Ok(()) }\n```"]
+        pub async fn held_again(&self) {
+            self.watch.held_again().await
+        }
+
+        /// Completes when the hold is lost; never while it is held. Cancel safe
+        /// ([`HoldWatch::lost`](crate::HoldWatch::lost)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = "tokio::select! {"]
+        #[doc = concat!("    _ = ", $it, ".lost() => eprintln!(\"lost\"),")]
+        #[doc = "    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}"]
+        #[doc = "}"]
+        #[doc = "# Ok(()) }\n```"]
+        pub async fn lost(&self) {
+            self.watch.lost().await
+        }
+    };
+}
+pub(crate) use async_hold_methods;
+
+/// The hold methods of a blocking guard, each delegating to the guard's `watch` field (a
+/// [`HoldWatch`]): `watch`, `state`, `is_lost`, `state_changes`, `wait_at_risk`,
+/// `wait_held_again`, `wait_lost`, the same on every blocking guard. Arguments as
+/// [`async_hold_methods!`].
+#[cfg(feature = "blocking")]
+macro_rules! blocking_hold_methods {
+    ($it:literal, $take:literal) => {
+        /// The hold(s) this guard has, as one [`HoldWatch`](crate::HoldWatch); the
+        /// guard's other hold methods are its. Clone it for a thread that must stop when
+        /// the hold is at risk.
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("let watch = ", $it, ".watch().clone();")]
+        #[doc = "std::thread::spawn(move || watch.wait_lost(std::time::Duration::from_secs(60)));"]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn watch(&self) -> &crate::HoldWatch {
+            &self.watch
+        }
+
+        /// The hold's state now, exact at the moment of the call
+        /// ([`HoldWatch::state`](crate::HoldWatch::state)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn state(&self) -> crate::HoldState {
+            self.watch.state()
+        }
+
+        /// Whether the hold is known to be lost: found gone, its lease ran out, or the
+        /// client was shut down ([`HoldWatch::is_lost`](crate::HoldWatch::is_lost)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert!(!", $it, ".is_lost());")]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn is_lost(&self) -> bool {
+            self.watch.is_lost()
+        }
+
+        /// A receiver of the hold's state changes, a `tokio::sync::watch`; from blocking
+        /// code, poll it with `has_changed()` and `borrow()`
+        /// ([`HoldWatch::state_changes`](crate::HoldWatch::state_changes)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("let changes = ", $it, ".state_changes();")]
+        #[doc = "if changes.has_changed().unwrap_or(true) {"]
+        #[doc = "    eprintln!(\"now {}\", *changes.borrow());"]
+        #[doc = "}"]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn state_changes(&self) -> tokio::sync::watch::Receiver<crate::HoldState> {
+            self.watch.state_changes()
+        }
+
+        /// Blocks until the hold is no longer surely held (returns that state) or
+        /// `timeout` passes (`None`: still held); works on any thread, inside a tokio
+        /// runtime too ([`HoldWatch::wait_at_risk`](crate::HoldWatch::wait_at_risk)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!(
+                    "if let Some(state) = ",
+                    $it,
+                    ".wait_at_risk(std::time::Duration::from_millis(100)) {"
+                )]
+        #[doc = "    eprintln!(\"stop: {state}\");"]
+        #[doc = "}"]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn wait_at_risk(&self, timeout: std::time::Duration) -> Option<crate::HoldState> {
+            self.watch.wait_at_risk(timeout)
+        }
+
+        /// Blocks until the hold is held (`true`; at once if it is), or is lost or
+        /// `timeout` passes (`false`)
+        /// ([`HoldWatch::wait_held_again`](crate::HoldWatch::wait_held_again)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("if !", $it, ".wait_held_again(std::time::Duration::from_secs(5)) {")]
+        #[doc = concat!("    eprintln!(\"not confirmed: {}\", ", $it, ".state());")]
+        #[doc = "}"]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn wait_held_again(&self, timeout: std::time::Duration) -> bool {
+            self.watch.wait_held_again(timeout)
+        }
+
+        /// Blocks until the hold is lost (`true`) or `timeout` passes (`false`)
+        /// ([`HoldWatch::wait_lost`](crate::HoldWatch::wait_lost)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("if ", $it, ".wait_lost(std::time::Duration::from_millis(100)) {")]
+        #[doc = "    eprintln!(\"lost\");"]
+        #[doc = "}"]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn wait_lost(&self, timeout: std::time::Duration) -> bool {
+            self.watch.wait_lost(timeout)
+        }
+    };
+}
+#[cfg(feature = "blocking")]
+pub(crate) use blocking_hold_methods;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hold::state::Cause;
+
+    fn held(lease_ms: u64) -> Arc<HoldSignal> {
+        Arc::new(HoldSignal::new(
+            Instant::now(),
+            lease_ms,
+            lease_ms / 50 + 10,
+        ))
+    }
+
+    fn confirm(signal: &HoldSignal) {
+        signal.confirm(Instant::now(), 30_000, 610, false, true);
+    }
+
+    #[test]
+    fn a_watch_is_small() {
+        // A lock guard's watch is its signal's `Arc` and its lease end: no allocation.
+        assert!(std::mem::size_of::<HoldWatch>() <= 32);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_redlock_of_three_tolerates_one_member() {
+        let members: Vec<_> = (0..3).map(|_| held(30_000)).collect();
+        let watch = HoldWatch::group(members.clone(), 1, None);
+        members[0].suspend(Cause::ConnectionLost, Instant::now());
+        assert_eq!(watch.state(), HoldState::Held);
+        members[1].suspend(Cause::ConnectionLost, Instant::now());
+        assert_eq!(watch.state(), HoldState::AtRisk);
+        assert_eq!(watch.at_risk().await, HoldState::AtRisk);
+        tokio::time::advance(Duration::from_millis(5)).await;
+        confirm(&members[1]);
+        assert_eq!(watch.state(), HoldState::Held);
+        members[0].lose(Cause::FieldGone);
+        assert_eq!(watch.state(), HoldState::Held);
+        members[2].lose(Cause::FieldGone);
+        assert_eq!(watch.state(), HoldState::Lost);
+        watch.lost().await;
+        // A multi-lock tolerates none.
+        let members: Vec<_> = (0..2).map(|_| held(30_000)).collect();
+        let multi = HoldWatch::group(members.clone(), 0, None);
+        members[1].suspend(Cause::ConnectionLost, Instant::now());
+        assert_eq!(multi.state(), HoldState::AtRisk);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waits_follow_the_clock_and_the_lease_end() {
+        // A member's deadline and expiry, read from the clock, wake the waits.
+        let signal = held(1_000);
+        let watch = HoldWatch::one(signal.clone(), None);
+        let start = Instant::now();
+        let around = |ms: u64| {
+            let elapsed = start.elapsed().as_millis() as u64;
+            assert!(
+                elapsed + 2 >= ms && elapsed <= ms + 2,
+                "{elapsed} ms, not {ms}"
+            );
+        };
+        assert_eq!(watch.at_risk().await, HoldState::AtRisk);
+        around(970);
+        watch.lost().await;
+        around(1_001);
+        // A guard's lease end makes it lost, whatever its signal says.
+        let end = Instant::now() + Duration::from_secs(2);
+        let lease = HoldWatch::one(held(30_000), Some(end));
+        assert_eq!(lease.at_risk().await, HoldState::Lost);
+        around(3_001);
+        // A group's lease end too.
+        let group = HoldWatch::group(vec![held(30_000), held(30_000)], 0, Some(end));
+        assert_eq!(group.state(), HoldState::Lost);
+        let end = Instant::now() + Duration::from_secs(1);
+        let group = HoldWatch::group(vec![held(30_000), held(30_000)], 0, Some(end));
+        group.lost().await;
+        around(4_001);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn held_again_comes_back_and_never_once_lost() {
+        let members: Vec<_> = (0..2).map(|_| held(30_000)).collect();
+        let watch = HoldWatch::group(members.clone(), 0, None);
+        watch.held_again().await;
+        members[0].suspend(Cause::ConnectionLost, Instant::now());
+        let again = tokio::spawn({
+            let watch = watch.clone();
+            async move { watch.held_again().await }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!again.is_finished());
+        confirm(&members[0]);
+        tokio::time::timeout(Duration::from_millis(10), again)
+            .await
+            .expect("held again once the member is confirmed")
+            .unwrap();
+        members[1].lose(Cause::FieldGone);
+        let never = tokio::time::timeout(Duration::from_secs(60), watch.held_again()).await;
+        assert!(never.is_err(), "held_again completed once lost");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_group_feeds_every_receiver_from_one_task() {
+        let members: Vec<_> = (0..3).map(|_| held(30_000)).collect();
+        let watch = HoldWatch::group(members.clone(), 1, None);
+        let Watched::Group(group) = &watch.0 else {
+            unreachable!()
+        };
+        let mut first = watch.state_changes();
+        let mut second = watch.state_changes();
+        tokio::task::yield_now().await;
+        assert_eq!(Arc::strong_count(group), 2, "one feeder for both receivers");
+        members[0].suspend(Cause::ConnectionLost, Instant::now());
+        members[1].suspend(Cause::ConnectionLost, Instant::now());
+        first.changed().await.unwrap();
+        assert_eq!(*first.borrow_and_update(), HoldState::AtRisk);
+        second.changed().await.unwrap();
+        assert_eq!(*second.borrow_and_update(), HoldState::AtRisk);
+        tokio::time::advance(Duration::from_millis(5)).await;
+        confirm(&members[0]);
+        first.changed().await.unwrap();
+        assert_eq!(*first.borrow_and_update(), HoldState::Held);
+        // Nobody listens: the feeder ends; a new receiver starts another.
+        drop((first, second));
+        settle(group).await;
+        assert_eq!(Arc::strong_count(group), 1, "the feeder ended");
+        let mut third = watch.state_changes();
+        assert_eq!(*third.borrow_and_update(), HoldState::Held);
+        members[0].lose(Cause::FieldGone);
+        members[2].lose(Cause::FieldGone);
+        third.changed().await.unwrap();
+        assert_eq!(*third.borrow_and_update(), HoldState::Lost);
+        // Lost: the feeder is done; later receivers see `Lost` at once.
+        settle(group).await;
+        assert_eq!(Arc::strong_count(group), 1);
+        assert_eq!(*watch.state_changes().borrow(), HoldState::Lost);
+    }
+
+    /// Lets the feeder run until it is the group's only other owner, or gone.
+    async fn settle(group: &Arc<Group>) {
+        for _ in 0..100 {
+            if Arc::strong_count(group) == 1 {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[test]
+    fn blocking_waits_need_no_runtime() {
+        // Outside any runtime: the deadline by the clock, then the expiry.
+        let watch = HoldWatch::one(held(400), None);
+        let start = std::time::Instant::now();
+        assert_eq!(watch.wait_at_risk(Duration::from_millis(10)), None);
+        assert_eq!(
+            watch.wait_at_risk(Duration::from_secs(5)),
+            Some(HoldState::AtRisk)
+        );
+        assert!(start.elapsed() >= Duration::from_millis(350));
+        assert!(!watch.wait_held_again(Duration::from_millis(10)));
+        assert!(watch.wait_lost(Duration::from_secs(5)));
+        assert!(start.elapsed() >= Duration::from_millis(400));
+        assert!(start.elapsed() < Duration::from_secs(4));
+        // A published change wakes a blocked thread at once: a fault, then a confirmation.
+        let signal = held(30_000);
+        let group = HoldWatch::group(vec![signal.clone(), held(30_000)], 0, None);
+        let (told, at_risk) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn({
+            let group = group.clone();
+            move || {
+                told.send(group.wait_at_risk(Duration::from_secs(20)))
+                    .unwrap();
+                group.wait_held_again(Duration::from_secs(20))
+            }
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        let fault = std::time::Instant::now();
+        signal.suspend(Cause::ConnectionLost, Instant::now());
+        assert_eq!(
+            at_risk.recv_timeout(Duration::from_secs(10)).unwrap(),
+            Some(HoldState::AtRisk)
+        );
+        assert!(
+            fault.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            fault.elapsed()
+        );
+        confirm(&signal);
+        assert!(waiter.join().unwrap(), "held again once confirmed");
+        assert!(fault.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn blocking_waits_inside_a_runtime_do_not_panic() {
+        let watch = HoldWatch::one(held(30_000), None);
+        assert_eq!(watch.wait_at_risk(Duration::from_millis(20)), None);
+        assert!(watch.wait_held_again(Duration::ZERO));
+        assert!(!watch.wait_lost(Duration::from_millis(20)));
+        let group = HoldWatch::group(vec![held(30_000)], 0, None);
+        assert_eq!(group.wait_at_risk(Duration::from_millis(20)), None);
+        let in_task = tokio::spawn(async move { group.wait_lost(Duration::from_millis(20)) });
+        assert!(!in_task.await.unwrap());
+    }
+}
