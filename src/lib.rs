@@ -16,6 +16,8 @@
 //! * [`codec`]: the bytes Java Redisson's codecs write for a map key or set value
 //!   ([`JavaCodec`]), and [`EntryObjectName`], the names of a map key's lock, semaphore and
 //!   latch (`RMap#getLock(key)`, ...).
+//! * [`EntryObjects`] ([`Client::map`], [`Client::set`]): those objects as handles, Java's
+//!   `map.getLock(key)` in Rust.
 //! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
 //!   Redis data, [`FencingGate`] for anything else; a write with an older token than the
 //!   resource has seen is refused.
@@ -79,6 +81,7 @@ mod client;
 pub mod codec;
 mod connection;
 mod engine;
+mod entries;
 mod error;
 pub mod fencing;
 mod hold;
@@ -89,6 +92,7 @@ mod telemetry;
 mod wait;
 
 pub use client::Client;
+pub use entries::{EntryKey, EntryObjects, KeyBytes};
 pub use codec::{CodecError, JavaCodec, JavaValue, JsonUuids};
 pub use connection::config::{
     Config, ConfigBuilder, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_LOCAL_HANDOFFS,
@@ -250,6 +254,10 @@ pub mod lua {
     pub const SEMAPHORE_DRAIN_PERMITS: &str =
         crate::synchronizers::semaphore::SEMAPHORE_DRAIN_PERMITS;
 
+    /// `lua/expire_keys.lua` (`expire`, `expire_at`, `clear_expire` of a semaphore or a
+    /// permit-expirable semaphore: every key of the object in one step).
+    pub const EXPIRE_KEYS: &str = crate::synchronizers::expiry::EXPIRE_KEYS;
+
     /// Every script above.
     pub const ALL: &[&str] = &[
         LOCK_HANDOFF,
@@ -305,6 +313,7 @@ pub mod lua {
         SEMAPHORE_TRY_SET_PERMITS,
         SEMAPHORE_ADD_PERMITS,
         SEMAPHORE_DRAIN_PERMITS,
+        EXPIRE_KEYS,
     ];
 }
 
