@@ -11,11 +11,11 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::watch;
 use uuid::Uuid;
 
+use crate::codec::JavaCodec;
 use crate::connection::config::{lease_millis, Config, PublishMode};
 use crate::connection::primary_switch::PrimarySwitch;
 use crate::connection::redis::Redis;
 use crate::connection::replicas::ReplicaSync;
-use crate::codec::JavaCodec;
 use crate::engine::{Engine, EngineParts};
 use crate::entries::{Collection, EntryObjects};
 use crate::error::{Error, Result};

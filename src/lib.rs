@@ -92,7 +92,6 @@ mod telemetry;
 mod wait;
 
 pub use client::Client;
-pub use entries::{EntryKey, EntryObjects, KeyBytes};
 pub use codec::{CodecError, JavaCodec, JavaValue, JsonUuids};
 pub use connection::config::{
     Config, ConfigBuilder, PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_LOCAL_HANDOFFS,
@@ -106,6 +105,7 @@ pub use connection::config::{LockSettings, Settings, TlsFiles};
 pub use connection::config::{RedissonFile, RedissonTopology};
 pub use connection::secrets::redacted_url;
 pub use connection::tls::{ClusterTlsNames, TlsBackend, TlsOptions};
+pub use entries::{EntryKey, EntryObjects, KeyBytes};
 pub use error::{Error, RedissonFileError, Result};
 pub use fencing::{FencedWriter, FencingGate};
 pub use hold::state::HoldState;
@@ -357,6 +357,7 @@ mod bounds {
         send(&latch.count_down());
         send(&latch.get_count());
         send(&latch.delete());
+        send(&latch.is_exists());
         send(&latch.wait());
         send(&latch.wait_for(std::time::Duration::from_secs(1)));
         send(&latch.count_down_and_wait());
@@ -372,6 +373,9 @@ mod bounds {
         send(&sem.acquire_kept());
         send(&sem.try_release(id));
         send(&sem.available_permits());
+        send(&sem.expire(std::time::Duration::from_secs(1)));
+        send(&sem.clear_expire());
+        send(&sem.remain_time_to_live());
         send(&permit.at_risk());
         send(&permit.release());
     }

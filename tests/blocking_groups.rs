@@ -34,7 +34,9 @@ fn multi_lock_is_all_or_none_per_thread() {
     let (other_group, other_member) = (group.clone(), client.get_lock(&b));
     let other = thread::spawn(move || {
         let started = Instant::now();
-        let got = other_group.try_lock_for(Duration::from_millis(200)).unwrap();
+        let got = other_group
+            .try_lock_for(Duration::from_millis(200))
+            .unwrap();
         (got, other_member.try_lock().unwrap(), started.elapsed())
     });
     let (got, member, waited) = other.join().unwrap();
@@ -50,22 +52,35 @@ fn multi_lock_is_all_or_none_per_thread() {
     assert!(!group.try_lock().unwrap());
     assert!(!client.get_lock(&a).is_locked().unwrap(), "all or none");
     blocker.unlock().unwrap();
+    client.shutdown().unwrap();
+    assert!(matches!(group.lock(), Err(Error::Shutdown)));
+}
 
+#[test]
+fn guards_and_the_checks_of_new() {
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let (a, b) = (key("bg-a"), key("bg-b"));
+    let group = MultiLock::new([client.get_lock(&a), client.get_lock(&b)]).unwrap();
     // Guards: held, then given back explicitly or on drop.
-    let guard = group
-        .acquire_with_lease(Duration::from_secs(10))
-        .unwrap();
+    let guard = group.acquire_with_lease(Duration::from_secs(10)).unwrap();
     assert_eq!(guard.state(), HoldState::Held);
     assert!(!guard.is_lost());
     assert_eq!(guard.owner(), LockOwner::current_thread());
     guard.unlock().unwrap();
     assert!(!client.get_lock(&a).is_locked().unwrap());
-    let guard = group.try_acquire_for(Duration::from_secs(1)).unwrap().expect("free");
+    let guard = group
+        .try_acquire_for(Duration::from_secs(1))
+        .unwrap()
+        .expect("free");
     let moved = thread::spawn(move || drop(guard));
     moved.join().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while client.get_lock(&a).is_locked().unwrap() || client.get_lock(&b).is_locked().unwrap() {
-        assert!(Instant::now() < deadline, "a dropped guard releases its members");
+        assert!(
+            Instant::now() < deadline,
+            "a dropped guard releases its members"
+        );
         thread::sleep(Duration::from_millis(10));
     }
     let guard = group
@@ -76,7 +91,10 @@ fn multi_lock_is_all_or_none_per_thread() {
     // A handle acting as the guard's owner can release from any thread.
     let handle = group.with_owner(held_as);
     std::mem::forget(guard);
-    thread::spawn(move || handle.unlock()).join().unwrap().unwrap();
+    thread::spawn(move || handle.unlock())
+        .join()
+        .unwrap()
+        .unwrap();
     assert!(!client.get_lock(&b).is_locked().unwrap());
 
     assert!(matches!(
@@ -88,28 +106,46 @@ fn multi_lock_is_all_or_none_per_thread() {
         Err(Error::DuplicateMember { .. })
     ));
     client.shutdown().unwrap();
-    assert!(matches!(group.lock(), Err(Error::Shutdown)));
 }
 
 #[test]
 fn red_lock_holds_a_majority_of_servers() {
-    let servers = [RedisServer::start(), RedisServer::start(), RedisServer::start()];
+    let servers = [
+        RedisServer::start(),
+        RedisServer::start(),
+        RedisServer::start(),
+    ];
     let clients: Vec<Client> = servers.iter().map(connect).collect();
     let name = key("brl");
     let red = RedLock::new(clients.iter().map(|c| c.get_lock(&name))).unwrap();
     assert_eq!(red.required(), 2);
     // One server's lock is taken by someone else: a majority is still possible.
-    let other = clients[2].get_lock(&name).with_owner(LockOwner::from_raw(9));
+    let other = clients[2]
+        .get_lock(&name)
+        .with_owner(LockOwner::from_raw(9));
     other.lock().unwrap();
-    let guard = red.try_acquire_for(Duration::from_secs(2)).unwrap().expect("majority");
-    assert!(clients[0].get_lock(&name).is_held_by_current_thread().unwrap());
-    assert!(clients[1].get_lock(&name).is_held_by_current_thread().unwrap());
+    let guard = red
+        .try_acquire_for(Duration::from_secs(2))
+        .unwrap()
+        .expect("majority");
+    assert!(clients[0]
+        .get_lock(&name)
+        .is_held_by_current_thread()
+        .unwrap());
+    assert!(clients[1]
+        .get_lock(&name)
+        .is_held_by_current_thread()
+        .unwrap());
     assert!(red.is_held_by_current_thread().unwrap());
     guard.unlock().unwrap();
     assert!(!clients[0].get_lock(&name).is_locked().unwrap());
     other.unlock().unwrap();
     red.lock_with_lease(Duration::from_secs(5)).unwrap();
-    let ttl = clients[1].get_lock(&name).remain_time_to_live().unwrap().unwrap();
+    let ttl = clients[1]
+        .get_lock(&name)
+        .remain_time_to_live()
+        .unwrap()
+        .unwrap();
     assert!(ttl <= Duration::from_secs(5), "{ttl:?}");
     red.unlock().unwrap();
     for client in &clients {

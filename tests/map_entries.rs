@@ -13,8 +13,8 @@ use support::*;
 use std::time::Duration;
 
 use redisson_lock::{
-    CodecError, EntryKey, EntryObject, EntryObjectName, EntryObjects, Error, JavaCodec,
-    KeyBytes, PrefixNameMapper,
+    CodecError, EntryKey, EntryObject, EntryObjectName, EntryObjects, Error, JavaCodec, KeyBytes,
+    PrefixNameMapper,
 };
 
 /// The raw name of every kind of handle `map` gives for `key`, in `EntryObject::ALL`'s
@@ -89,7 +89,10 @@ async fn handles_land_on_redissons_names_with_and_without_a_mapper() {
             let bytes = codec.encode(key).unwrap();
             for (object, (name, raw)) in EntryObject::ALL.into_iter().zip(&names) {
                 let entry = EntryObjectName::with_config("orders", &bytes, object, client.config());
-                assert_eq!((name.as_str(), raw.as_str()), (entry.name(), entry.raw_name()));
+                assert_eq!(
+                    (name.as_str(), raw.as_str()),
+                    (entry.name(), entry.raw_name())
+                );
                 assert!(raw.ends_with(&format!(":{object}")), "{raw}");
                 let by_bytes = client.map("orders").entry_name(KeyBytes(&bytes), object);
                 assert_eq!(by_bytes.unwrap(), entry, "pre-encoded bytes, any codec");
@@ -130,7 +133,13 @@ async fn a_key_the_codec_cannot_write_is_a_typed_error() {
     let strings = client.map_with_codec("orders", JavaCodec::String);
     let error = strings.get_lock(1.5).unwrap_err();
     assert!(
-        matches!(error, CodecError::Unsupported { java_class: "java.lang.Double", .. }),
+        matches!(
+            error,
+            CodecError::Unsupported {
+                java_class: "java.lang.Double",
+                ..
+            }
+        ),
         "{error:?}"
     );
     assert!(matches!(Error::from(error), Error::InvalidArgument(_)));
@@ -215,11 +224,19 @@ fn blocking_handles_name_the_same_keys() {
     let lock = map.get_lock("o-1").unwrap();
     assert_eq!(lock.raw_name(), name(EntryObject::Lock).raw_name());
     assert_eq!(
-        client.set("orders").with_codec(JavaCodec::String).get_fair_lock("o-1").unwrap().raw_name(),
+        client
+            .set("orders")
+            .with_codec(JavaCodec::String)
+            .get_fair_lock("o-1")
+            .unwrap()
+            .raw_name(),
         name(EntryObject::FairLock).raw_name()
     );
     assert_eq!(
-        map.get_read_write_lock("o-1").unwrap().write_lock().raw_name(),
+        map.get_read_write_lock("o-1")
+            .unwrap()
+            .write_lock()
+            .raw_name(),
         name(EntryObject::ReadWriteLock).raw_name()
     );
     assert_eq!(
@@ -227,13 +244,18 @@ fn blocking_handles_name_the_same_keys() {
         name(EntryObject::Semaphore).name()
     );
     assert_eq!(
-        map.entry_name("o-1", EntryObject::PermitExpirableSemaphore).unwrap(),
+        map.entry_name("o-1", EntryObject::PermitExpirableSemaphore)
+            .unwrap(),
         name(EntryObject::PermitExpirableSemaphore)
     );
     let latch = map.get_count_down_latch("o-1").unwrap();
     assert!(latch.try_set_count(1).unwrap());
     assert!(latch.is_exists().unwrap());
-    assert!(map.get_permit_expirable_semaphore("o-1").unwrap().try_set_permits(1).unwrap());
+    assert!(map
+        .get_permit_expirable_semaphore("o-1")
+        .unwrap()
+        .try_set_permits(1)
+        .unwrap());
     lock.lock().unwrap();
     assert!(lock.is_held_by_current_thread().unwrap());
     lock.unlock().unwrap();

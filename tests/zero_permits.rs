@@ -21,8 +21,14 @@ async fn zero_permits_take_and_give_nothing_without_io() {
     let none = sem.acquire(0).await.unwrap();
     assert_eq!(none.permits(), 0);
     none.release().await.unwrap();
-    assert_eq!(sem.try_acquire(0).await.unwrap().map(|p| p.permits()), Some(0));
-    let none = sem.try_acquire_for(0, Duration::from_secs(1)).await.unwrap();
+    assert_eq!(
+        sem.try_acquire(0).await.unwrap().map(|p| p.permits()),
+        Some(0)
+    );
+    let none = sem
+        .try_acquire_for(0, Duration::from_secs(1))
+        .await
+        .unwrap();
     drop(none); // a dropped guard of no permits gives nothing back
     sem.release(0).await.unwrap();
     assert!(!sem.release_if_exists(0).await.unwrap());

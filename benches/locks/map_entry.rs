@@ -46,7 +46,10 @@ pub async fn run(bench: &mut Bench) {
     row.ratio = Some(ratio);
     row.ratio_to = "p50 map-entry lock pair / p50 RLock pair (measured interleaved)".into();
     row.set("interleaved_pair_p50_us", json!(round1(mix.entry_p50_us)));
-    row.set("interleaved_rlock_pair_p50_us", json!(round1(mix.rlock_p50_us)));
+    row.set(
+        "interleaved_rlock_pair_p50_us",
+        json!(round1(mix.rlock_p50_us)),
+    );
     row.set("interleaved_ping_p50_us", json!(round1(mix.ping_p50_us)));
     row.set("handle_ns", json!(round1(handle_ns)));
     let vs_row = bench

@@ -460,9 +460,8 @@ impl<R: GroupRule> LockGroup<R> {
         wait: Duration,
         lease: Duration,
     ) -> Result<Option<GroupGuard<R>>> {
-        let guard = self.run(|group| async move {
-            group.try_acquire_with_lease(wait, lease).await
-        })?;
+        let guard =
+            self.run(|group| async move { group.try_acquire_with_lease(wait, lease).await })?;
         Ok(guard.map(|g| self.guard(g)))
     }
 }
@@ -538,9 +537,7 @@ impl<R: GroupRule> GroupGuard<R> {
     /// # Ok(()) }
     /// ```
     pub fn is_lost(&self) -> bool {
-        self.guard
-            .as_ref()
-            .is_none_or(crate::GroupGuard::is_lost)
+        self.guard.as_ref().is_none_or(crate::GroupGuard::is_lost)
     }
 
     /// The owner this guard holds the group as.

@@ -32,10 +32,18 @@ fn about(ms: i64, set_ms: i64) -> bool {
 }
 
 /// Both sides on one semaphore: TTLs set by either side seen by the other.
-async fn semaphore_expiry(java: &JavaClient, client: &redisson_lock::Client, raw: &Raw, name: &str) {
+async fn semaphore_expiry(
+    java: &JavaClient,
+    client: &redisson_lock::Client,
+    raw: &Raw,
+    name: &str,
+) {
     let v = java.version();
     let sem = client.get_semaphore(name);
-    assert!(!java.bool(&format!("objexpire sem {name} 1000")).await, "{v}: missing");
+    assert!(
+        !java.bool(&format!("objexpire sem {name} 1000")).await,
+        "{v}: missing"
+    );
     assert!(!sem.expire(Duration::from_secs(1)).await.unwrap());
     assert_eq!(java.int(&format!("objttl sem {name}")).await, -2, "{v}");
     assert_eq!(sem.remain_time_to_live().await.unwrap(), None);
@@ -43,18 +51,43 @@ async fn semaphore_expiry(java: &JavaClient, client: &redisson_lock::Client, raw
 
     assert!(sem.try_set_permits(3).await.unwrap());
     assert!(java.bool(&format!("objexists sem {name}")).await, "{v}");
-    assert_eq!(java.int(&format!("objttl sem {name}")).await, -1, "{v}: no TTL yet");
-    assert_eq!(sem.remain_time_to_live().await.unwrap(), Some(Duration::MAX));
-    assert!(!java.bool(&format!("objclearexpire sem {name}")).await, "{v}: nothing to clear");
+    assert_eq!(
+        java.int(&format!("objttl sem {name}")).await,
+        -1,
+        "{v}: no TTL yet"
+    );
+    assert_eq!(
+        sem.remain_time_to_live().await.unwrap(),
+        Some(Duration::MAX)
+    );
+    assert!(
+        !java.bool(&format!("objclearexpire sem {name}")).await,
+        "{v}: nothing to clear"
+    );
 
     assert!(sem.expire(Duration::from_secs(60)).await.unwrap());
     let ttl = java.int(&format!("objttl sem {name}")).await;
-    assert!(about(ttl, 60_000), "{v}: Java sees the crate's TTL as {ttl}");
+    assert!(
+        about(ttl, 60_000),
+        "{v}: Java sees the crate's TTL as {ttl}"
+    );
     assert!(java.bool(&format!("objexpire sem {name} 120000")).await);
-    let ours = sem.remain_time_to_live().await.unwrap().unwrap().as_millis() as i64;
-    assert!(about(ours, 120_000), "{v}: the crate sees Java's TTL as {ours}");
+    let ours = sem
+        .remain_time_to_live()
+        .await
+        .unwrap()
+        .unwrap()
+        .as_millis() as i64;
+    assert!(
+        about(ours, 120_000),
+        "{v}: the crate sees Java's TTL as {ours}"
+    );
     assert!(java.bool(&format!("objclearexpire sem {name}")).await);
-    assert_eq!(sem.remain_time_to_live().await.unwrap(), Some(Duration::MAX), "{v}");
+    assert_eq!(
+        sem.remain_time_to_live().await.unwrap(),
+        Some(Duration::MAX),
+        "{v}"
+    );
     assert!(!sem.clear_expire().await.unwrap(), "{v}: Java cleared it");
 
     let at = SystemTime::now() + Duration::from_secs(90);
@@ -67,7 +100,12 @@ async fn semaphore_expiry(java: &JavaClient, client: &redisson_lock::Client, raw
 }
 
 /// The permit-expirable semaphore's two keys expire together whichever side sets it.
-async fn permit_semaphore_expiry(java: &JavaClient, client: &redisson_lock::Client, raw: &Raw, name: &str) {
+async fn permit_semaphore_expiry(
+    java: &JavaClient,
+    client: &redisson_lock::Client,
+    raw: &Raw,
+    name: &str,
+) {
     let v = java.version();
     let timeouts = format!("{{{name}}}:timeout");
     let pes = client.get_permit_expirable_semaphore(name);
@@ -77,26 +115,51 @@ async fn permit_semaphore_expiry(java: &JavaClient, client: &redisson_lock::Clie
     let id = java.call(&format!("pesacquire {name} -1 A")).await;
     assert_eq!(id.len(), 32, "{v}: {id}");
     assert!(exists(raw, &timeouts).await);
-    assert_eq!(java.bool(&format!("objexists pes {name}")).await, pes.is_exists().await.unwrap());
+    assert_eq!(
+        java.bool(&format!("objexists pes {name}")).await,
+        pes.is_exists().await.unwrap()
+    );
 
     assert!(pes.expire(Duration::from_secs(60)).await.unwrap());
     let (count, leases) = (pttl(raw, name).await, pttl(raw, &timeouts).await);
-    assert!(about(count, 60_000) && about(leases, 60_000), "{v}: {count} {leases}");
+    assert!(
+        about(count, 60_000) && about(leases, 60_000),
+        "{v}: {count} {leases}"
+    );
     let ttl = java.int(&format!("objttl pes {name}")).await;
     assert!(about(ttl, 60_000), "{v}: Java sees {ttl}");
 
     assert!(java.bool(&format!("objexpire pes {name} 120000")).await);
     let (count, leases) = (pttl(raw, name).await, pttl(raw, &timeouts).await);
-    assert!(about(count, 120_000) && about(leases, 120_000), "{v}: Java's: {count} {leases}");
-    let ours = pes.remain_time_to_live().await.unwrap().unwrap().as_millis() as i64;
+    assert!(
+        about(count, 120_000) && about(leases, 120_000),
+        "{v}: Java's: {count} {leases}"
+    );
+    let ours = pes
+        .remain_time_to_live()
+        .await
+        .unwrap()
+        .unwrap()
+        .as_millis() as i64;
     assert!(about(ours, 120_000), "{v}: {ours}");
 
     assert!(pes.clear_expire().await.unwrap());
-    assert_eq!((pttl(raw, name).await, pttl(raw, &timeouts).await), (-1, -1), "{v}");
+    assert_eq!(
+        (pttl(raw, name).await, pttl(raw, &timeouts).await),
+        (-1, -1),
+        "{v}"
+    );
     assert_eq!(java.int(&format!("objttl pes {name}")).await, -1);
-    assert!(pes.expire_at(SystemTime::now() + Duration::from_secs(30)).await.unwrap());
+    assert!(pes
+        .expire_at(SystemTime::now() + Duration::from_secs(30))
+        .await
+        .unwrap());
     assert!(java.bool(&format!("objclearexpire pes {name}")).await);
-    assert_eq!((pttl(raw, name).await, pttl(raw, &timeouts).await), (-1, -1), "{v}: Java's");
+    assert_eq!(
+        (pttl(raw, name).await, pttl(raw, &timeouts).await),
+        (-1, -1),
+        "{v}: Java's"
+    );
     java.ok(&format!("pesrelease {name} {id}")).await;
 }
 
@@ -115,7 +178,12 @@ async fn latch_existence(java: &JavaClient, client: &redisson_lock::Client, name
 }
 
 /// 0 permits on both sides, and the token without a wait.
-async fn zero_permits_and_token(java: &JavaClient, client: &redisson_lock::Client, raw: &Raw, name: &str) {
+async fn zero_permits_and_token(
+    java: &JavaClient,
+    client: &redisson_lock::Client,
+    raw: &Raw,
+    name: &str,
+) {
     let v = java.version();
     java.ok(&format!("semacquire {name} 0 A")).await;
     assert!(java.bool(&format!("semtryacquire {name} 0 -1 A")).await);
@@ -129,27 +197,51 @@ async fn zero_permits_and_token(java: &JavaClient, client: &redisson_lock::Clien
     if v == Version::V4_7_0 {
         assert!(!java.bool(&format!("semreleaseifexists {name} 0")).await);
         assert!(!sem.release_if_exists(0).await.unwrap());
-        let answer = java.call(&format!("pestryacquiremany {pes} 0 0 -1 A")).await;
+        let answer = java
+            .call(&format!("pestryacquiremany {pes} 0 0 -1 A"))
+            .await;
         assert_eq!(answer, "empty");
         let sem = client.get_permit_expirable_semaphore(&pes);
-        assert!(sem.try_acquire_many(0, Duration::ZERO, None).await.unwrap().is_empty());
+        assert!(sem
+            .try_acquire_many(0, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .is_empty());
         assert!(sem.acquire_many(0, None).await.unwrap().is_empty());
         // Java's `acquire(0)` waits (on its own thread, never answered).
         let stuck = java.spawn(&format!("pesacquiremany {pes} 0 -1 Z")).await;
-        assert_eq!(stuck.wait(Duration::from_millis(500)).await, None, "Java's acquire(0) returned");
+        assert_eq!(
+            stuck.wait(Duration::from_millis(500)).await,
+            None,
+            "Java's acquire(0) returned"
+        );
     }
 
     // Java's tryLockAndGetToken() (no wait) blocks while the crate holds the lock.
     let fenced = client.get_fenced_lock(format!("{name}-fenced"));
     let token = fenced.lock_and_get_token().await.unwrap();
-    let java_try = java.spawn(&format!("fencedtrylock {name}-fenced -1 -1 Y")).await;
-    assert_eq!(java_try.wait(Duration::from_millis(500)).await, None, "{v}: no wait");
+    let java_try = java
+        .spawn(&format!("fencedtrylock {name}-fenced -1 -1 Y"))
+        .await;
+    assert_eq!(
+        java_try.wait(Duration::from_millis(500)).await,
+        None,
+        "{v}: no wait"
+    );
     let other = client.get_fenced_lock(format!("{name}-fenced"));
     let none = tokio::spawn(async move { other.try_lock_and_get_token_for(Duration::ZERO).await });
-    assert_eq!(none.await.unwrap().unwrap(), None, "the crate's one attempt");
+    assert_eq!(
+        none.await.unwrap().unwrap(),
+        None,
+        "the crate's one attempt"
+    );
     fenced.unlock().await.unwrap();
     let answer = java_try.answer(Duration::from_secs(10)).await;
-    assert_eq!(answer, (token + 1).to_string(), "{v}: Java's token after the crate's");
+    assert_eq!(
+        answer,
+        (token + 1).to_string(),
+        "{v}: Java's token after the crate's"
+    );
     java.ok(&format!("unlock {name}-fenced Y")).await;
 }
 
@@ -176,7 +268,10 @@ async fn expiry_existence_and_zero_permits_beside_java() {
         check_version(&old, &client, &raw),
         check_version(&new, &client, &raw)
     );
-    eprintln!("expiry beside Redisson 3.23.3 and 4.7.0: agreed ({:?})", started.elapsed());
+    eprintln!(
+        "expiry beside Redisson 3.23.3 and 4.7.0: agreed ({:?})",
+        started.elapsed()
+    );
     let _: i64 = raw.del("x3-sem").await.unwrap();
     client.shutdown().await.unwrap();
 }

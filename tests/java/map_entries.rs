@@ -50,15 +50,32 @@ fn handle_raw_name(map: &EntryObjects, object: EntryObject) -> String {
 
 /// Every object's key as Java names it (`mapobj` / `setobj`) against the crate's handle;
 /// the number of names compared.
-async fn names_agree(java: &JavaClient, plain: &LockClient, mapped: &LockClient, map: &str) -> usize {
+async fn names_agree(
+    java: &JavaClient,
+    plain: &LockClient,
+    mapped: &LockClient,
+    map: &str,
+) -> usize {
     let mut compared = 0;
     let mut cases: Vec<(String, EntryObjects)> = vec![
-        (format!("mapobj {map}"), plain.map_with_codec(map, JavaCodec::String)),
-        (format!("setobj {map}"), plain.set_with_codec(map, JavaCodec::String)),
+        (
+            format!("mapobj {map}"),
+            plain.map_with_codec(map, JavaCodec::String),
+        ),
+        (
+            format!("setobj {map}"),
+            plain.set_with_codec(map, JavaCodec::String),
+        ),
     ];
     if java.version() == Version::V4_7_0 {
-        cases.push((format!("mapobj {ALIAS}/{map}"), mapped.map_with_codec(map, JavaCodec::String)));
-        cases.push((format!("setobj {ALIAS}/{map}"), mapped.set_with_codec(map, JavaCodec::String)));
+        cases.push((
+            format!("mapobj {ALIAS}/{map}"),
+            mapped.map_with_codec(map, JavaCodec::String),
+        ));
+        cases.push((
+            format!("setobj {ALIAS}/{map}"),
+            mapped.set_with_codec(map, JavaCodec::String),
+        ));
     }
     for (verb, entries) in &cases {
         for object in EntryObject::ALL {
@@ -116,9 +133,11 @@ impl EntryLock {
         };
         let raw = match kind {
             Kind::Fair => entries.get_fair_lock(KEY).unwrap().raw_name().to_owned(),
-            Kind::Read | Kind::Write => {
-                entries.get_read_write_lock(KEY).unwrap().raw_name().to_owned()
-            }
+            Kind::Read | Kind::Write => entries
+                .get_read_write_lock(KEY)
+                .unwrap()
+                .raw_name()
+                .to_owned(),
             _ => entries.get_lock(KEY).unwrap().raw_name().to_owned(),
         };
         EntryLock {
@@ -135,7 +154,13 @@ impl EntryLock {
 
 /// Java holds and the crate's waiter is woken by Java's unlock; the crate holds (the
 /// same raw state) and Java's waiter is woken by the crate's unlock; nothing is left.
-async fn entry_lock_cross(topo: &Topo, java: &JavaClient, client: &LockClient, e: &EntryLock, what: &str) {
+async fn entry_lock_cross(
+    topo: &Topo,
+    java: &JavaClient,
+    client: &LockClient,
+    e: &EntryLock,
+    what: &str,
+) {
     let what = format!("Redisson {} {what}", java.version());
     let lease = LEASE.as_millis();
     java.ok(&format!("lock {} {lease} A", e.java_holder)).await;
@@ -148,14 +173,21 @@ async fn entry_lock_cross(topo: &Topo, java: &JavaClient, client: &LockClient, e
     );
     assert!(!e.contender.try_lock().await.unwrap(), "{what}: both hold");
 
-    let channel = e.kind.contender().channel(&e.raw, &format!("{}:2", client.id())).unwrap();
+    let channel = e
+        .kind
+        .contender()
+        .channel(&e.raw, &format!("{}:2", client.id()))
+        .unwrap();
     let before = topo.quiet(&channel).await;
     let waiting = {
         let contender = e.contender.clone();
         tokio::spawn(async move { contender.lock_with_lease(LEASE).await.unwrap() })
     };
     topo.await_listener(&channel, before, &what).await;
-    assert!(!waiting.is_finished(), "{what}: the crate took what Java holds");
+    assert!(
+        !waiting.is_finished(),
+        "{what}: the crate took what Java holds"
+    );
     java.ok(&format!("unlock {} A", e.java_holder)).await;
     tokio::time::timeout(WAKE_LIMIT, waiting)
         .await
@@ -164,18 +196,34 @@ async fn entry_lock_cross(topo: &Topo, java: &JavaClient, client: &LockClient, e
     e.contender.unlock().await.unwrap();
 
     e.holder.lock_with_lease(LEASE).await.unwrap();
-    let crate_state = topo.snapshot(&e.raw, &[&format!("{}:1", client.id())]).await;
-    assert_eq!(crate_state, java_state, "{what}: raw state (left: the crate's, right: Java's)");
+    let crate_state = topo
+        .snapshot(&e.raw, &[&format!("{}:1", client.id())])
+        .await;
+    assert_eq!(
+        crate_state, java_state,
+        "{what}: raw state (left: the crate's, right: Java's)"
+    );
     let java_b = java_field(java, "B", e.alias).await;
     let channel = e.kind.contender().channel(&e.raw, &java_b).unwrap();
     let before = topo.quiet(&channel).await;
-    let pending = java.spawn(&format!("lock {} {lease} B", e.java_contender)).await;
+    let pending = java
+        .spawn(&format!("lock {} {lease} B", e.java_contender))
+        .await;
     topo.await_listener(&channel, before, &what).await;
-    assert_eq!(pending.poll().await, None, "{what}: Java took what the crate holds");
+    assert_eq!(
+        pending.poll().await,
+        None,
+        "{what}: Java took what the crate holds"
+    );
     let released = Instant::now();
     e.holder.unlock().await.unwrap();
     let answer = pending.wait(WAKE_LIMIT).await;
-    assert_eq!(answer.as_deref(), Some("OK"), "{what}: Java's waiter after {:?}", released.elapsed());
+    assert_eq!(
+        answer.as_deref(),
+        Some("OK"),
+        "{what}: Java's waiter after {:?}",
+        released.elapsed()
+    );
     java.ok(&format!("unlock {} B", e.java_contender)).await;
     let left = topo.snapshot(&e.raw, &[]).await;
     assert!(left.is_empty(), "{what}: left behind: {left:?}");
@@ -186,11 +234,21 @@ async fn entry_lock_cross(topo: &Topo, java: &JavaClient, client: &LockClient, e
 async fn semaphore_cross(topo: &Topo, java: &JavaClient, client: &LockClient, map: &str) {
     let what = format!("Redisson {} entry semaphore", java.version());
     let java_name = format!("mapkey:{map}={KEY}");
-    let sem = client.map_with_codec(map, JavaCodec::String).get_semaphore(KEY).unwrap();
+    let sem = client
+        .map_with_codec(map, JavaCodec::String)
+        .get_semaphore(KEY)
+        .unwrap();
     let channel = format!("redisson_sc:{}", sem.raw_name());
     assert!(java.bool(&format!("semset {java_name} 0")).await, "{what}");
-    assert_eq!(topo.get(sem.raw_name()).await.as_deref(), Some("0"), "{what}");
-    assert!(!sem.try_set_permits(5).await.unwrap(), "{what}: Java set it");
+    assert_eq!(
+        topo.get(sem.raw_name()).await.as_deref(),
+        Some("0"),
+        "{what}"
+    );
+    assert!(
+        !sem.try_set_permits(5).await.unwrap(),
+        "{what}: Java set it"
+    );
 
     let before = topo.quiet(&channel).await;
     let waiting = {
@@ -201,31 +259,81 @@ async fn semaphore_cross(topo: &Topo, java: &JavaClient, client: &LockClient, ma
     assert!(!waiting.is_finished(), "{what}: a permit out of nothing");
     java.ok(&format!("semrelease {java_name} 1")).await;
     let taken = tokio::time::timeout(WAKE_LIMIT, waiting).await;
-    assert_eq!(taken.expect("Java's release wakes the crate").unwrap(), 1, "{what}");
+    assert_eq!(
+        taken.expect("Java's release wakes the crate").unwrap(),
+        1,
+        "{what}"
+    );
 
     let before = topo.quiet(&channel).await;
     let pending = java.spawn(&format!("semacquire {java_name} 1 A")).await;
     topo.await_listener(&channel, before, &what).await;
-    assert_eq!(pending.poll().await, None, "{what}: Java took a permit out of nothing");
+    assert_eq!(
+        pending.poll().await,
+        None,
+        "{what}: Java took a permit out of nothing"
+    );
     sem.release(1).await.unwrap();
-    assert_eq!(pending.wait(WAKE_LIMIT).await.as_deref(), Some("OK"), "{what}");
+    assert_eq!(
+        pending.wait(WAKE_LIMIT).await.as_deref(),
+        Some("OK"),
+        "{what}"
+    );
     assert_eq!(sem.available_permits().await.unwrap(), 0, "{what}");
     assert!(sem.delete().await.unwrap());
 }
 
 /// Every check of one version on a single server; `map` is this version's own.
-async fn single_server_checks(topo: &Topo, java: &JavaClient, plain: &LockClient, mapped: &LockClient, map: &str) -> usize {
+async fn single_server_checks(
+    topo: &Topo,
+    java: &JavaClient,
+    plain: &LockClient,
+    mapped: &LockClient,
+    map: &str,
+) -> usize {
     let names = names_agree(java, plain, mapped, map).await;
     let strings = plain.map_with_codec(map, JavaCodec::String);
     let set = plain.set_with_codec(map, JavaCodec::String);
-    entry_lock_cross(topo, java, plain, &EntryLock::new(Kind::Reentrant, &strings, None), "map entry lock").await;
-    entry_lock_cross(topo, java, plain, &EntryLock::new(Kind::Reentrant, &set, None), "set value lock").await;
-    entry_lock_cross(topo, java, plain, &EntryLock::new(Kind::Fair, &strings, None), "map entry fair lock").await;
-    entry_lock_cross(topo, java, plain, &EntryLock::new(Kind::Write, &strings, None), "map entry write lock (a reader waits)").await;
+    entry_lock_cross(
+        topo,
+        java,
+        plain,
+        &EntryLock::new(Kind::Reentrant, &strings, None),
+        "map entry lock",
+    )
+    .await;
+    entry_lock_cross(
+        topo,
+        java,
+        plain,
+        &EntryLock::new(Kind::Reentrant, &set, None),
+        "set value lock",
+    )
+    .await;
+    entry_lock_cross(
+        topo,
+        java,
+        plain,
+        &EntryLock::new(Kind::Fair, &strings, None),
+        "map entry fair lock",
+    )
+    .await;
+    entry_lock_cross(
+        topo,
+        java,
+        plain,
+        &EntryLock::new(Kind::Write, &strings, None),
+        "map entry write lock (a reader waits)",
+    )
+    .await;
     if java.version() == Version::V4_7_0 {
         let mapped_map = mapped.map_with_codec(map, JavaCodec::String);
         let lock = EntryLock::new(Kind::Reentrant, &mapped_map, Some(ALIAS));
-        assert!(lock.raw.starts_with(&format!("{PREFIX}{{{PREFIX}{map}}}:")), "{}", lock.raw);
+        assert!(
+            lock.raw.starts_with(&format!("{PREFIX}{{{PREFIX}{map}}}:")),
+            "{}",
+            lock.raw
+        );
         entry_lock_cross(topo, java, mapped, &lock, "map entry lock, name mapper").await;
     }
     semaphore_cross(topo, java, plain, map).await;
@@ -235,8 +343,12 @@ async fn single_server_checks(topo: &Topo, java: &JavaClient, plain: &LockClient
     assert!(java.bool(&format!("pesset mapkey:{map}={KEY} 2")).await);
     assert_eq!(pes.available_permits().await.unwrap(), 2);
     let id = pes.acquire(None).await.unwrap();
-    assert_eq!(java.int(&format!("pesacquired mapkey:{map}={KEY}")).await, 1);
-    java.ok(&format!("pesrelease mapkey:{map}={KEY} {id}")).await;
+    assert_eq!(
+        java.int(&format!("pesacquired mapkey:{map}={KEY}")).await,
+        1
+    );
+    java.ok(&format!("pesrelease mapkey:{map}={KEY} {id}"))
+        .await;
     assert_eq!(pes.acquired_permits().await.unwrap(), 0);
     let latch = strings.get_count_down_latch(KEY).unwrap();
     assert!(latch.try_set_count(2).await.unwrap());
@@ -275,7 +387,13 @@ async fn map_entries_beside_java_on_a_single_server() {
 /// On a cluster: the entry's keys and channels in the map's slot, the names, a lock both
 /// ways (plain and, on 4.7.0, mapped), the semaphore both ways, and the latch refused on
 /// both sides.
-async fn cluster_checks(topo: &Topo, java: &JavaClient, plain: &LockClient, mapped: &LockClient, map: &str) {
+async fn cluster_checks(
+    topo: &Topo,
+    java: &JavaClient,
+    plain: &LockClient,
+    mapped: &LockClient,
+    map: &str,
+) {
     let what = format!("Redisson {} cluster", java.version());
     for (client, map_raw) in [(plain, map.to_owned()), (mapped, format!("{PREFIX}{map}"))] {
         let entries = client.map_with_codec(map, JavaCodec::String);
@@ -292,26 +410,50 @@ async fn cluster_checks(topo: &Topo, java: &JavaClient, plain: &LockClient, mapp
             format!("redisson_sc:{}", sem.raw_name()),
             format!("{}:timeout", pes.raw_name()),
         ] {
-            assert_eq!(redis_keyslot(key.as_bytes()), slot, "{what}: {key} is not in {map_raw}'s slot");
+            assert_eq!(
+                redis_keyslot(key.as_bytes()),
+                slot,
+                "{what}: {key} is not in {map_raw}'s slot"
+            );
         }
     }
     names_agree(java, plain, mapped, map).await;
     let strings = plain.map_with_codec(map, JavaCodec::String);
-    entry_lock_cross(topo, java, plain, &EntryLock::new(Kind::Reentrant, &strings, None), "cluster map entry lock").await;
+    entry_lock_cross(
+        topo,
+        java,
+        plain,
+        &EntryLock::new(Kind::Reentrant, &strings, None),
+        "cluster map entry lock",
+    )
+    .await;
     if java.version() == Version::V4_7_0 {
         let mapped_map = mapped.map_with_codec(map, JavaCodec::String);
         let lock = EntryLock::new(Kind::Reentrant, &mapped_map, Some(ALIAS));
-        entry_lock_cross(topo, java, mapped, &lock, "cluster map entry lock, name mapper").await;
+        entry_lock_cross(
+            topo,
+            java,
+            mapped,
+            &lock,
+            "cluster map entry lock, name mapper",
+        )
+        .await;
     }
     semaphore_cross(topo, java, plain, map).await;
 
     // The latch's channel wraps its braced name again: another slot. Java fails on the
     // server, the crate before any I/O.
     let answer = java.call(&format!("latchset mapkey:{map}={KEY} 1")).await;
-    assert!(answer.starts_with("ERR") && answer.contains("CROSSSLOT"), "{what}: Java's latch: {answer}");
+    assert!(
+        answer.starts_with("ERR") && answer.contains("CROSSSLOT"),
+        "{what}: Java's latch: {answer}"
+    );
     let latch = strings.get_count_down_latch(KEY).unwrap();
     let refused = latch.try_set_count(1).await;
-    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{what}: {refused:?}");
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument(_))),
+        "{what}: {refused:?}"
+    );
     assert!(latch.count_down().await.is_err() && latch.is_exists().await.is_err());
 }
 
