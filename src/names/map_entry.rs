@@ -125,7 +125,7 @@ impl std::fmt::Display for EntryObject {
 ///   it to a client that has a name mapper: it would be mapped a third time.
 ///
 /// Without a mapper the two are equal. Use [`EntryObjectName::with_config`] with the
-/// client's own [`Config`] so that the mapper here is the client's.
+/// client's own [`Config`](crate::Config) so that the mapper here is the client's.
 ///
 /// # Examples
 /// ```

@@ -148,12 +148,12 @@ impl Semaphore {
         Ok(())
     }
 
-    /// The checks of [`check`](Semaphore::check); then `Some(guard)` of no permits when
-    /// `permits` is 0, which Redisson answers at once without I/O (`acquire(0)` returns,
-    /// `tryAcquire(0)` is `true`).
-    fn check_permits(&self, permits: u32) -> Result<Option<SemaphorePermits>> {
+    /// The checks of [`check`](Semaphore::check); then whether `permits` is 0, which
+    /// Redisson answers at once without I/O (`acquire(0)` returns, `tryAcquire(0)` is
+    /// `true`, `release(0)` does nothing).
+    fn no_permits(&self, permits: u32) -> Result<bool> {
         self.check()?;
-        Ok((permits == 0).then(|| SemaphorePermits::new(self.clone(), 0)))
+        Ok(permits == 0)
     }
 
     /// The name as a metrics label, when the configuration opts in.
@@ -252,8 +252,8 @@ impl Semaphore {
     /// ```
     #[tracing::instrument(name = "redisson_lock.semaphore.acquire", skip(self), fields(semaphore = %self.name))]
     pub async fn acquire(&self, permits: u32) -> Result<SemaphorePermits> {
-        if let Some(none) = self.check_permits(permits)? {
-            return Ok(none);
+        if self.no_permits(permits)? {
+            return Ok(SemaphorePermits::new(self.clone(), 0));
         }
         match self.timed(self.acquire_until(permits, None)).await? {
             true => Ok(SemaphorePermits::new(self.clone(), permits)),
@@ -282,8 +282,8 @@ impl Semaphore {
     /// ```
     #[tracing::instrument(name = "redisson_lock.semaphore.try_acquire", skip(self), fields(semaphore = %self.name))]
     pub async fn try_acquire(&self, permits: u32) -> Result<Option<SemaphorePermits>> {
-        if let Some(none) = self.check_permits(permits)? {
-            return Ok(Some(none));
+        if self.no_permits(permits)? {
+            return Ok(Some(SemaphorePermits::new(self.clone(), 0)));
         }
         let taken = self
             .timed(async {
@@ -324,8 +324,8 @@ impl Semaphore {
         permits: u32,
         wait: Duration,
     ) -> Result<Option<SemaphorePermits>> {
-        if let Some(none) = self.check_permits(permits)? {
-            return Ok(Some(none));
+        if self.no_permits(permits)? {
+            return Ok(Some(SemaphorePermits::new(self.clone(), 0)));
         }
         let deadline = Instant::now().checked_add(wait);
         let taken = self.timed(self.acquire_until(permits, deadline)).await?;
@@ -369,10 +369,16 @@ impl Semaphore {
     /// ```
     #[tracing::instrument(name = "redisson_lock.semaphore.release", skip(self), fields(semaphore = %self.name))]
     pub async fn release(&self, permits: u32) -> Result<()> {
-        if self.check_permits(permits)?.is_some() {
+        if self.no_permits(permits)? {
             return Ok(());
         }
-        let result = self.release_script(permits, false).await.map(|_| ());
+        // The release script's future is boxed: unboxed, it nests so deep that a caller's
+        // `async fn` awaiting an acquire and then a release exceeded rustc's default query
+        // depth (128) when its layout was computed (`queries overflow the depth limit!`, seen
+        // in this type's doc examples); one allocation per release cuts that chain.
+        let result = Box::pin(self.release_script(permits, false))
+            .await
+            .map(|_| ());
         self.record_release(&result);
         result
     }
@@ -397,10 +403,10 @@ impl Semaphore {
     /// ```
     #[tracing::instrument(name = "redisson_lock.semaphore.release", skip(self), fields(semaphore = %self.name))]
     pub async fn release_if_exists(&self, permits: u32) -> Result<bool> {
-        if self.check_permits(permits)?.is_some() {
+        if self.no_permits(permits)? {
             return Ok(false);
         }
-        let result = self.release_script(permits, true).await;
+        let result = Box::pin(self.release_script(permits, true)).await;
         self.record_release(&result);
         result
     }
