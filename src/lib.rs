@@ -16,6 +16,8 @@
 //! * [`codec`]: the bytes Java Redisson's codecs write for a map key or set value
 //!   ([`JavaCodec`]), and [`EntryObjectName`], the names of a map key's lock, semaphore and
 //!   latch (`RMap#getLock(key)`, ...).
+//! * [`EntryObjects`] ([`Client::map`], [`Client::set`]): those objects as handles, Java's
+//!   `map.getLock(key)` in Rust.
 //! * [`fencing`]: fencing tokens on the resource side: [`FencedWriter`] for fenced writes to
 //!   Redis data, [`FencingGate`] for anything else; a write with an older token than the
 //!   resource has seen is refused.
@@ -79,6 +81,7 @@ mod client;
 pub mod codec;
 mod connection;
 mod engine;
+mod entries;
 mod error;
 pub mod fencing;
 mod hold;
@@ -102,6 +105,7 @@ pub use connection::config::{LockSettings, Settings, TlsFiles};
 pub use connection::config::{RedissonFile, RedissonTopology};
 pub use connection::secrets::redacted_url;
 pub use connection::tls::{ClusterTlsNames, TlsBackend, TlsOptions};
+pub use entries::{EntryKey, EntryObjects, KeyBytes};
 pub use error::{Error, RedissonFileError, Result};
 pub use fencing::{FencedWriter, FencingGate};
 pub use hold::state::HoldState;
@@ -251,6 +255,10 @@ pub mod lua {
     pub const SEMAPHORE_DRAIN_PERMITS: &str =
         crate::synchronizers::semaphore::SEMAPHORE_DRAIN_PERMITS;
 
+    /// `lua/expire_keys.lua` (`expire`, `expire_at`, `clear_expire` of a semaphore or a
+    /// permit-expirable semaphore: every key of the object in one step).
+    pub const EXPIRE_KEYS: &str = crate::synchronizers::expiry::EXPIRE_KEYS;
+
     /// Every script above.
     pub const ALL: &[&str] = &[
         LOCK_HANDOFF,
@@ -306,6 +314,7 @@ pub mod lua {
         SEMAPHORE_TRY_SET_PERMITS,
         SEMAPHORE_ADD_PERMITS,
         SEMAPHORE_DRAIN_PERMITS,
+        EXPIRE_KEYS,
     ];
 }
 
@@ -359,6 +368,7 @@ mod bounds {
         send(&latch.count_down());
         send(&latch.get_count());
         send(&latch.delete());
+        send(&latch.is_exists());
         send(&latch.wait());
         send(&latch.wait_for(std::time::Duration::from_secs(1)));
         send(&latch.count_down_and_wait());
@@ -374,6 +384,9 @@ mod bounds {
         send(&sem.acquire_kept());
         send(&sem.try_release(id));
         send(&sem.available_permits());
+        send(&sem.expire(std::time::Duration::from_secs(1)));
+        send(&sem.clear_expire());
+        send(&sem.remain_time_to_live());
         send(&permit.at_risk());
         send(&permit.release());
     }

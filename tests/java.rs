@@ -19,6 +19,8 @@
 //! | `sentinel`, `cluster` | every kind on a Sentinel set and a Redis 7 cluster, and a failover with Java in the fleet |
 //! | `fleet_share` | the fleet race: the crate's share of a hot lock beside two JVMs, per topology |
 //! | `codec` | Java's codec bytes and per-key object names |
+//! | `map_entries` | map entries' and set values' locks, semaphores and latches (`Client::map`), single server and cluster |
+//! | `expiry` | the synchronizers' expiry and existence (`RExpirable`), and 0 permits |
 //! | `config` | `redisson.yaml` files read by real Redisson and by the crate |
 
 mod support;
@@ -29,10 +31,14 @@ mod cluster;
 mod codec;
 #[path = "java/config.rs"]
 mod config;
+#[path = "java/expiry.rs"]
+mod expiry;
 #[path = "java/fleet_share.rs"]
 mod fleet_share;
 #[path = "java/locks.rs"]
 mod locks;
+#[path = "java/map_entries.rs"]
+mod map_entries;
 #[path = "java/name_mapper.rs"]
 mod name_mapper;
 #[path = "java/sentinel.rs"]

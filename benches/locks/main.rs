@@ -60,6 +60,9 @@
 //!   fleet of three Java processes in the same sitting: the crate's share of the
 //!   acquisitions when the first process finished, and the rate against the Java-only
 //!   fleet's (`BENCH_SHARE_RUNS` races, 3 by default; needs the real-Java drivers).
+//! * `map_entry_uncontended_1` (`map_entry`): `uncontended_1`'s pair on a map entry's lock
+//!   (`client.map(..).get_lock(key)`), against an RLock pair timed in rotation, and
+//!   `handle_ns` (making the handle: encoding, hash, name).
 //! * `pes_uncontended_1`: a permit-expirable semaphore's `acquire(None)` + `release(id)`
 //!   pair on one task, against the two-round-trip floor (the same two scripts sent
 //!   without the crate) and a PING, timed in rotation.
@@ -103,6 +106,7 @@ mod fleet;
 mod java;
 mod latch;
 mod limits;
+mod map_entry;
 mod measure;
 mod multi;
 mod permits;
@@ -173,6 +177,7 @@ fn known_scenarios() -> Vec<&'static str> {
         watchdog::SCENARIOS,
         reentrant::SCENARIOS,
         fenced::SCENARIOS,
+        map_entry::SCENARIOS,
         fair::SCENARIOS,
         spin::SCENARIOS,
         read_write::SCENARIOS,
@@ -245,6 +250,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     // any (before/after comparisons); then one module per kind.
     reentrant::run(&mut bench).await;
     fenced::run(&mut bench).await;
+    map_entry::run(&mut bench).await;
     fair::run(&mut bench).await;
     spin::run(&mut bench).await;
     read_write::run(&mut bench).await;

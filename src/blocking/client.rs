@@ -343,6 +343,87 @@ impl Client {
         }
     }
 
+    /// The per-key locks, semaphores and latches of the Java map `name`, keys encoded with
+    /// Redisson's default codec `Kryo5Codec` (see [`crate::Client::map`]). No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getMap(String name)`, then `getLock(key)` and its siblings
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.map("orders").get_lock("o-1")?;
+    /// lock.lock()?;
+    /// lock.unlock()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn map(&self, name: impl Into<String>) -> super::EntryObjects {
+        self.entries(self.shared.client.map(name))
+    }
+
+    /// [`Client::map`] for a map whose keys Java encodes with `codec`. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getMap(String name, Codec codec)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// use redisson_lock::JavaCodec;
+    /// let lock = client.map_with_codec("orders", JavaCodec::String).get_lock("o-1")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn map_with_codec(
+        &self,
+        name: impl Into<String>,
+        codec: crate::JavaCodec,
+    ) -> super::EntryObjects {
+        self.entries(self.shared.client.map_with_codec(name, codec))
+    }
+
+    /// The per-value objects of the Java set `name` (`Kryo5Codec`; see
+    /// [`crate::Client::set`]). No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getSet(String name)`, then `getLock(value)` and its siblings
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// let lock = client.set("tags").get_lock("rust")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set(&self, name: impl Into<String>) -> super::EntryObjects {
+        self.entries(self.shared.client.set(name))
+    }
+
+    /// [`Client::set`] for a set whose values Java encodes with `codec`. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getSet(String name, Codec codec)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// use redisson_lock::JavaCodec;
+    /// let lock = client.set_with_codec("tags", JavaCodec::String).get_lock("rust")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_with_codec(
+        &self,
+        name: impl Into<String>,
+        codec: crate::JavaCodec,
+    ) -> super::EntryObjects {
+        self.entries(self.shared.client.set_with_codec(name, codec))
+    }
+
+    fn entries(&self, inner: crate::EntryObjects) -> super::EntryObjects {
+        super::EntryObjects {
+            shared: self.shared.clone(),
+            inner,
+        }
+    }
+
     /// Shuts the client down and stops its runtime: dropped guards' unlocks still in
     /// flight are finished, waiters in other threads get [`Error::Shutdown`], the
     /// connections close, and the runtime's threads end before this returns (each step

@@ -138,6 +138,21 @@ impl CountDownLatch {
         self.run(|latch| async move { latch.delete().await })
     }
 
+    /// Whether the latch's count key exists; see [`crate::CountDownLatch::is_exists`].
+    ///
+    /// # Errors
+    /// As the async method.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+    /// let there = client.get_count_down_latch("jobs").is_exists()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn is_exists(&self) -> Result<bool> {
+        self.run(|latch| async move { latch.is_exists().await })
+    }
+
     /// Blocks until the latch is open; see [`crate::CountDownLatch::wait`].
     ///
     /// # Errors

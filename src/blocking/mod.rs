@@ -11,6 +11,10 @@
 //!   [`NonReentrantFairLock`]), and [`ReadWriteLock`] for the read-write pair.
 //! * [`LockGuard<K>`]: one hold, released when dropped (also while a panic unwinds).
 //! * [`CountDownLatch`]: Redisson's `RCountDownLatch`.
+//! * [`MultiLock`], [`RedLock`] ([`LockGroup`]): Redisson's `RedissonMultiLock` and
+//!   `RedissonRedLock` over blocking locks, with [`GroupGuard`].
+//! * [`EntryObjects`] ([`Client::map`], [`Client::set`]): the locks, semaphores and latches
+//!   of a Java map's keys (`map.getLock(key)`).
 //!
 //! The locks are the async locks underneath: same scripts, same keys, same watchdog. A
 //! blocking client, an async [`crate::Client`] and a Java Redisson client contend for one
@@ -100,7 +104,9 @@
 //! [`LockOwner::current_thread`]: crate::LockOwner::current_thread
 
 mod client;
+mod entries;
 mod forward;
+mod group;
 mod guards;
 mod latch;
 mod lock;
@@ -115,6 +121,8 @@ use crate::lock::{
 };
 
 pub use client::Client;
+pub use entries::EntryObjects;
+pub use group::{AnyLock, GroupGuard, LockGroup, MultiLock, MultiLockGuard, RedLock, RedLockGuard};
 pub use guards::LockGuard;
 pub use latch::CountDownLatch;
 pub use lock::{Lock, ReadWriteLock};
@@ -174,5 +182,8 @@ mod tests {
         send_sync::<LockGuard>();
         send_sync::<LockGuard<Fenced>>();
         send_sync::<CountDownLatch>();
+        send_sync::<MultiLock>();
+        send_sync::<MultiLockGuard>();
+        send_sync::<EntryObjects>();
     }
 }

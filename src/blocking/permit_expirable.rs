@@ -247,6 +247,74 @@ impl PermitExpirableSemaphore {
         /// # Ok(()) }
         /// ```
         pub fn delete(&self) -> Result<bool>;
+
+        /// See [`crate::PermitExpirableSemaphore::expire`]: both keys together.
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let sem = client.get_permit_expirable_semaphore("jobs");
+        /// sem.expire(std::time::Duration::from_secs(3600))?;
+        /// # Ok(()) }
+        /// ```
+        pub fn expire(&self, ttl: Duration) -> Result<bool>;
+
+        /// See [`crate::PermitExpirableSemaphore::expire_at`].
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// use std::time::{Duration, SystemTime};
+        /// let sem = client.get_permit_expirable_semaphore("jobs");
+        /// sem.expire_at(SystemTime::now() + Duration::from_secs(60))?;
+        /// # Ok(()) }
+        /// ```
+        pub fn expire_at(&self, at: std::time::SystemTime) -> Result<bool>;
+
+        /// See [`crate::PermitExpirableSemaphore::clear_expire`].
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// client.get_permit_expirable_semaphore("jobs").clear_expire()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn clear_expire(&self) -> Result<bool>;
+
+        /// See [`crate::PermitExpirableSemaphore::remain_time_to_live`].
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let ttl = client.get_permit_expirable_semaphore("jobs").remain_time_to_live()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn remain_time_to_live(&self) -> Result<Option<Duration>>;
+
+        /// See [`crate::PermitExpirableSemaphore::is_exists`].
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let there = client.get_permit_expirable_semaphore("jobs").is_exists()?;
+        /// # Ok(()) }
+        /// ```
+        pub fn is_exists(&self) -> Result<bool>;
     }
 
     /// See [`crate::PermitExpirableSemaphore::try_release_many`].

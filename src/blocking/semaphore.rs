@@ -212,6 +212,67 @@ impl Semaphore {
     pub fn delete(&self) -> Result<bool> {
         self.run(|s| async move { s.delete().await })
     }
+
+    /// See [`crate::Semaphore::expire`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// semaphore.expire(std::time::Duration::from_secs(3600))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn expire(&self, ttl: Duration) -> Result<bool> {
+        self.run(|s| async move { s.expire(ttl).await })
+    }
+
+    /// See [`crate::Semaphore::expire_at`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// use std::time::{Duration, SystemTime};
+    /// semaphore.expire_at(SystemTime::now() + Duration::from_secs(60))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn expire_at(&self, at: std::time::SystemTime) -> Result<bool> {
+        self.run(|s| async move { s.expire_at(at).await })
+    }
+
+    /// See [`crate::Semaphore::clear_expire`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// semaphore.clear_expire()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn clear_expire(&self) -> Result<bool> {
+        self.run(|s| async move { s.clear_expire().await })
+    }
+
+    /// See [`crate::Semaphore::remain_time_to_live`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// println!("{:?}", semaphore.remain_time_to_live()?);
+    /// # Ok(()) }
+    /// ```
+    pub fn remain_time_to_live(&self) -> Result<Option<Duration>> {
+        self.run(|s| async move { s.remain_time_to_live().await })
+    }
+
+    /// See [`crate::Semaphore::is_exists`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// println!("{}", semaphore.is_exists()?);
+    /// # Ok(()) }
+    /// ```
+    pub fn is_exists(&self) -> Result<bool> {
+        self.run(|s| async move { s.is_exists().await })
+    }
 }
 
 /// Permits taken from a blocking [`Semaphore`], given back when dropped (also while a

@@ -178,6 +178,11 @@ impl Lock<Fenced> {
     /// Like [`Lock::try_lock_for`] (watchdog mode): `Some(token)` when taken within `wait`.
     /// A zero `wait` is a single attempt.
     ///
+    /// Redisson's no-argument `tryLockAndGetToken()` is documented as that single attempt
+    /// but waits without bound (it passes a wait of `-1`); this crate follows the
+    /// documentation: `try_lock_and_get_token_for(Duration::ZERO)`. For what Java's call
+    /// really does, use [`lock_and_get_token`](Lock::lock_and_get_token).
+    ///
     /// # Errors
     /// As [`Lock::try_lock_for`] and [`Lock::lock_and_get_token`].
     ///

@@ -333,6 +333,33 @@ impl CountDownLatch {
         .await
     }
 
+    /// Whether the latch's count key exists (`EXISTS N`): `false` for a latch never set,
+    /// counted down to 0 or deleted (all of which are open).
+    ///
+    /// Redisson's `RCountDownLatch` is an `RObject`, not an `RExpirable`: it has no
+    /// `expire` / `clearExpire` / `remainTimeToLive`, and neither has this type.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (see the type's docs: a braced name on a cluster),
+    /// [`Error::Redis`], [`Error::Shutdown`].
+    ///
+    /// # Redisson equivalent
+    /// `RCountDownLatch#isExists()` (`RObject`)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let latch = client.get_count_down_latch("jobs");
+    /// if !latch.is_exists().await? {
+    ///     latch.try_set_count(3).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn is_exists(&self) -> Result<bool> {
+        self.check()?;
+        crate::synchronizers::expiry::exists(&self.context, &self.name).await
+    }
+
     /// Waits until the count is 0 or less (the key is missing). Returns at once on an
     /// open latch.
     ///

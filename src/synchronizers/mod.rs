@@ -6,13 +6,16 @@
 //! * [`semaphore`]: `Semaphore`, permits without owners in a string key;
 //! * [`permit_expirable`]: `PermitExpirableSemaphore`, permits with ids and leases in a
 //!   sorted set beside the same string key;
-//! * [`latch`]: `CountDownLatch`, a count that opens its waiters at zero.
+//! * [`latch`]: `CountDownLatch`, a count that opens its waiters at zero;
+//! * [`expiry`]: the expiry and existence of their keys (Redisson's `RExpirable`), one
+//!   script for an object of several keys.
 //!
 //! What they use: the client's connection and scripts (`connection/`), its pub/sub
 //! registry with each channel's decoder (`wait/`: [`crate::wait::messages`]), the hold
 //! machinery for a watchdog-kept permit (`hold/`, through [`crate::hold::held::Held`]),
 //! and the key names (`names/`). Nothing here touches a lock's keys.
 
+pub(crate) mod expiry;
 pub(crate) mod latch;
 pub(crate) mod permit_expirable;
 pub(crate) mod semaphore;

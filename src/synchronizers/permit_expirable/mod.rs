@@ -10,9 +10,11 @@
 //! * [`acquiring`]: one acquire attempt (cancel safe, lost replies settled by the ids it
 //!   chose) and the wait loop (channel, earliest-expiry hint, deadline);
 //! * [`hold`]: a watchdog-kept permit for the hold machinery ([`crate::hold::held::Held`]);
-//! * [`permit`]: [`Permit`], the guard of a watchdog-kept permit.
+//! * [`permit`]: [`Permit`], the guard of a watchdog-kept permit;
+//! * [`expiry`]: the expiry of both keys together, and existence (`RExpirable`).
 
 pub(crate) mod acquiring;
+pub(crate) mod expiry;
 pub(crate) mod hold;
 pub(crate) mod id;
 pub(crate) mod ops;
@@ -158,10 +160,12 @@ impl PermitExpirableSemaphore {
         })
     }
 
-    /// Takes `permits` permits at once (all or none), waiting as long as it takes.
+    /// Takes `permits` permits at once (all or none), waiting as long as it takes. 0
+    /// permits: an empty list at once, no I/O (Redisson 4.7.0's `acquire(0, ...)` waits
+    /// forever instead; not copied).
     ///
     /// # Errors
-    /// As [`acquire`](Self::acquire); [`Error::InvalidArgument`] for 0 permits.
+    /// As [`acquire`](Self::acquire).
     ///
     /// # Cancel safety
     /// As [`acquire`](Self::acquire).
@@ -183,6 +187,9 @@ impl PermitExpirableSemaphore {
         lease: Option<Duration>,
     ) -> Result<Vec<PermitId>> {
         let lease = Lease::from_option(lease)?;
+        if self.no_permits(permits)? {
+            return Ok(Vec::new());
+        }
         let taken = acquiring::acquire(&self.shared, permits, lease, None)
             .instrument(self.span("acquire", permits))
             .await?;
@@ -221,10 +228,10 @@ impl PermitExpirableSemaphore {
     }
 
     /// Takes `permits` permits at once if they come free within `wait`; an empty list if
-    /// not (as Redisson).
+    /// not (as Redisson). 0 permits: an empty list at once, no I/O (as Redisson answers).
     ///
     /// # Errors
-    /// As [`try_acquire`](Self::try_acquire); [`Error::InvalidArgument`] for 0 permits.
+    /// As [`try_acquire`](Self::try_acquire).
     ///
     /// # Cancel safety
     /// As [`acquire`](Self::acquire).
@@ -250,6 +257,9 @@ impl PermitExpirableSemaphore {
         lease: Option<Duration>,
     ) -> Result<Vec<PermitId>> {
         let lease = Lease::from_option(lease)?;
+        if self.no_permits(permits)? {
+            return Ok(Vec::new());
+        }
         let taken = acquiring::acquire(&self.shared, permits, lease, Some(wait))
             .instrument(self.span("try_acquire", permits))
             .await?;
@@ -597,6 +607,13 @@ impl PermitExpirableSemaphore {
     pub async fn delete(&self) -> Result<bool> {
         self.shared.check_usable()?;
         self.shared.delete().await
+    }
+
+    /// The usual checks; then whether `permits` is 0, which takes nothing and needs no
+    /// I/O.
+    fn no_permits(&self, permits: u32) -> Result<bool> {
+        self.shared.check_usable()?;
+        Ok(permits == 0)
     }
 
     fn span(&self, operation: &'static str, permits: u32) -> tracing::Span {

@@ -3,9 +3,11 @@
 //!
 //! Files: `mod.rs` the handle and its public methods; `calls.rs` the scripts and how each
 //! is sent (written at most once, `WAIT` for replicas, the undo of an unsynced acquire);
-//! `waiting.rs` Redisson's wait loop on the channel; `permits.rs` the guard.
+//! `waiting.rs` Redisson's wait loop on the channel; `permits.rs` the guard; `expiry.rs`
+//! the key's expiry and existence (`RExpirable`).
 
 mod calls;
+mod expiry;
 mod permits;
 mod waiting;
 
@@ -146,11 +148,12 @@ impl Semaphore {
         Ok(())
     }
 
-    fn check_permits(&self, permits: u32) -> Result<()> {
-        if permits == 0 {
-            return Err(Error::invalid("permits must be at least 1"));
-        }
-        self.check()
+    /// The checks of [`check`](Semaphore::check); then whether `permits` is 0, which
+    /// Redisson answers at once without I/O (`acquire(0)` returns, `tryAcquire(0)` is
+    /// `true`, `release(0)` does nothing).
+    fn no_permits(&self, permits: u32) -> Result<bool> {
+        self.check()?;
+        Ok(permits == 0)
     }
 
     /// The name as a metrics label, when the configuration opts in.
@@ -224,9 +227,10 @@ impl Semaphore {
     /// The waiter sleeps until a release wakes it (a message of `n` wakes up to `n` of
     /// this client's waiters), or [at most 2 s](crate::Semaphore#waiting) without one.
     ///
+    /// 0 permits is a no-op, as in Redisson: a guard of no permits at once, no I/O.
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for 0 permits; [`Error::WrongType`] if the key is not a
-    /// string; [`Error::OutcomeUnknown`] if an attempt's reply was lost (not sent again:
+    /// [`Error::WrongType`] if the key is not a string; [`Error::OutcomeUnknown`] if an attempt's reply was lost (not sent again:
     /// see the type's docs); [`Error::NoSyncedReplicas`] if no replica acknowledged the
     /// acquire (the permits were given back); [`Error::Timeout`] if the channel's
     /// subscription was not confirmed in the subscription timeout.
@@ -248,7 +252,9 @@ impl Semaphore {
     /// ```
     #[tracing::instrument(name = "redisson_lock.semaphore.acquire", skip(self), fields(semaphore = %self.name))]
     pub async fn acquire(&self, permits: u32) -> Result<SemaphorePermits> {
-        self.check_permits(permits)?;
+        if self.no_permits(permits)? {
+            return Ok(SemaphorePermits::new(self.clone(), 0));
+        }
         match self.timed(self.acquire_until(permits, None)).await? {
             true => Ok(SemaphorePermits::new(self.clone(), permits)),
             // Without a deadline the wait ends only with permits or an error.
@@ -257,7 +263,7 @@ impl Semaphore {
     }
 
     /// Takes `permits` permits if they are available now (one script call, no waiting);
-    /// `None` if fewer are.
+    /// `None` if fewer are. 0 permits: a guard of none at once (Redisson's `true`).
     ///
     /// # Errors
     /// As [`acquire`](Semaphore::acquire), except the timeout.
@@ -276,7 +282,9 @@ impl Semaphore {
     /// ```
     #[tracing::instrument(name = "redisson_lock.semaphore.try_acquire", skip(self), fields(semaphore = %self.name))]
     pub async fn try_acquire(&self, permits: u32) -> Result<Option<SemaphorePermits>> {
-        self.check_permits(permits)?;
+        if self.no_permits(permits)? {
+            return Ok(Some(SemaphorePermits::new(self.clone(), 0)));
+        }
         let taken = self
             .timed(async {
                 Ok(matches!(
@@ -289,7 +297,7 @@ impl Semaphore {
     }
 
     /// Takes `permits` permits, waiting at most `wait` for them; `None` if they did not
-    /// come in time.
+    /// come in time. 0 permits: a guard of none at once.
     ///
     /// # Errors
     /// As [`acquire`](Semaphore::acquire); a subscription not confirmed within `wait` is
@@ -316,7 +324,9 @@ impl Semaphore {
         permits: u32,
         wait: Duration,
     ) -> Result<Option<SemaphorePermits>> {
-        self.check_permits(permits)?;
+        if self.no_permits(permits)? {
+            return Ok(Some(SemaphorePermits::new(self.clone(), 0)));
+        }
         let deadline = Instant::now().checked_add(wait);
         let taken = self.timed(self.acquire_until(permits, deadline)).await?;
         Ok(taken.then(|| SemaphorePermits::new(self.clone(), permits)))
@@ -340,10 +350,11 @@ impl Semaphore {
 
     /// Gives `permits` permits back (creating the key if it is missing), and publishes the
     /// new count when it is above 0, which wakes up to that many waiters in each client.
-    /// Any process may release; nothing checks it against an acquire.
+    /// Any process may release; nothing checks it against an acquire. 0 permits is a
+    /// no-op (no I/O, nothing published), as in Redisson.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for 0 permits; [`Error::WrongType`];
+    /// [`Error::WrongType`];
     /// [`Error::OutcomeUnknown`] if the reply was lost (not sent again: it could give back
     /// twice). A release no replica acknowledged is logged, not failed: it happened.
     ///
@@ -358,14 +369,23 @@ impl Semaphore {
     /// ```
     #[tracing::instrument(name = "redisson_lock.semaphore.release", skip(self), fields(semaphore = %self.name))]
     pub async fn release(&self, permits: u32) -> Result<()> {
-        self.check_permits(permits)?;
-        let result = self.release_script(permits, false).await.map(|_| ());
+        if self.no_permits(permits)? {
+            return Ok(());
+        }
+        // The release script's future is boxed: unboxed, it nests so deep that a caller's
+        // `async fn` awaiting an acquire and then a release exceeded rustc's default query
+        // depth (128) when its layout was computed (`queries overflow the depth limit!`, seen
+        // in this type's doc examples); one allocation per release cuts that chain.
+        let result = Box::pin(self.release_script(permits, false))
+            .await
+            .map(|_| ());
         self.record_release(&result);
         result
     }
 
     /// [`release`](Semaphore::release), only if the semaphore's key exists (a semaphore
-    /// that was deleted or expired is not re-created); whether it released.
+    /// that was deleted or expired is not re-created); whether it released. 0 permits:
+    /// `false` without I/O, as Redisson 4.x answers.
     ///
     /// # Errors
     /// As [`release`](Semaphore::release).
@@ -383,8 +403,10 @@ impl Semaphore {
     /// ```
     #[tracing::instrument(name = "redisson_lock.semaphore.release", skip(self), fields(semaphore = %self.name))]
     pub async fn release_if_exists(&self, permits: u32) -> Result<bool> {
-        self.check_permits(permits)?;
-        let result = self.release_script(permits, true).await;
+        if self.no_permits(permits)? {
+            return Ok(false);
+        }
+        let result = Box::pin(self.release_script(permits, true)).await;
         self.record_release(&result);
         result
     }

@@ -41,7 +41,8 @@ impl SemaphorePermits {
         SemaphorePermits {
             semaphore,
             permits,
-            armed: true,
+            // A guard of no permits (`acquire(0)`) has nothing to give back.
+            armed: permits > 0,
         }
     }
 
