@@ -248,24 +248,81 @@ fn a_lease_ends_the_lock() {
     client.shutdown().unwrap();
 }
 
+/// Every kind the blocking API hands out works through it, with the calling thread as
+/// the owner: the reentrant, fair, read-write, fenced, spin, non-reentrant,
+/// non-reentrant fair and faster multi-locks each hold (another thread cannot take
+/// them, the raw key in Redis names this client and thread) and release; the semaphore
+/// and the permit-expirable semaphore hand out and take back permits; a count-down
+/// latch wakes a thread waiting on it.
 #[test]
 fn every_kind_works() {
     let _shared = shared();
     let server = RedisServer::start();
     let client = connect(&server);
+    // The raw state as another program reads it.
+    let raw = |args: &[&str]| redis_cli(server.port, args);
+    let me = |owner: LockOwner| format!("{}:{owner}", client.id());
+
+    // RLock: re-entry counted in the hash field of this client and thread.
+    let plain = client.get_lock(key("plain"));
+    plain.lock().unwrap();
+    plain.lock().unwrap();
+    assert_eq!(plain.hold_count().unwrap(), 2);
+    assert_eq!(
+        raw(&["hgetall", plain.raw_name()]),
+        format!("{}\n2\n", me(plain.owner()))
+    );
+    let other = plain.clone();
+    assert!(!on_thread(move || other.try_lock().unwrap()));
+    plain.unlock().unwrap();
+    plain.unlock().unwrap();
+    assert!(!plain.is_locked().unwrap());
+    assert_eq!(raw(&["exists", plain.raw_name()]).trim(), "0");
+    assert_eq!(plain.acquire().unwrap().token(), None);
 
     let fair = client.get_fair_lock(key("fair"));
     fair.lock().unwrap();
     fair.lock().unwrap();
     assert_eq!(fair.hold_count().unwrap(), 2);
+    assert_eq!(
+        raw(&["hget", fair.raw_name(), &me(fair.owner())]).trim(),
+        "2"
+    );
     let other = fair.clone();
     assert!(!on_thread(move || other.try_lock().unwrap()));
     fair.unlock().unwrap();
     fair.unlock().unwrap();
     assert!(!fair.is_locked().unwrap());
 
+    // Read-write: readers in two threads at once; a writer waits for both.
+    let rw = client.get_read_write_lock(key("rw"));
+    rw.read_lock().lock().unwrap();
+    let other = rw.read_lock();
+    assert!(on_thread(move || {
+        let shared = other.try_lock().unwrap();
+        other.unlock().unwrap();
+        shared
+    }));
+    assert_eq!(
+        raw(&["hget", rw.raw_name(), "mode"]).trim(),
+        "read",
+        "the read-write hash's mode"
+    );
+    let writer = rw.write_lock();
+    assert!(!on_thread(move || writer.try_lock().unwrap()));
+    rw.read_lock().unlock().unwrap();
+    let writer = rw.write_lock();
+    assert!(on_thread(move || {
+        let taken = writer.try_lock().unwrap();
+        writer.unlock().unwrap();
+        taken
+    }));
+    assert!(!rw.write_lock().is_locked().unwrap());
+
     let fenced = client.get_fenced_lock(key("fenced"));
     let first = fenced.lock_and_get_token().unwrap();
+    let other = fenced.clone();
+    assert!(!on_thread(move || other.try_lock().unwrap()));
     fenced.unlock().unwrap();
     let second = fenced
         .try_lock_and_get_token(Duration::ZERO, Duration::from_secs(5))
@@ -286,15 +343,11 @@ fn every_kind_works() {
     guard.unlock().unwrap();
     assert!(first < second && second < third && third < fourth && fourth < fifth);
     assert_eq!(fenced.token().unwrap(), Some(fifth));
-    assert_eq!(
-        client.get_lock(key("plain")).acquire().unwrap().token(),
-        None
-    );
 
+    // Spin: a waiter in another thread polls its way in once the holder lets go.
     let spin = client.get_spin_lock(key("spin"));
     spin.lock().unwrap();
     let other = spin.clone();
-    let start = Instant::now();
     let (tx, rx) = mpsc::channel();
     let waiter = thread::spawn(move || {
         let taken = other.try_lock_for(Duration::from_secs(5)).unwrap();
@@ -302,10 +355,14 @@ fn every_kind_works() {
         other.unlock().unwrap();
         taken
     });
-    thread::sleep(Duration::from_millis(200));
+    assert!(
+        rx.recv_timeout(Duration::from_millis(100)).is_err(),
+        "the spin waiter got a held lock"
+    );
+    let released = Instant::now();
     spin.unlock().unwrap();
     assert!(waiter.join().unwrap(), "the spin waiter polls its way in");
-    assert!(rx.recv().unwrap().duration_since(start) >= Duration::from_millis(190));
+    assert!(rx.recv().unwrap() >= released);
     assert!(
         client.get_spin_lock(spin.name()).kind().backoff() == redisson_lock::Backoff::default()
     );
@@ -317,15 +374,42 @@ fn every_kind_works() {
         Err(Error::NonReentrant { .. })
     ));
     assert!(!non_reentrant.try_lock().unwrap());
+    let other = non_reentrant.clone();
+    assert!(!on_thread(move || other.try_lock().unwrap()));
     non_reentrant.unlock().unwrap();
+    assert!(!non_reentrant.is_locked().unwrap());
 
     let non_reentrant_fair = client.get_non_reentrant_fair_lock(key("nonreentrant-fair"));
     non_reentrant_fair.lock().unwrap();
     assert!(!non_reentrant_fair
         .try_lock_for(Duration::from_millis(50))
         .unwrap());
+    let other = non_reentrant_fair.clone();
+    assert!(!on_thread(move || other.try_lock().unwrap()));
     non_reentrant_fair.unlock().unwrap();
     assert!(!non_reentrant_fair.is_locked().unwrap());
+
+    // Faster multi-lock: every value of the group held by this thread, re-entrant,
+    // excluding another thread, and gone with the last unlock.
+    let group = key("multi");
+    let multi = client.get_multi_lock(&group, ["a", "b"]).unwrap();
+    multi.lock().unwrap();
+    multi.lock().unwrap();
+    assert_eq!(multi.hold_count().unwrap(), 2);
+    let fields = raw(&["hgetall", multi.raw_name()]);
+    for value in ["a", "b"] {
+        let field = redisson_lock::FasterMulti::field_id(value);
+        assert!(
+            fields.contains(&format!("{field}\n{}\n", me(multi.owner()))),
+            "{value} is not held by this thread: {fields:?}"
+        );
+    }
+    let overlapping = client.get_multi_lock(&group, ["b", "c"]).unwrap();
+    assert!(!on_thread(move || overlapping.try_lock().unwrap()));
+    multi.unlock().unwrap();
+    multi.unlock().unwrap();
+    assert!(!multi.is_locked().unwrap());
+    assert_eq!(raw(&["exists", multi.raw_name()]).trim(), "0");
 
     // force_unlock works from any thread.
     let forced = client.get_lock(key("forced"));
@@ -333,6 +417,61 @@ fn every_kind_works() {
     let other = forced.clone();
     assert!(on_thread(move || other.force_unlock().unwrap()));
     assert!(!forced.is_locked().unwrap());
+
+    // Semaphore: permits go and come back, the count in Redis with them.
+    let semaphore = client.get_semaphore(key("semaphore"));
+    assert!(semaphore.try_set_permits(2).unwrap());
+    let two = semaphore.acquire(2).unwrap();
+    assert_eq!(two.permits(), 2);
+    assert_eq!(raw(&["get", semaphore.name()]).trim(), "0");
+    let other = semaphore.clone();
+    assert!(on_thread(move || other.try_acquire(1).unwrap().is_none()));
+    two.release().unwrap();
+    assert_eq!(semaphore.available_permits().unwrap(), 2);
+    let one = semaphore
+        .try_acquire_for(1, Duration::from_secs(1))
+        .unwrap()
+        .expect("a free permit");
+    assert_eq!(semaphore.available_permits().unwrap(), 1);
+    one.release().unwrap();
+    assert_eq!(raw(&["get", semaphore.name()]).trim(), "2");
+
+    // Permit-expirable semaphore: a permit with a lease, released by its id.
+    let expirable = client.get_permit_expirable_semaphore(key("expirable"));
+    assert!(expirable.try_set_permits(1).unwrap());
+    let id = expirable.acquire(Some(Duration::from_secs(30))).unwrap();
+    assert_eq!(expirable.available_permits().unwrap(), 0);
+    assert_eq!(expirable.acquired_permits().unwrap(), 1);
+    let other = expirable.clone();
+    assert!(on_thread(move || other
+        .try_acquire(Duration::ZERO, None)
+        .unwrap()
+        .is_none()));
+    expirable.release(id).unwrap();
+    assert_eq!(expirable.available_permits().unwrap(), 1);
+
+    // Count-down latch: a thread waits until the count reaches zero.
+    let latch = client.get_count_down_latch(key("latch"));
+    assert!(latch.try_set_count(2).unwrap());
+    let waiting = latch.clone();
+    let (opened_tx, opened_rx) = mpsc::channel();
+    let waiter = thread::spawn(move || {
+        let opened = waiting.wait_for(Duration::from_secs(10)).unwrap();
+        opened_tx.send(Instant::now()).unwrap();
+        opened
+    });
+    latch.count_down().unwrap();
+    assert_eq!(latch.get_count().unwrap(), 1);
+    assert!(
+        opened_rx.recv_timeout(Duration::from_millis(100)).is_err(),
+        "the waiter went on with the count at 1"
+    );
+    let opened_at = Instant::now();
+    latch.count_down().unwrap();
+    assert!(waiter.join().unwrap(), "the latch did not open");
+    let woke = opened_rx.recv().unwrap().duration_since(opened_at);
+    assert!(woke < Duration::from_secs(2), "woken after {woke:?}");
+    assert_eq!(raw(&["exists", latch.raw_name()]).trim(), "0");
     client.shutdown().unwrap();
 }
 

@@ -2,8 +2,9 @@
 //! stopped by SIGTERM (`timeout 5 cargo run --example http_service`, `kill`) or SIGHUP (a
 //! closed terminal), signals that end a process without running its destructors.
 //!
-//! The example is this test binary run again as a child (`example_child`), which starts
-//! the server the way every example does (`examples/common`) and waits to be stopped.
+//! The example is this test binary run again as a child (`example_child`, ignored in a
+//! normal run: it is no test of its own), which starts the server the way every example
+//! does (`examples/common`) and waits to be stopped.
 
 #[path = "../examples/common/mod.rs"]
 mod common;
@@ -16,15 +17,20 @@ use std::time::{Duration, Instant};
 /// Set in the child's environment only.
 const CHILD: &str = "REDISSON_LOCK_EXAMPLE_SIGNAL_CHILD";
 
-/// The "example": only when run as the child of the tests below.
+/// The "example": the child process of the tests below, which run it with
+/// `--ignored --exact example_child` and [`CHILD`] set. It runs until a signal stops it.
 #[tokio::test]
+#[ignore = "not a test: the child process that the signal tests below start and stop"]
 async fn example_child() {
-    if std::env::var_os(CHILD).is_none() {
-        return;
-    }
+    assert!(
+        std::env::var_os(CHILD).is_some(),
+        "example_child is the child process of sigterm_stops_the_throwaway_server and \
+         sighup_stops_the_throwaway_server, not a test: they run it with {CHILD} set"
+    );
     let redis = common::Redis::from_env_or_spawn().unwrap();
     println!("using {}", redis.url);
-    tokio::time::sleep(Duration::from_secs(60)).await;
+    // Until the parent's signal ends the process.
+    std::future::pending::<()>().await;
 }
 
 fn listening(port: u16) -> bool {
@@ -35,6 +41,7 @@ fn listening(port: u16) -> bool {
 fn stopped_by(signal: &str, status: i32) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
+            "--ignored",
             "--exact",
             "example_child",
             "--nocapture",

@@ -1,8 +1,8 @@
 //! The fault suite: several real processes lock while the lock's Redis is hurt.
 //!
 //! Each scenario starts three child processes (this test binary run again, as
-//! `--exact fault_child` with `FAULT_CHILD_CONFIG` set; without that variable the child
-//! test returns at once). Each child has its own `Client` and eight tasks that loop on
+//! `--ignored --exact fault_child` with `FAULT_CHILD_CONFIG` set; the child is ignored in
+//! a normal run: it is no test of its own). Each child has its own `Client` and eight tasks that loop on
 //! four lock names: `acquire()`, record the critical section on a *witness* Redis that is
 //! never faulted, race a short piece of work against `guard.at_risk()` (the at-risk
 //! signal: stop work as soon as the hold is no longer surely held), then wait for the
@@ -475,12 +475,17 @@ impl Interval {
     }
 }
 
-/// The child's side of a scenario. Returns at once in a normal test run.
+/// The child's side of a scenario: a child process of the scenarios, not a test of its
+/// own (they run it with `--ignored --exact fault_child` and [`CHILD_ENV`] set).
 #[test]
+#[ignore = "not a test: the child process that every fault scenario starts"]
 fn fault_child() {
-    let Ok(text) = std::env::var(CHILD_ENV) else {
-        return;
-    };
+    let text = std::env::var(CHILD_ENV).unwrap_or_else(|_| {
+        panic!(
+            "fault_child is the child process of the fault scenarios, not a test: they run it \
+             with {CHILD_ENV} set"
+        )
+    });
     let config = ChildConfig::decode(&text);
     child_log(&config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -1331,7 +1336,13 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, mode: Mode)
             slow,
         };
         let child = tokio::process::Command::new(&exe)
-            .args(["--exact", "fault_child", "--nocapture", "--test-threads=1"])
+            .args([
+                "--ignored",
+                "--exact",
+                "fault_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_ENV, config.encode())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

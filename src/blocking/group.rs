@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::runtime::Shared;
 use super::Lock;
 use crate::error::{Error, Result};
-use crate::hold::state::HoldState;
+use crate::hold::watch::HoldWatch;
 use crate::lock::{AllMembers, GroupRule, LockKind, Majority};
 use crate::names::owner::LockOwner;
 
@@ -222,6 +222,7 @@ impl<R: GroupRule> LockGroup<R> {
     fn guard(&self, guard: crate::GroupGuard<R>) -> GroupGuard<R> {
         GroupGuard {
             group: self.with_owner(guard.owner()),
+            watch: guard.watch().clone(),
             guard: Some(guard),
         }
     }
@@ -489,6 +490,8 @@ pub struct GroupGuard<R: GroupRule> {
     group: LockGroup<R>,
     /// `None` once unlocked.
     guard: Option<crate::GroupGuard<R>>,
+    /// The async guard's.
+    watch: HoldWatch,
 }
 
 impl<R: GroupRule> GroupGuard<R> {
@@ -511,34 +514,11 @@ impl<R: GroupRule> GroupGuard<R> {
         }
     }
 
-    /// The group's hold state now (see [`crate::GroupGuard::state`]); `Lost` once
-    /// unlocked.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(group: redisson_lock::blocking::MultiLock) -> redisson_lock::Result<()> {
-    /// let guard = group.acquire()?;
-    /// assert_eq!(guard.state(), redisson_lock::HoldState::Held);
-    /// # Ok(()) }
-    /// ```
-    pub fn state(&self) -> HoldState {
-        self.guard
-            .as_ref()
-            .map_or(HoldState::Lost, crate::GroupGuard::state)
-    }
-
-    /// Whether the group is known to be lost (see [`crate::GroupGuard::is_lost`]).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(group: redisson_lock::blocking::MultiLock) -> redisson_lock::Result<()> {
-    /// let guard = group.acquire()?;
-    /// assert!(!guard.is_lost());
-    /// # Ok(()) }
-    /// ```
-    pub fn is_lost(&self) -> bool {
-        self.guard.as_ref().is_none_or(crate::GroupGuard::is_lost)
-    }
+    crate::hold::watch::blocking_hold_methods!(
+        "guard",
+        "# fn demo(group: redisson_lock::blocking::MultiLock) -> redisson_lock::Result<()> {\n\
+         let guard = group.acquire()?;"
+    );
 
     /// The owner this guard holds the group as.
     ///
