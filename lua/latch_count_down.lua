@@ -1,5 +1,5 @@
 -- latch_count_down.lua: count a latch down by one; at zero, open its waiters.
--- Same effect as Redisson RedissonCountDownLatch#countDownAsync (sync protocol §5.1).
+-- Same effect as Redisson RedissonCountDownLatch#countDownAsync (docs/protocol.md §21.2).
 --
 -- KEYS[1]  count key N
 -- KEYS[2]  channel "redisson_countdownlatch__channel__{N}"

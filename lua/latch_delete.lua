@@ -1,7 +1,7 @@
 -- latch_delete.lua: delete a latch's count, and open its waiters.
 -- Redisson RedissonCountDownLatch#deleteAsync deletes N the same way but publishes "1",
--- which closes the waiting Java latches although the count now reads 0 (sync protocol
--- §5.3, §12.11). This script publishes "0" instead: every waiter, Java's and this
+-- which closes the waiting Java latches although the count now reads 0 (docs/protocol.md
+-- §21.3, §26.4). This script publishes "0" instead: every waiter, Java's and this
 -- crate's, wakes, reads 0 and returns, as a waiter on a latch whose count is gone
 -- expects.
 --

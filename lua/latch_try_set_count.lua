@@ -1,5 +1,5 @@
 -- latch_try_set_count.lua: give a count-down latch its count, unless it has one.
--- Same effect as Redisson RedissonCountDownLatch#trySetCountAsync (sync protocol §5.1).
+-- Same effect as Redisson RedissonCountDownLatch#trySetCountAsync (docs/protocol.md §21.2).
 --
 -- KEYS[1]  count key N (a string holding a decimal integer)
 -- KEYS[2]  channel "redisson_countdownlatch__channel__{N}"

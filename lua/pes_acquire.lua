@@ -1,5 +1,5 @@
 -- pes_acquire.lua: one attempt to take k permits of a permit-expirable semaphore
--- (Redisson's RPermitExpirableSemaphore acquire script, sync protocol §4.3).
+-- (Redisson's RPermitExpirableSemaphore acquire script, docs/protocol.md §20.3).
 --
 -- KEYS[1]  N, the available permits (a string integer)
 -- KEYS[2]  {N}:timeout, the held permits (a sorted set: 16-byte id -> expiry, epoch ms)

@@ -1,5 +1,5 @@
--- pes_add_permits.lua: adds k permits (k may be negative) (Redisson's addPermits, sync
--- protocol §4.6).
+-- pes_add_permits.lua: adds k permits (k may be negative) (Redisson's addPermits, docs/
+-- protocol.md §20.6).
 --
 -- KEYS[1]  N
 -- KEYS[2]  redisson_sc:{N}

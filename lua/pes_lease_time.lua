@@ -1,5 +1,5 @@
 -- pes_lease_time.lua: the time left on a held permit's lease (Redisson 3.41+'s
--- getLeaseTime, sync protocol §4.7).
+-- getLeaseTime, docs/protocol.md §20.7).
 --
 -- KEYS[1]  N
 -- KEYS[2]  {N}:timeout

@@ -1,6 +1,6 @@
 -- pes_permits.lua: the counts of a permit-expirable semaphore, after giving back every
 -- expired permit (Redisson's availablePermits, getPermits and acquiredPermits scripts,
--- sync protocol §4.5: one script, since they share their effect).
+-- docs/protocol.md §20.5: one script, since they share their effect).
 --
 -- KEYS[1]  N
 -- KEYS[2]  {N}:timeout

@@ -1,5 +1,5 @@
--- pes_release.lua: gives back one permit by its id (Redisson's tryRelease(id), sync
--- protocol §4.4).
+-- pes_release.lua: gives back one permit by its id (Redisson's tryRelease(id), docs/
+-- protocol.md §20.4).
 --
 -- KEYS[1]  N
 -- KEYS[2]  redisson_sc:{N} (Redisson's key order: the channel second)
@@ -12,7 +12,7 @@
 -- Returns 1 when the permit was held and its lease had not ended; 0 when it was unknown
 -- (never taken, given back, reclaimed), or when its lease had ended (it is given back
 -- anyway, as Redisson does). Publishes the new count, unless it is 0 or less (a count
--- Java waiters ignore or throw on, sync protocol §6.3).
+-- Java waiters ignore or throw on, docs/protocol.md §23.3).
 local score = redis.call('zscore', KEYS[3], ARGV[1])
 if redis.call('zrem', KEYS[3], ARGV[1]) ~= 1 then
     return 0

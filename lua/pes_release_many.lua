@@ -1,5 +1,5 @@
 -- pes_release_many.lua: gives back several permits by id, all or none (Redisson 3.41+'s
--- tryRelease(ids), sync protocol §4.4).
+-- tryRelease(ids), docs/protocol.md §20.4).
 --
 -- KEYS[1]  N
 -- KEYS[2]  redisson_sc:{N}

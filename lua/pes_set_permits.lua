@@ -1,5 +1,5 @@
 -- pes_set_permits.lua: makes the total of available and held permits ARGV[1]
--- (Redisson 3.23.4+'s setPermits, sync protocol §4.6).
+-- (Redisson 3.23.4+'s setPermits, docs/protocol.md §20.6).
 --
 -- KEYS[1]  N
 -- KEYS[2]  redisson_sc:{N}

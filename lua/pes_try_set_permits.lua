@@ -1,5 +1,5 @@
 -- pes_try_set_permits.lua: sets the number of permits unless it is set (Redisson's
--- trySetPermits, sync protocol §4.6).
+-- trySetPermits, docs/protocol.md §20.6).
 --
 -- KEYS[1]  N
 -- KEYS[2]  redisson_sc:{N}

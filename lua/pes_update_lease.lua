@@ -1,5 +1,5 @@
--- pes_update_lease.lua: sets a held permit's expiry (Redisson's updateLeaseTime, sync
--- protocol §4.7).
+-- pes_update_lease.lua: sets a held permit's expiry (Redisson's updateLeaseTime, docs/
+-- protocol.md §20.7).
 --
 -- KEYS[1]  N
 -- KEYS[2]  {N}:timeout

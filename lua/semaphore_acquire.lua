@@ -1,5 +1,5 @@
 -- semaphore_acquire.lua: take ARGV[1] permits of a semaphore, if that many are there.
--- Same effect and reply as Redisson RedissonSemaphore#tryAcquireAsync (sync protocol §3.1).
+-- Same effect and reply as Redisson RedissonSemaphore#tryAcquireAsync (docs/protocol.md §19.2).
 --
 -- KEYS[1]  permit count N (a string holding an integer; missing = 0 permits)
 -- ARGV[1]  permits to take (> 0; the client refuses 0 and negatives)

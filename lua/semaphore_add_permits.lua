@@ -1,6 +1,6 @@
 -- semaphore_add_permits.lua: add ARGV[1] permits (negative: take them away) to a semaphore.
--- Same effect as Redisson RedissonSemaphore#addPermitsAsync (sync protocol §3.1: a plain
--- SET, which drops a TTL), except that a count of 0 or less is not published (§6.3).
+-- Same effect as Redisson RedissonSemaphore#addPermitsAsync (docs/protocol.md §19.2: a plain
+-- SET, which drops a TTL), except that a count of 0 or less is not published (§23.3).
 --
 -- KEYS[1]  permit count N (missing = 0)
 -- KEYS[2]  channel "redisson_sc:{N}"

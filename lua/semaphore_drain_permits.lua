@@ -1,6 +1,6 @@
 -- semaphore_drain_permits.lua: take every available permit of a semaphore.
--- Same effect and reply as Redisson RedissonSemaphore#drainPermitsAsync (sync protocol
--- §3.1: a plain SET, which drops a TTL).
+-- Same effect and reply as Redisson RedissonSemaphore#drainPermitsAsync (docs/protocol.md
+-- §19.2: a plain SET, which drops a TTL).
 --
 -- KEYS[1]  permit count N
 --

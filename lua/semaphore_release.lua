@@ -1,6 +1,6 @@
 -- semaphore_release.lua: give ARGV[1] permits back to a semaphore.
 -- Same effect as Redisson RedissonSemaphore#releaseAsync / #releaseIfExistsAsync
--- (sync protocol §3.1), except that a count of 0 or less is not published (§6.3).
+-- (docs/protocol.md §19.2), except that a count of 0 or less is not published (§23.3).
 --
 -- KEYS[1]  permit count N
 -- KEYS[2]  channel "redisson_sc:{N}"

@@ -1,6 +1,6 @@
 -- semaphore_try_set_permits.lua: set a semaphore's permits if it has none set yet.
 -- Same effect and reply as Redisson RedissonSemaphore#trySetPermitsAsync (with the TTL of
--- 3.29.0+; sync protocol §3.1), except that a count of 0 or less is not published (§6.3).
+-- 3.29.0+; docs/protocol.md §19.2), except that a count of 0 or less is not published (§23.3).
 --
 -- KEYS[1]  permit count N
 -- KEYS[2]  channel "redisson_sc:{N}"

@@ -1,8 +1,8 @@
 //! [`Client`]: connects to Redis, builds the [`Engine`] its locks share, and hands
 //! out lock handles of every kind.
 //!
-//! The client knows the lock kinds (it makes their handles); the lock engine knows only the
-//! context, never the client.
+//! The client knows the lock kinds (it makes their handles); the lock engine and the
+//! synchronizers know only the [`Engine`], never the client.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! `CountDownLatch` against the sync protocol (§5): the count key and the channel's
+//! `CountDownLatch` against docs/protocol.md §21: the count key and the channel's
 //! messages after each operation, read by a raw client and a raw subscriber; waiting (one
 //! count down releasing 64 waiters, timeouts, a stray `0`, `delete`, a dropped wait,
 //! shutdown); a name mapper, braces, a cluster. Real Redisson's `RCountDownLatch` on the
@@ -240,8 +240,8 @@ async fn wait_for_returns_false_at_its_timeout_and_true_when_opened() {
     other.shutdown().await.unwrap();
 }
 
-/// Java's waiter spins on GET and ignores its timeout after a stray `0` (§5.3, E1); the
-/// crate's reads the count once and sleeps on to its deadline.
+/// Java's waiter spins on GET and ignores its timeout after a stray `0` (docs/protocol.md
+/// §21.3); the crate's reads the count once and sleeps on to its deadline.
 #[tokio::test]
 async fn a_stray_zero_costs_one_get_and_the_waiter_keeps_its_timeout() {
     let Bed(_server, client, raw, name) = Bed::new("latch-stray").await;
@@ -431,8 +431,9 @@ async fn the_name_mapper_maps_the_key_and_the_channel() {
     client.shutdown().await.unwrap();
 }
 
-/// On a cluster a braced name's channel hashes to another slot than its key (§8.3): Java
-/// fails every script with CROSSSLOT; the crate refuses the name before any I/O.
+/// On a cluster a braced name's channel hashes to another slot than its key
+/// (docs/protocol.md §25.3): Java fails every script with CROSSSLOT; the crate refuses the
+/// name before any I/O.
 #[tokio::test]
 async fn a_cluster_refuses_braced_names_and_serves_the_others() {
     let cluster = support::cluster::Cluster::start();

@@ -1,4 +1,4 @@
-//! The local line and hand-off (docs/design.md, "Local queue and hand-off"; protocol §16):
+//! The local line and hand-off (docs/lock-engine.md, "Local queue and hand-off"; protocol §16):
 //! this client's waiters queue locally with one of them waiting in Redis, an unlock hands
 //! the lock to the next local waiter in the same script (the field moves, nothing is
 //! published), and hand-offs are bounded so that other clients, Java ones included, still

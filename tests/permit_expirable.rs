@@ -333,7 +333,7 @@ async fn the_name_mapper_maps_every_key_and_the_channel() {
 }
 
 /// A release after the lease ended (nothing reclaimed it yet) gives the permit back and
-/// publishes, but answers `false`, as Redisson (sync protocol §4.4, capture P9).
+/// publishes, but answers `false`, as Redisson (docs/protocol.md §20.4).
 #[tokio::test]
 async fn a_release_after_the_lease_ended_gives_back_and_answers_false() {
     let Bed(server, client, raw, name) = Bed::new("pes-late").await;

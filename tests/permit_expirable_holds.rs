@@ -204,7 +204,7 @@ async fn dropped_acquires_never_leak_a_permit_or_a_subscription() {
 /// A lost acquire reply (Redis paused past the response timeout, the script run after
 /// the permit's lease had already ended) is settled by looking for the ids the crate
 /// chose: never a permit whose lease has ended (Redisson's re-send with the old deadline
-/// returned one that had expired 28 s earlier, sync protocol §7.2), never a ghost.
+/// returned one that had expired 28 s earlier, docs/protocol.md §24.4), never a ghost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_acquire_reply_never_returns_an_expired_permit() {
     init_tracing();

@@ -1,4 +1,4 @@
-//! `Semaphore` (Redisson's `RSemaphore`, sync protocol §3) against real servers: the raw
+//! `Semaphore` (Redisson's `RSemaphore`, docs/protocol.md §19) against real servers: the raw
 //! count, TTL and channel message after each operation; the wake-up budget a message
 //! carries; waiting, guards, lost replies, bad input, replica sync. Real Redisson's
 //! semaphore on the same name: `tests/java/synchronizers.rs`.
@@ -179,7 +179,7 @@ async fn braces_and_name_mapper_shape_the_key_and_channel() {
         count(&raw, &format!("app1:{name}")).await.as_deref(),
         Some("2")
     );
-    // A name with braces: its channel is not wrapped again (sync protocol §1.1).
+    // A name with braces: its channel is not wrapped again (docs/protocol.md §19.1).
     let channel = format!("redisson_sc:app1:{name}");
     assert_eq!(published(&mut rx, &channel).await, ["2"]);
     client.shutdown().await.unwrap();
@@ -470,7 +470,7 @@ async fn a_lost_acquire_reply_is_outcome_unknown_and_not_resent() {
 
 /// A primary with two replicas behind a sentinel; the replicas frozen: an acquire is
 /// undone exactly once and fails with `NoSyncedReplicas`; `add_permits` is applied once
-/// (Redisson applies it up to five times, sync protocol §7.2) and succeeds.
+/// (Redisson applies it up to five times, docs/protocol.md §24.4) and succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_replica_acks_an_acquire_is_undone_once_and_add_permits_applied_once() {
     let primary = RedisServer::start();

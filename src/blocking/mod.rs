@@ -10,6 +10,9 @@
 //!   [`WriteLock`], [`FencedLock`], [`SpinLock`], [`NonReentrantLock`],
 //!   [`NonReentrantFairLock`]), and [`ReadWriteLock`] for the read-write pair.
 //! * [`LockGuard<K>`]: one hold, released when dropped (also while a panic unwinds).
+//! * `Semaphore` (with its `SemaphorePermits` guard) and `PermitExpirableSemaphore` (with
+//!   its watchdog-kept `Permit`): Redisson's `RSemaphore` and
+//!   `RPermitExpirableSemaphore`.
 //! * [`CountDownLatch`]: Redisson's `RCountDownLatch`.
 //! * [`MultiLock`], [`RedLock`] ([`LockGroup`]): Redisson's `RedissonMultiLock` and
 //!   `RedissonRedLock` over blocking locks, with [`GroupGuard`].

@@ -8,14 +8,14 @@
 //! * [`replicas`]: Redisson's synced eval: `WAIT` for the replicas, with rollback;
 //! * [`primary_switch`]: the gate that keeps every script off a primary the sentinels
 //!   replaced, until the client is on the new one;
-//! * [`context`]: [`context::Engine`], what every lock handle shares with its client
-//!   (the connections, the registries, the settings).
+//! * [`redis`]: [`redis::Redis`], the one path from every primitive to Redis (the
+//!   failover gate, the response timeout, the re-send policy, the replica `WAIT`);
 //! * [`detach`]: [`detach::FinishOnDrop`], a call that once sent is finished even if its
 //!   caller goes away (what makes acquires, unlocks and permit takes cancel safe).
 //!
-//! Who uses it: the client builds the connections and the context; the lock engine, the
-//! synchronizers and the hold machinery send through [`scripts`]. Nothing here knows a
-//! lock kind.
+//! Who uses it: the client builds the connections and the [`Engine`](crate::engine::Engine)
+//! (`src/engine/`), which holds the one [`redis::Redis`]; the lock engine, the
+//! synchronizers and the hold machinery send through it. Nothing here knows a lock kind.
 
 pub(crate) mod config;
 pub(crate) mod detach;

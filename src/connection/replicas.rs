@@ -1,5 +1,6 @@
-//! [`ReplicaSync`]: Redisson's "synced eval" (`checkLockSyncedSlaves`, protocol §3.2):
-//! a lock script that changes a lock is followed by `WAIT <replicas> <timeout>`.
+//! [`ReplicaSync`]: Redisson's "synced eval" (`checkLockSyncedSlaves`, docs/protocol.md
+//! §3.5 and §24.3): a script that changes a lock or a synchronizer's count is followed by
+//! `WAIT <replicas> <timeout>`.
 //!
 //! Invariants:
 //! * Nothing is waited for on a single-server configuration, or with the check off
@@ -61,7 +62,7 @@ pub(crate) enum Synced {
 impl Synced {
     /// Logs a write that no replica acknowledged: it did happen on the primary, and
     /// failing it would tell the caller something it did not (Redisson throws after
-    /// applying it and re-runs some writes, sync protocol §7.2; see
+    /// applying it and re-runs some writes, docs/protocol.md §24.4; see
     /// `docs/reliability.md`). `object` is the kind of thing written (`"lock"`,
     /// `"semaphore"`), `name` its name.
     pub(crate) fn log_unsynced(&self, object: &'static str, name: &str, operation: &str) {

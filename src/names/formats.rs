@@ -70,20 +70,20 @@ pub(crate) fn fencing_token(name: &str) -> String {
 }
 
 /// A Redisson semaphore's channel, shared by `RSemaphore` and `RPermitExpirableSemaphore`
-/// of one name: `redisson_sc:{N}` (sync protocol §1.1).
+/// of one name: `redisson_sc:{N}` (docs/protocol.md §19.1).
 pub(crate) fn semaphore_channel(name: &str) -> String {
     format!("redisson_sc:{}", HashTag(name))
 }
 
 /// A permit-expirable semaphore's held permits (a sorted set, score = expiry):
-/// `{N}:timeout` (sync protocol §1.2).
+/// `{N}:timeout` (docs/protocol.md §20.1).
 pub(crate) fn permit_timeouts(name: &str) -> String {
     format!("{}:timeout", HashTag(name))
 }
 
 /// A Redisson count-down latch's channel: `redisson_countdownlatch__channel__{N}`, the
-/// braces added even when `N` has some (sync protocol §1.3; on a cluster such a name's
-/// channel and key hash to different slots, §8.3).
+/// braces added even when `N` has some (docs/protocol.md §21.1; on a cluster such a
+/// name's channel and key hash to different slots, §25.3).
 pub(crate) fn latch_channel(name: &str) -> String {
     format!("redisson_countdownlatch__channel__{{{name}}}")
 }

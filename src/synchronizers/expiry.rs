@@ -3,7 +3,7 @@
 //! semaphore (one key) and the permit-expirable semaphore (its count `N` and its
 //! `{N}:timeout` set, changed together in one script: `lua/expire_keys.lua`).
 //!
-//! Semantics are Redisson's (sync protocol §1.4, §2.2, §4.8): `expire*` and `clear_expire`
+//! Semantics are Redisson's (docs/protocol.md §22): `expire*` and `clear_expire`
 //! answer whether at least one key changed (so `false` for an object that does not exist,
 //! or `clear_expire` on one without a TTL); `remain_time_to_live` and `is_exists` read the
 //! data key `N` only. Every call here is idempotent and may be re-sent by the transport.

@@ -1,4 +1,4 @@
-//! `CountDownLatch`: Redisson's `RCountDownLatch` (sync protocol §5).
+//! `CountDownLatch`: Redisson's `RCountDownLatch` (docs/protocol.md §21).
 //!
 //! The count is the string key `N` (missing = 0, open); its channel is
 //! `redisson_countdownlatch__channel__{N}`, braces always added
@@ -68,7 +68,7 @@ const KIND: &str = "count_down_latch";
 /// # Differences from Redisson
 /// * [`delete`](CountDownLatch::delete) releases the latch's waiters (their count now
 ///   reads 0), Java's and this crate's; Redisson's `delete()` leaves its own waiters
-///   asleep (sync protocol §5.3).
+///   asleep (docs/protocol.md §21.3).
 /// * A wait keeps its timeout whatever is published on the channel (a Java waiter spins
 ///   and ignores its timeout after a stray `0`).
 /// * [`count_down_and_wait`](CountDownLatch::count_down_and_wait) (redisson#6060).
@@ -570,7 +570,7 @@ impl CountDownLatch {
     }
 
     /// Refuses an empty name, a closed client, and on a cluster a name whose channel
-    /// hashes to another slot than its key (sync protocol §8.3), before any I/O.
+    /// hashes to another slot than its key (docs/protocol.md §25.3), before any I/O.
     fn check(&self) -> Result<()> {
         if self.name.is_empty() || self.name().is_empty() {
             return Err(Error::invalid("latch name must not be empty"));

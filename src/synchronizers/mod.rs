@@ -1,7 +1,7 @@
 //! Redisson's synchronizers, wire-compatible: a semaphore (`RSemaphore`), a semaphore whose
 //! permits expire (`RPermitExpirableSemaphore`) and a count-down latch (`RCountDownLatch`).
-//! The contract is `redisson-sync-protocol.md` (keys, channels, the meaning of each
-//! published number, each script).
+//! The contract is `docs/protocol.md`, sections 19 to 26 (keys, channels, the meaning of
+//! each published number, each script, and where the crate differs from Redisson).
 //!
 //! * [`semaphore`]: `Semaphore`, permits without owners in a string key;
 //! * [`permit_expirable`]: `PermitExpirableSemaphore`, permits with ids and leases in a

@@ -31,7 +31,7 @@ pub(crate) fn lock_messages(payload: &[u8]) -> Option<Wake> {
 
 /// A Redisson semaphore's channel (`redisson_sc:{N}`, shared by `RSemaphore` and
 /// `RPermitExpirableSemaphore`): the payload is a decimal number, a wake-up budget
-/// (sync protocol §6): `n > 0` wakes up to `n` local waiters; `0`, negatives and anything
+/// (docs/protocol.md §23): `n > 0` wakes up to `n` local waiters; `0`, negatives and anything
 /// that is not a number wake nobody (as a Java subscriber ignores them, or throws).
 pub(crate) fn semaphore_messages(payload: &[u8]) -> Option<Wake> {
     let n: i64 = std::str::from_utf8(payload).ok()?.parse().ok()?;
@@ -43,7 +43,7 @@ pub(crate) fn semaphore_messages(payload: &[u8]) -> Option<Wake> {
 /// was set, or Java's `delete()` removed the key) wake every waiter; anything else wakes
 /// nobody. A waiter re-reads the count after each wake-up, so a stray `0` (or a `1` of a
 /// new count) costs one `GET`; the `1` of Java's `delete()` is what releases this crate's
-/// waiters of a deleted latch (sync protocol §5.3, §6.4).
+/// waiters of a deleted latch (docs/protocol.md §21.3, §23.4).
 pub(crate) fn latch_messages(payload: &[u8]) -> Option<Wake> {
     (payload == b"0" || payload == b"1").then_some(Wake::All)
 }

@@ -12,9 +12,10 @@
 //!   message, a hint, the re-check or the deadline), and its semantics;
 //! * [`writer_gates`]: writers ahead of readers within this client.
 //!
-//! Who uses it: the lock engine (`lock/waiting.rs`, `lock/local_line.rs`,
-//! `lock/queue_handoff.rs`); the client starts the pub/sub registry and closes it on
-//! shutdown. Nothing here sends a lock script: it decides who wakes, the engine retries.
+//! Who uses it: the lock engine (`lock/waiting.rs`, `lock/line_head.rs`,
+//! `lock/local_line.rs`, `lock/queue_handoff.rs`) and the synchronizers (their waits run
+//! on [`waiter`]); the client starts the pub/sub registry and closes it on shutdown.
+//! Nothing here sends a script: it decides who wakes, the primitive retries.
 
 pub(crate) mod local_queue;
 pub(crate) mod messages;

@@ -20,7 +20,8 @@
 //!   1. subscribe (the subscription is confirmed by Redis before this returns);
 //!   2. create a [`Notified`] and `enable()` it: from now on a wake-up is recorded;
 //!   3. run the acquire script;
-//!   4. if it failed, sleep on the `Notified` (bounded by the holder's TTL).
+//!   4. if it failed, sleep on the `Notified` (bounded by the try's hint, such as the
+//!      holder's TTL, by the re-check and by the deadline: [`crate::wait::waiter`]).
 //!
 //!   An unlock that the acquire in step 3 did not see happened after it ran, so its
 //!   message arrives after step 2 and is recorded. A `0` that arrives while nobody waits

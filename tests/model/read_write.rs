@@ -20,7 +20,7 @@
 //!   to expire), publish;
 //! * `is_locked`: write half `mode == write`; read half `mode == read`, or write with more
 //!   than the writer's field (the writer's own read holds);
-//! * the crate's documented difference (`docs/design.md`, `yields_to_writers`): a reader
+//! * the crate's documented difference (`docs/lock-engine.md`, `yields_to_writers`): a reader
 //!   that holds nothing lets a write waiter of its own client go first, so its `try_*`
 //!   answers `false` while one waits. "Holds nothing" is the client's own count of the
 //!   owner's holds, which does not see another client's force unlock or an expiry.

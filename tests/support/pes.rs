@@ -56,5 +56,5 @@ pub fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
-/// Redisson's score of a permit without a lease (sync protocol §4.1).
+/// Redisson's score of a permit without a lease (docs/protocol.md §20.1).
 pub const NO_LEASE: i64 = 922_337_203_685_477;

@@ -1,4 +1,4 @@
-//! Redisson's synchronizers in Redis (sync protocol §1): a semaphore's permits and a
+//! Redisson's synchronizers in Redis (docs/protocol.md §19 to §21): a semaphore's permits and a
 //! count-down latch's count (each a string key holding an integer), and a
 //! permit-expirable semaphore's holders (the sorted set `T:timeout`, T = `{N}`, or N when
 //! it has braces; members the permit ids as 16 raw bytes, scores their expiry in epoch
@@ -20,7 +20,7 @@ use serde_json::{json, Value as Json};
 use crate::inspect::{escape, now_ms, Subscribers};
 use crate::render::{duration_ms, table, timestamp, ttl_text};
 
-/// A permit-expirable semaphore's "no lease" score (sync protocol §4.1).
+/// A permit-expirable semaphore's "no lease" score (docs/protocol.md §20.1).
 pub(crate) const NO_LEASE: i64 = 922_337_203_685_477;
 
 /// What `--kind` may say a string key is.

@@ -282,7 +282,7 @@ impl ConfigBuilder {
     /// (no bound needed: the queue keeps the order across clients). 0 turns hand-off off:
     /// every unlock is Redisson's. Waiting tasks of one client queue locally either way
     /// (fair locks: in the Redis queue), in arrival order, with only the first waiting in
-    /// Redis. See `docs/design.md`.
+    /// Redis. See `docs/lock-engine.md`.
     pub fn local_handoffs(mut self, in_a_row: u32) -> Self {
         self.settings.locks.local_handoffs = in_a_row;
         self

@@ -1,6 +1,6 @@
 //! Taking permits: one attempt (ids chosen first, the script written once, a lost reply
 //! settled by looking for the ids, an unsynced acquisition undone) and Redisson's wait
-//! loop around it (sync protocol §4.9): subscribe to `redisson_sc:{N}`, enable the
+//! loop around it (docs/protocol.md §20.8): subscribe to `redisson_sc:{N}`, enable the
 //! wake-up, try again, then sleep until a message, the earliest lease's end (the hint the
 //! script answers: an expiring permit publishes nothing) or the caller's deadline.
 //!
@@ -12,10 +12,10 @@
 //! * It waits through [`crate::wait::waiter`], as every primitive does: every sleep is
 //!   bounded by the hint, by the deadline, and by the wait's re-check when nothing else
 //!   bounds it (a permit given a lease by `update_lease_time` after the waiter slept ends
-//!   silently, sync protocol §4.9).
+//!   silently, docs/protocol.md §20.8).
 //! * A lost reply is never answered with a permit whose lease has already ended: a
 //!   found permit whose score is past is given back and a new attempt (new ids, new
-//!   expiry) is made (Redisson re-sends with the old expiry, sync protocol §7.2).
+//!   expiry) is made (Redisson re-sends with the old expiry, docs/protocol.md §24.4).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -293,7 +293,7 @@ async fn attempt_work(
     }
 }
 
-/// Gives back permits no replica acknowledged (Redisson's rollback, sync protocol §7.2),
+/// Gives back permits no replica acknowledged (Redisson's rollback, docs/protocol.md §24.4),
 /// by their ids: sending it twice gives back nothing twice. No new attempt follows with
 /// the old expiry.
 async fn undo_unsynced(shared: &Arc<Shared>, ids: Vec<PermitId>) {

@@ -1,6 +1,6 @@
 //! The permit-expirable semaphore's expiry and existence (Redisson's `RExpirable` on
 //! `RPermitExpirableSemaphore`): `expire*` and `clear_expire` change its count `N` and its
-//! leases `{N}:timeout` together, in one script (sync protocol §4.8); the reads look at
+//! leases `{N}:timeout` together, in one script (docs/protocol.md §22); the reads look at
 //! `N` only, as Redisson's.
 
 use std::time::{Duration, SystemTime};

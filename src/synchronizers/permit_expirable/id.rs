@@ -7,7 +7,7 @@ use std::str::FromStr;
 /// The id of one permit of a [`PermitExpirableSemaphore`](crate::PermitExpirableSemaphore).
 ///
 /// In Redis it is the permit's member in the sorted set `{N}:timeout`: 16 raw bytes, as
-/// Redisson stores its ids (sync protocol §4.1). People and Java code see it as 32
+/// Redisson stores its ids (docs/protocol.md §20.1). People and Java code see it as 32
 /// lowercase hex digits, which is what [`Display`](fmt::Display) writes and
 /// [`FromStr`] reads: an id printed by this crate can be handed to a Java app's
 /// `release(String)`, and the other way round.

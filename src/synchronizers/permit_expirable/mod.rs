@@ -1,9 +1,9 @@
-//! [`PermitExpirableSemaphore`]: Redisson's `RPermitExpirableSemaphore` (sync protocol §4),
+//! [`PermitExpirableSemaphore`]: Redisson's `RPermitExpirableSemaphore` (docs/protocol.md §20),
 //! wire-compatible: the same keys (`N`, a string of available permits, and `{N}:timeout`,
 //! a sorted set of held permits: 16-byte id → expiry in the acquiring client's epoch ms),
 //! the same channel (`redisson_sc:{N}`, shared with a `Semaphore` of that name), the same
 //! script effects and published numbers, except that nothing publishes a count of 0 or
-//! less (sync protocol §6.3).
+//! less (docs/protocol.md §23.3).
 //!
 //! * [`id`]: [`PermitId`], 16 bytes in Redis, 32 hex digits to people;
 //! * [`ops`]: the scripts (`lua/pes_*.lua`) and how each call is sent and read;

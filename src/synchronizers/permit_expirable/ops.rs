@@ -1,5 +1,5 @@
-//! The scripts of a permit-expirable semaphore (`lua/pes_*.lua`, each written from sync
-//! protocol §4) and how one call of each is sent and its reply read.
+//! The scripts of a permit-expirable semaphore (`lua/pes_*.lua`, each written from
+//! docs/protocol.md §20) and how one call of each is sent and its reply read.
 //!
 //! Invariants: every operation is one script round trip (plus the `WAIT` for the
 //! replicas in the same pipeline, for the writes Redisson syncs); an acquire is written
@@ -50,8 +50,8 @@ static ADD_PERMITS: LazyLock<Script> = LazyLock::new(|| Script::new(PES_ADD_PERM
 static UPDATE_LEASE: LazyLock<Script> = LazyLock::new(|| Script::new(PES_UPDATE_LEASE));
 static LEASE_TIME: LazyLock<Script> = LazyLock::new(|| Script::new(PES_LEASE_TIME));
 
-/// Redisson's score of a permit without a lease (`Long.MAX_VALUE / 10000`, sync protocol
-/// §4.1).
+/// Redisson's score of a permit without a lease (`Long.MAX_VALUE / 10000`,
+/// docs/protocol.md §20.1).
 pub(crate) const NO_LEASE: i64 = 922_337_203_685_477;
 
 /// What one handle shares with its clones, its guards and its background releases.
@@ -159,7 +159,7 @@ impl Shared {
 
     /// Logs a write no replica acknowledged: it did happen on the primary, and failing
     /// it would tell the caller something it did not (Redisson throws after applying it,
-    /// sync protocol §7.2).
+    /// docs/protocol.md §24.4).
     fn log_unsynced(&self, operation: &str, synced: &Synced) {
         synced.log_unsynced("permit_expirable_semaphore", &self.name, operation);
     }

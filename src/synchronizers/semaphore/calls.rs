@@ -1,6 +1,6 @@
 //! The semaphore's scripts and how they are sent: each operation is one script call
 //! (`EVALSHA`, `EVAL` after a `NOSCRIPT`), through the failover gate, with `WAIT` for the
-//! replicas behind it where Redisson sends one (sync protocol §2.2, §7).
+//! replicas behind it where Redisson sends one (docs/protocol.md §24).
 //!
 //! Invariants: a script that changes the count is written at most once
 //! ([`Resend::Never`]): a plain semaphore's permits have no owner, so a call whose reply
@@ -96,7 +96,7 @@ impl Semaphore {
 
     /// A change applied on the primary that no replica acknowledged: logged, not failed
     /// (failing it would tell the caller it did not happen; Redisson fails it, and re-runs
-    /// some of them, sync protocol §7.2).
+    /// some of them, docs/protocol.md §24.4).
     fn log_unsynced(&self, operation: &'static str, synced: &Synced) {
         synced.log_unsynced("semaphore", &self.name, operation);
     }

@@ -1,4 +1,4 @@
-//! `Semaphore`: Redisson's `RSemaphore` (sync protocol §3): a count of permits in a
+//! `Semaphore`: Redisson's `RSemaphore` (docs/protocol.md §19): a count of permits in a
 //! string key, without owners, shared with Java apps.
 //!
 //! Files: `mod.rs` the handle and its public methods; `calls.rs` the scripts and how each

@@ -1,4 +1,4 @@
-//! One acquisition, as Redisson's waiter does it (sync protocol §3.3, §6.4): try; if too
+//! One acquisition, as Redisson's waiter does it (docs/protocol.md §19.4, §23.4): try; if too
 //! few permits are there, take a share of this client's one subscription to the channel,
 //! try again, and sleep until a message wakes this waiter, then try again.
 //!

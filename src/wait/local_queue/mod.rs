@@ -6,7 +6,7 @@
 //! this client unlocks its last hold while a local waiter is queued, its release can hand
 //! the lock straight to the head in the same script round trip (the hash's field moves
 //! from the releasing owner to the head's: no message, no second script). See
-//! `docs/design.md` ("Local queue and hand-off") and `lua/lock_handoff.lua`.
+//! `docs/lock-engine.md` ("Local queue and hand-off") and `lua/lock_handoff.lua`.
 //!
 //! Hand-offs are bounded so that waiters elsewhere (other processes, Java clients) still
 //! get the lock: after [`HandoffLimits::in_a_row`] hand-offs in a row, or once the lock
