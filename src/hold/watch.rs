@@ -735,10 +735,10 @@ macro_rules! blocking_hold_methods {
         #[doc = "```no_run"]
         #[doc = $take]
         #[doc = concat!(
-                    "if let Some(state) = ",
-                    $it,
-                    ".wait_at_risk(std::time::Duration::from_millis(100)) {"
-                )]
+                            "if let Some(state) = ",
+                            $it,
+                            ".wait_at_risk(std::time::Duration::from_millis(100)) {"
+                        )]
         #[doc = "    eprintln!(\"stop: {state}\");"]
         #[doc = "}"]
         #[doc = "# Ok(()) }\n```"]
