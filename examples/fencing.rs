@@ -12,7 +12,8 @@ mod common;
 
 use std::time::Duration;
 
-use redisson_lock::{Client, Config, Error, FencedWriter};
+use redisson_lock::fencing::FencedWriter;
+use redisson_lock::{Client, Config, Error};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

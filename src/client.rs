@@ -224,7 +224,7 @@ impl Client {
     /// like a lock name (it is the key `G`, no braces added); each value is its encoded
     /// bytes: a `&str` or `String` is its UTF-8, which is what a Java app using Redisson's
     /// `StringCodec` hashes. Under Redisson's default `Kryo5Codec` pass the Kryo bytes
-    /// (see [`FasterMulti`](crate::FasterMulti#values-and-codecs)). Duplicate values are
+    /// (see [`FasterMulti`](crate::kinds::FasterMulti#values-and-codecs)). Duplicate values are
     /// one value, as in Java. Pick the group as the smallest enclosing scope (Redisson's
     /// advice: `class_100`, not `class`): two objects conflict exactly on the values they
     /// share within one group.
@@ -421,7 +421,7 @@ impl Client {
     /// # Examples
     /// ```no_run
     /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// // Java: redisson.getMap("orders", StringCodec.INSTANCE).getFairLock("o-1")
     /// let lock = client.map_with_codec("orders", JavaCodec::String).get_fair_lock("o-1")?;
     /// assert_eq!(lock.raw_name(), "{orders}:SCr6VJrRQp772OGd8PWr8Q:fairlock");
@@ -458,7 +458,7 @@ impl Client {
     /// # Examples
     /// ```no_run
     /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// let lock = client.set_with_codec("tags", JavaCodec::String).get_lock("rust")?;
     /// lock.lock().await?;
     /// lock.unlock().await?;

@@ -9,6 +9,16 @@ use std::time::Duration;
 use crate::names::owner::LockOwner;
 
 /// `Result` with this crate's [`Error`].
+///
+/// # Examples
+/// ```
+/// fn lease_ms(text: &str) -> redisson_lock::Result<u64> {
+///     text.parse().map_err(|_| redisson_lock::Error::InvalidArgument(format!("not a lease: {text}")))
+/// }
+/// assert_eq!(lease_ms("30000")?, 30_000);
+/// assert!(lease_ms("soon").is_err());
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong with a lock operation.
@@ -91,14 +101,14 @@ pub enum Error {
     /// A key holds a value of another type than the operation needs (Redis answered
     /// `WRONGTYPE`): the lock's key is not a hash (something other than a lock is stored
     /// under that name), or the data key of a fenced write, such as
-    /// [`FencedWriter::hset`](crate::FencedWriter::hset), is not what its command needs.
+    /// [`FencedWriter::hset`](crate::fencing::FencedWriter::hset), is not what its command needs.
     #[error("key `{key}` holds a value of the wrong type (Redis answered WRONGTYPE)")]
     WrongType {
         /// The key that holds the foreign value.
         key: String,
     },
 
-    /// A fenced write (or a [`FencingGate::check`](crate::FencingGate::check)) presented a
+    /// A fenced write (or a [`FencingGate::check`](crate::fencing::FencingGate::check)) presented a
     /// token below the highest one the resource has seen: a newer holder of the lock has
     /// written since, so the caller's hold is stale and it should stop. Nothing was
     /// written and nothing was recorded.
@@ -229,7 +239,8 @@ pub enum Error {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{Error, RedissonFileError};
+/// use redisson_lock::Error;
+/// use redisson_lock::config::RedissonFileError;
 /// fn is_unsupported(error: &Error) -> bool {
 ///     matches!(error, Error::RedissonFile { kind: RedissonFileError::Unsupported, .. })
 /// }

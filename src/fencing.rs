@@ -33,7 +33,8 @@
 //!
 //! ```no_run
 //! # async fn demo(client: redisson_lock::Client, token: u64) -> redisson_lock::Result<()> {
-//! use redisson_lock::{Error, FencedWriter};
+//! use redisson_lock::Error;
+//! use redisson_lock::fencing::FencedWriter;
 //!
 //! let writer = FencedWriter::new(&client);
 //! // `token` came with the lock acquisition (a fenced lock hands it out).
@@ -177,7 +178,7 @@ pub fn fence_key(key: &str) -> Result<String> {
 /// # Examples
 /// ```no_run
 /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::FencedWriter;
+/// use redisson_lock::fencing::FencedWriter;
 /// let writer = FencedWriter::new(&client);
 /// writer.hset("order:42", "status", "paid", 34).await?;
 /// assert_eq!(writer.highest("order:42").await?, Some(34));
@@ -195,7 +196,7 @@ impl FencedWriter {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::Client) {
-    /// let writer = redisson_lock::FencedWriter::new(&client);
+    /// let writer = redisson_lock::fencing::FencedWriter::new(&client);
     /// # }
     /// ```
     pub fn new(client: &Client) -> FencedWriter {
@@ -217,7 +218,7 @@ impl FencedWriter {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(writer: redisson_lock::FencedWriter, token: u64) -> redisson_lock::Result<()> {
+    /// # async fn demo(writer: redisson_lock::fencing::FencedWriter, token: u64) -> redisson_lock::Result<()> {
     /// writer.set("stock:product_101", "41", token).await?;
     /// # Ok(()) }
     /// ```
@@ -240,7 +241,7 @@ impl FencedWriter {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(writer: redisson_lock::FencedWriter, token: u64) -> redisson_lock::Result<()> {
+    /// # async fn demo(writer: redisson_lock::fencing::FencedWriter, token: u64) -> redisson_lock::Result<()> {
     /// use std::time::Duration;
     /// writer.set_with_ttl("session:9", "alive", Duration::from_secs(30), token).await?;
     /// # Ok(()) }
@@ -279,7 +280,7 @@ impl FencedWriter {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(writer: redisson_lock::FencedWriter, token: u64) -> redisson_lock::Result<()> {
+    /// # async fn demo(writer: redisson_lock::fencing::FencedWriter, token: u64) -> redisson_lock::Result<()> {
     /// let created = writer.hset("order:42", "status", "paid", token).await?;
     /// # Ok(()) }
     /// ```
@@ -307,7 +308,7 @@ impl FencedWriter {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(writer: redisson_lock::FencedWriter, token: u64) -> redisson_lock::Result<()> {
+    /// # async fn demo(writer: redisson_lock::fencing::FencedWriter, token: u64) -> redisson_lock::Result<()> {
     /// let existed = writer.del("session:9", token).await?;
     /// # Ok(()) }
     /// ```
@@ -344,7 +345,7 @@ impl FencedWriter {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(writer: redisson_lock::FencedWriter, token: u64) -> redisson_lock::Result<()> {
+    /// # async fn demo(writer: redisson_lock::fencing::FencedWriter, token: u64) -> redisson_lock::Result<()> {
     /// // Move stock between two keys of one hash slot, fenced by the first key.
     /// let body = "
     ///     local left = redis.call('decrby', KEYS[1], ARGV[1])
@@ -383,7 +384,7 @@ impl FencedWriter {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(writer: redisson_lock::FencedWriter) -> redisson_lock::Result<()> {
+    /// # async fn demo(writer: redisson_lock::fencing::FencedWriter) -> redisson_lock::Result<()> {
     /// if let Some(token) = writer.highest("stock:product_101").await? {
     ///     println!("last written under token {token}");
     /// }
@@ -553,7 +554,7 @@ fn as_flag(operation: &'static str, reply: Value) -> Result<bool> {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> redisson_lock::Result<()> {
-/// use redisson_lock::FencingGate;
+/// use redisson_lock::fencing::FencingGate;
 /// let ledger = tokio::sync::Mutex::new(Vec::<String>::new());
 /// let gate = FencingGate::new();
 /// # let token = 34;
@@ -577,7 +578,8 @@ fn as_flag(operation: &'static str, reply: Value) -> Result<bool> {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{Error, FencingGate};
+/// use redisson_lock::Error;
+/// use redisson_lock::fencing::FencingGate;
 /// let gate = FencingGate::new();
 /// gate.check(33)?;                  // holder A
 /// gate.check(34)?;                  // holder B took the lock after A's lease ran out
@@ -603,7 +605,7 @@ impl FencingGate {
     ///
     /// # Examples
     /// ```
-    /// assert_eq!(redisson_lock::FencingGate::new().highest(), None);
+    /// assert_eq!(redisson_lock::fencing::FencingGate::new().highest(), None);
     /// ```
     pub fn new() -> FencingGate {
         FencingGate::default()
@@ -613,7 +615,7 @@ impl FencingGate {
     ///
     /// # Examples
     /// ```
-    /// let gate = redisson_lock::FencingGate::with_highest(40);
+    /// let gate = redisson_lock::fencing::FencingGate::with_highest(40);
     /// assert!(gate.check(39).is_err());
     /// assert!(gate.check(40).is_ok());
     /// ```
@@ -635,7 +637,7 @@ impl FencingGate {
     ///
     /// # Examples
     /// ```
-    /// let gate = redisson_lock::FencingGate::new();
+    /// let gate = redisson_lock::fencing::FencingGate::new();
     /// gate.check(7)?;
     /// gate.check(7)?;
     /// assert!(gate.check(6).is_err());
@@ -660,7 +662,7 @@ impl FencingGate {
     ///
     /// # Examples
     /// ```
-    /// let gate = redisson_lock::FencingGate::new();
+    /// let gate = redisson_lock::fencing::FencingGate::new();
     /// gate.check(0)?;
     /// assert_eq!(gate.highest(), Some(0));
     /// # Ok::<(), redisson_lock::Error>(())

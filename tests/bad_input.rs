@@ -7,8 +7,10 @@ use support::*;
 
 use std::time::{Duration, Instant};
 
+use redisson_lock::config::MAX_LEASE;
+use redisson_lock::fencing::FencedWriter;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Backoff, Client, Config, Error, FencedWriter, MAX_LEASE};
+use redisson_lock::{Backoff, Client, Config, Error};
 
 fn invalid<T: std::fmt::Debug>(result: redisson_lock::Result<T>) -> String {
     match result {

@@ -398,7 +398,7 @@ fn every_kind_works() {
     assert_eq!(multi.hold_count().unwrap(), 2);
     let fields = raw(&["hgetall", multi.raw_name()]);
     for value in ["a", "b"] {
-        let field = redisson_lock::FasterMulti::field_id(value);
+        let field = redisson_lock::kinds::FasterMulti::field_id(value);
         assert!(
             fields.contains(&format!("{field}\n{}\n", me(multi.owner()))),
             "{value} is not held by this thread: {fields:?}"

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 
+use redisson_lock::config::PublishMode;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, Config, PublishMode};
+use redisson_lock::{Client, Config};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sharded_pubsub_and_per_slot_renewal_on_a_cluster() {

@@ -809,7 +809,10 @@ async fn a_lock_handed_to_a_dropped_waiter_is_given_back() {
     let name = key("fair-handoff-dropped");
     // Loaded beforehand: a NOSCRIPT reply would re-send the unlock after the waiter left.
     let _: String = raw
-        .script_load(redisson_lock::lua::FAIR_HANDOFF)
+        .script_load(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lua/fair_handoff.lua"
+        )))
         .await
         .unwrap();
     let (holder, dropped) = (fair(&client, &name, 1), fair(&client, &name, 2));

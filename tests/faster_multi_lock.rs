@@ -14,9 +14,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{
-    Client as LockClient, Error, FasterMulti, FasterMultiLock, LockOwner, PrefixNameMapper,
-};
+use redisson_lock::kinds::FasterMulti;
+use redisson_lock::{Client as LockClient, Error, FasterMultiLock, LockOwner, PrefixNameMapper};
 
 // ---- helpers ----------------------------------------------------------------------------
 
@@ -906,7 +905,28 @@ async fn a_waiter_is_not_held_past_the_groups_expiry_by_fields_that_die_with_it(
 /// `EVAL` and a chosen `now`, so the millisecond is exact.
 #[tokio::test]
 async fn every_script_agrees_a_deadline_equal_to_now_is_free() {
-    use redisson_lock::lua;
+    mod lua {
+        pub(super) const FASTER_MULTI_IS_LOCKED: &str = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lua/faster_multi_is_locked.lua"
+        ));
+        pub(super) const FASTER_MULTI_HOLDS: &str = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lua/faster_multi_holds.lua"
+        ));
+        pub(super) const FASTER_MULTI_RENEW: &str = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lua/faster_multi_renew.lua"
+        ));
+        pub(super) const FASTER_MULTI_RELEASE: &str = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lua/faster_multi_release.lua"
+        ));
+        pub(super) const FASTER_MULTI_ACQUIRE: &str = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lua/faster_multi_acquire.lua"
+        ));
+    }
     let Bed(_server, _client, raw, name) = Bed::new("fml-deadline-now").await;
     let (a, b, f) = ("a-client:1", "b-client:1", id(M));
     let deadline = now_ms() + 60_000;

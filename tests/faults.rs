@@ -54,8 +54,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use redisson_lock::fencing::FencedWriter;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, Config, Error, FencedWriter, HoldState, Lock, LockGuard, LockKind};
+use redisson_lock::{Client, Config, Error, HoldState, Lock, LockGuard, LockKind};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const PROCESSES: usize = 3;

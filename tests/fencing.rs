@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
+use redisson_lock::fencing::{FencedWriter, FencingGate};
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Error, FencedWriter, FencingGate};
+use redisson_lock::Error;
 
 /// The fence key of a test key (test keys contain no braces).
 fn fence(key: &str) -> String {

@@ -390,7 +390,7 @@ async fn a_sentinel_failover_warns_the_holder_then_confirms_the_replicated_lock(
     // The default 30 s watchdog: the old primary takes the renewals until the sentinel
     // demotes it (about 10 s after the switch here), and they no longer reach the new
     // primary, where the key's last replicated lease must outlast that window.
-    let client = client_at(&url, redisson_lock::DEFAULT_WATCHDOG_TIMEOUT).await;
+    let client = client_at(&url, redisson_lock::config::DEFAULT_WATCHDOG_TIMEOUT).await;
     let name = key("risk-failover");
     let guard = client.get_lock(&name).acquire().await.unwrap();
     let timeline = Timeline::follow(guard.watch());

@@ -16,8 +16,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use redisson_lock::fencing::FencedWriter;
 use redisson_lock::fred::prelude::KeysInterface;
-use redisson_lock::{Client, Error, FencedWriter};
+use redisson_lock::{Client, Error};
 use service::{post_work, Settings};
 
 /// Serves the example's router on a free loopback port until the test ends.

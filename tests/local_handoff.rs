@@ -291,7 +291,7 @@ async fn the_hand_off_script_yields_to_unmarked_listeners_past_the_turn() {
             );
             let reply: Value = raw
                 .eval(
-                    redisson_lock::lua::LOCK_HANDOFF,
+                    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/lock_handoff.lua")),
                     vec![name.clone(), channel(&name), latch.clone(), marker],
                     vec![
                         Value::from("0"),

@@ -12,10 +12,9 @@ use support::*;
 
 use std::time::Duration;
 
-use redisson_lock::{
-    CodecError, EntryKey, EntryObject, EntryObjectName, EntryObjects, Error, JavaCodec, KeyBytes,
-    PrefixNameMapper,
-};
+use redisson_lock::codec::{CodecError, JavaCodec};
+use redisson_lock::names::{EntryKey, EntryObject, EntryObjectName, KeyBytes};
+use redisson_lock::{EntryObjects, Error, PrefixNameMapper};
 
 /// The raw name of every kind of handle `map` gives for `key`, in `EntryObject::ALL`'s
 /// order, and their names as given.

@@ -10,7 +10,7 @@ mod support;
 
 use model::reentrant::{ExclTest, Op};
 use model::{Actor, Lease};
-use redisson_lock::{Fair, Fenced, NonReentrant, NonReentrantFair, Reentrant, Spin};
+use redisson_lock::kinds::{Fair, Fenced, NonReentrant, NonReentrantFair, Reentrant, Spin};
 
 #[test]
 fn reentrant_lock_follows_the_model() {
@@ -49,12 +49,12 @@ fn read_write_lock_follows_the_model() {
 
 #[test]
 fn multi_lock_follows_the_model() {
-    model::run::<model::group::GroupTest<redisson_lock::AllMembers>>();
+    model::run::<model::group::GroupTest<redisson_lock::kinds::AllMembers>>();
 }
 
 #[test]
 fn red_lock_follows_the_model() {
-    model::run::<model::group::GroupTest<redisson_lock::Majority>>();
+    model::run::<model::group::GroupTest<redisson_lock::kinds::Majority>>();
 }
 
 #[test]

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{AnyLock, Error, HoldState, LockOwner, MultiLock};
+use redisson_lock::kinds::AnyLock;
+use redisson_lock::{Error, HoldState, LockOwner, MultiLock};
 
 async fn three() -> (Vec<RedisServer>, Vec<redisson_lock::Client>, Vec<Client>) {
     let fleet = Fleet::new(3, |c| c).await;

@@ -11,10 +11,10 @@ use support::*;
 
 use std::time::Duration;
 
+use redisson_lock::config::FairQueueNames;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{
-    ConfigBuilder, Error, FairQueueNames, LockKeys, LockOwner, MultiLock, PrefixNameMapper,
-};
+use redisson_lock::names::LockKeys;
+use redisson_lock::{ConfigBuilder, Error, LockOwner, MultiLock, PrefixNameMapper};
 
 const PREFIX: &str = "app1:";
 

@@ -12,7 +12,8 @@ use support::*;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Error, PermitId};
+use redisson_lock::synchronizers::PermitId;
+use redisson_lock::Error;
 use tokio::time::Instant;
 
 #[tokio::test]

@@ -7,10 +7,9 @@ mod support;
 
 use std::time::Duration;
 
+use redisson_lock::config::{PublishMode, RedissonFile, RedissonFileError, RedissonTopology};
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{
-    Client, Error, PublishMode, RedissonFile, RedissonFileError, RedissonTopology,
-};
+use redisson_lock::{Client, Error};
 use support::cluster::Cluster;
 use support::*;
 

@@ -8,8 +8,9 @@ use support::*;
 
 use std::time::{Duration, Instant};
 
+use redisson_lock::config::MAX_LEASE;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Error, LockOwner, MAX_LEASE};
+use redisson_lock::{Error, LockOwner};
 
 fn latch_key(name: &str) -> String {
     format!(
@@ -22,7 +23,7 @@ fn latch_key(name: &str) -> String {
 async fn release(raw: &Client, name: &str, latch: &str, field: &str) -> Value {
     let channel = format!("redisson_lock__channel:{{{name}}}");
     raw.eval(
-        redisson_lock::lua::LOCK_RELEASE,
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/lock_release.lua")),
         vec![name, channel.as_str(), latch],
         vec![
             Value::from("0"),
@@ -221,8 +222,8 @@ async fn script_flush_mid_run_is_refilled_with_one_eval_per_script() {
     let lock = client.get_lock(&name);
     let lease = Duration::from_secs(60); // lease mode: no renewal script in the way
     let shas: Vec<String> = [
-        redisson_lock::lua::LOCK_ACQUIRE,
-        redisson_lock::lua::LOCK_RELEASE,
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/lock_acquire.lua")),
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lua/lock_release.lua")),
     ]
     .iter()
     .map(|s| fred::util::sha1_hash(s))

@@ -710,7 +710,10 @@ async fn the_undo_release_with_a_latch_gives_back_once() {
     for _ in 0..2 {
         let applied: i64 = raw
             .eval(
-                redisson_lock::lua::SEMAPHORE_RELEASE,
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/lua/semaphore_release.lua"
+                )),
                 vec![name.clone(), channel.clone(), latch.clone()],
                 vec!["2", "PUBLISH", "0", "10000"],
             )

@@ -8,9 +8,8 @@ use support::*;
 
 use std::time::Duration;
 
-use redisson_lock::{
-    Client, Config, FairQueueNames, LockSettings, PublishMode, Settings, TlsFiles,
-};
+use redisson_lock::config::{FairQueueNames, LockSettings, PublishMode, Settings, TlsFiles};
+use redisson_lock::{Client, Config};
 use serde_json::json;
 
 #[test]

@@ -11,9 +11,10 @@ mod support;
 #[cfg(not(any(feature = "tls-rustls", feature = "tls-native-tls")))]
 mod without_a_tls_feature {
     use super::support::*;
+    use redisson_lock::config::TlsOptions;
     use redisson_lock::fred::prelude::*;
     use redisson_lock::fred::types::InfoKind;
-    use redisson_lock::{Config, Error, TlsOptions};
+    use redisson_lock::{Config, Error};
 
     #[test]
     fn every_tls_scheme_is_refused_naming_the_feature() {
@@ -81,9 +82,10 @@ mod with_tls {
 
     use super::support::tls::TlsRedisServer;
     use super::support::*;
+    use redisson_lock::config::{TlsBackend, TlsOptions};
     use redisson_lock::fred::prelude::*;
     use redisson_lock::fred::types::{ClusterHash, CustomCommand, InfoKind};
-    use redisson_lock::{Client, Config, ConfigBuilder, Error, TlsBackend, TlsOptions};
+    use redisson_lock::{Client, Config, ConfigBuilder, Error};
 
     /// The TLS libraries this build has.
     fn backends() -> Vec<TlsBackend> {
@@ -501,7 +503,8 @@ mod inspector {
 
     use super::support::tls::TlsRedisServer;
     use super::support::*;
-    use redisson_lock::{Client, Config, TlsOptions};
+    use redisson_lock::config::TlsOptions;
+    use redisson_lock::{Client, Config};
 
     const BIN: &str = env!("CARGO_BIN_EXE_redisson-lock");
 

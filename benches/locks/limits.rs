@@ -122,7 +122,10 @@ async fn measure_all(settings: &'static Settings, url: &str, client: &Client, ra
         return limits;
     }
     let sha: String = raw
-        .script_load(redisson_lock::lua::LOCK_ACQUIRE)
+        .script_load(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lua/lock_acquire.lua"
+        )))
         .await
         .expect("SCRIPT LOAD");
     // Request counts sized to take roughly BENCH_SECS each on a small machine.

@@ -109,11 +109,17 @@ async fn interleaved(settings: &'static Settings, client: &Client) -> Interleave
         let redis = client.redis();
         let sem = client.get_permit_expirable_semaphore(NAME);
         let acquire: String = redis
-            .script_load(redisson_lock::lua::PES_ACQUIRE)
+            .script_load(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/lua/pes_acquire.lua"
+            )))
             .await
             .expect("SCRIPT LOAD");
         let release: String = redis
-            .script_load(redisson_lock::lua::PES_RELEASE)
+            .script_load(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/lua/pes_release.lua"
+            )))
             .await
             .expect("SCRIPT LOAD");
         let (n, t, c) = (

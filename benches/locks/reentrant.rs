@@ -316,11 +316,17 @@ impl BarePair {
     async fn load(client: &Client) -> BarePair {
         let redis = client.redis().clone();
         let acquire: String = redis
-            .script_load(redisson_lock::lua::LOCK_ACQUIRE)
+            .script_load(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/lua/lock_acquire.lua"
+            )))
             .await
             .expect("SCRIPT LOAD");
         let release: String = redis
-            .script_load(redisson_lock::lua::LOCK_RELEASE)
+            .script_load(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/lua/lock_release.lua"
+            )))
             .await
             .expect("SCRIPT LOAD");
         BarePair {

@@ -48,7 +48,7 @@ pub async fn watchdog_row(settings: &Settings, url: &str, raw: &Raw) -> Option<R
     let periods = w.hold_s / w.period_s;
     let per_period = w.renewal_scripts as f64 / periods;
     let cpu_pct = 100.0 * w.cpu_s / w.hold_s;
-    let ideal = (w.locks as f64 / redisson_lock::DEFAULT_RENEWAL_BATCH_SIZE as f64).ceil();
+    let ideal = (w.locks as f64 / redisson_lock::config::DEFAULT_RENEWAL_BATCH_SIZE as f64).ceil();
     let mut row = Row::new("watchdog_10k");
     row.tasks = Some(w.locks);
     row.ops_per_s = Some(w.renewal_scripts as f64 / w.hold_s);

@@ -369,14 +369,14 @@ impl Client {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// let lock = client.map_with_codec("orders", JavaCodec::String).get_lock("o-1")?;
     /// # Ok(()) }
     /// ```
     pub fn map_with_codec(
         &self,
         name: impl Into<String>,
-        codec: crate::JavaCodec,
+        codec: crate::codec::JavaCodec,
     ) -> super::EntryObjects {
         self.entries(self.shared.client.map_with_codec(name, codec))
     }
@@ -405,14 +405,14 @@ impl Client {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// let lock = client.set_with_codec("tags", JavaCodec::String).get_lock("rust")?;
     /// # Ok(()) }
     /// ```
     pub fn set_with_codec(
         &self,
         name: impl Into<String>,
-        codec: crate::JavaCodec,
+        codec: crate::codec::JavaCodec,
     ) -> super::EntryObjects {
         self.entries(self.shared.client.set_with_codec(name, codec))
     }

@@ -59,7 +59,7 @@ impl EntryObjects {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::blocking::Client) {
-    /// assert_eq!(client.map("orders").codec(), redisson_lock::JavaCodec::Kryo5);
+    /// assert_eq!(client.map("orders").codec(), redisson_lock::codec::JavaCodec::Kryo5);
     /// # }
     /// ```
     pub fn codec(&self) -> JavaCodec {
@@ -71,7 +71,7 @@ impl EntryObjects {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::blocking::Client) {
-    /// let map = client.map("orders").with_codec(redisson_lock::JavaCodec::String);
+    /// let map = client.map("orders").with_codec(redisson_lock::codec::JavaCodec::String);
     /// # }
     /// ```
     pub fn with_codec(&self, codec: JavaCodec) -> EntryObjects {
@@ -88,8 +88,8 @@ impl EntryObjects {
     ///
     /// # Examples
     /// ```no_run
-    /// # fn demo(client: redisson_lock::blocking::Client) -> Result<(), redisson_lock::CodecError> {
-    /// let entry = client.map("orders").entry_name("o-1", redisson_lock::EntryObject::Lock)?;
+    /// # fn demo(client: redisson_lock::blocking::Client) -> Result<(), redisson_lock::codec::CodecError> {
+    /// let entry = client.map("orders").entry_name("o-1", redisson_lock::names::EntryObject::Lock)?;
     /// println!("{}", entry.raw_name());
     /// # Ok(()) }
     /// ```

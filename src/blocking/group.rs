@@ -1,5 +1,5 @@
 //! The blocking [`LockGroup`] ([`MultiLock`], [`RedLock`]) and its [`GroupGuard`]: the
-//! async [`crate::LockGroup`] over blocking locks, run on a member's client runtime as the
+//! async [`crate::kinds::LockGroup`] over blocking locks, run on a member's client runtime as the
 //! calling thread (or the [`LockGroup::with_owner`] owner).
 
 use std::fmt;
@@ -15,13 +15,53 @@ use crate::lock::{AllMembers, GroupRule, LockKind, Majority};
 use crate::names::owner::LockOwner;
 
 /// Redisson's `RedissonMultiLock`, blocking: several locks held as one, all or none.
+///
+/// # Examples
+/// ```no_run
+/// # fn demo(a: redisson_lock::blocking::Client, b: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::blocking::MultiLock;
+/// let both = MultiLock::new([a.get_lock("stock:1"), b.get_lock("stock:2")])?;
+/// let guard = both.acquire()?;
+/// guard.unlock()?;
+/// # Ok(()) }
+/// ```
 pub type MultiLock = LockGroup<AllMembers>;
 /// Redisson's `RedissonRedLock`, blocking: one lock over independent servers, held while a
 /// majority grant it (read `docs/multi-and-redlock.md` first).
+///
+/// # Examples
+/// ```no_run
+/// # fn demo(a: redisson_lock::blocking::Client, b: redisson_lock::blocking::Client,
+/// #     c: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::blocking::RedLock;
+/// let lock = RedLock::new([a.get_lock("job"), b.get_lock("job"), c.get_lock("job")])?;
+/// let guard = lock.acquire()?;
+/// guard.unlock()?;
+/// # Ok(()) }
+/// ```
 pub type RedLock = LockGroup<Majority>;
 /// A hold of a blocking [`MultiLock`].
+///
+/// # Examples
+/// ```no_run
+/// # fn demo(a: redisson_lock::blocking::Client, b: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::blocking::{MultiLock, MultiLockGuard};
+/// let both = MultiLock::new([a.get_lock("stock:1"), b.get_lock("stock:2")])?;
+/// let guard: MultiLockGuard = both.acquire()?;
+/// # Ok(()) }
+/// ```
 pub type MultiLockGuard = GroupGuard<AllMembers>;
 /// A hold of a blocking [`RedLock`].
+///
+/// # Examples
+/// ```no_run
+/// # fn demo(a: redisson_lock::blocking::Client, b: redisson_lock::blocking::Client,
+/// #     c: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::blocking::{RedLock, RedLockGuard};
+/// let lock = RedLock::new([a.get_lock("job"), b.get_lock("job"), c.get_lock("job")])?;
+/// let guard: RedLockGuard = lock.acquire()?;
+/// # Ok(()) }
+/// ```
 pub type RedLockGuard = GroupGuard<Majority>;
 
 /// A member of a blocking [`LockGroup`]: a blocking [`Lock`] of any kind, from any
@@ -37,7 +77,7 @@ pub type RedLockGuard = GroupGuard<Majority>;
 /// ```
 pub struct AnyLock {
     shared: Arc<Shared>,
-    lock: crate::AnyLock,
+    lock: crate::kinds::AnyLock,
 }
 
 impl AnyLock {
@@ -71,7 +111,7 @@ impl fmt::Debug for AnyLock {
 }
 
 /// Several blocking locks, of any kinds and clients, taken and released as one by one
-/// owner (the calling thread, as in Redisson): the async [`crate::LockGroup`], whose docs
+/// owner (the calling thread, as in Redisson): the async [`crate::kinds::LockGroup`], whose docs
 /// describe the algorithm, with blocking methods. Use it as [`MultiLock`] or [`RedLock`].
 ///
 /// Calls run on the runtime of the first member's client; a member of another client
@@ -91,7 +131,7 @@ impl fmt::Debug for AnyLock {
 /// ```
 pub struct LockGroup<R: GroupRule> {
     shared: Arc<Shared>,
-    inner: crate::LockGroup<R>,
+    inner: crate::kinds::LockGroup<R>,
     owner: Option<LockOwner>,
 }
 
@@ -118,7 +158,7 @@ impl<R: GroupRule> LockGroup<R> {
     /// A group over `locks` (blocking locks of any kinds and clients); no I/O.
     ///
     /// # Errors
-    /// As [`crate::LockGroup::new`]: [`Error::InvalidArgument`] for no locks,
+    /// As [`crate::kinds::LockGroup::new`]: [`Error::InvalidArgument`] for no locks,
     /// [`Error::DuplicateMember`], [`Error::Shutdown`].
     ///
     /// # Redisson equivalent
@@ -145,7 +185,7 @@ impl<R: GroupRule> LockGroup<R> {
             Some(first) => first.shared.clone(),
             None => return Err(Error::invalid("Lock objects are not defined")),
         };
-        let inner = crate::LockGroup::new(members.into_iter().map(|m| m.lock))?;
+        let inner = crate::kinds::LockGroup::new(members.into_iter().map(|m| m.lock))?;
         Ok(LockGroup {
             shared,
             inner,
@@ -211,7 +251,7 @@ impl<R: GroupRule> LockGroup<R> {
     /// Runs `op` on the async group bound to this call's owner, on the runtime.
     fn run<T, F, Fut>(&self, op: F) -> Result<T>
     where
-        F: FnOnce(crate::LockGroup<R>) -> Fut,
+        F: FnOnce(crate::kinds::LockGroup<R>) -> Fut,
         Fut: Future<Output = Result<T>> + Send + 'static,
         T: Send + 'static,
     {
@@ -244,7 +284,7 @@ macro_rules! group_calls {
 impl<R: GroupRule> LockGroup<R> {
     group_calls! {
         /// Takes the group, blocking as long as it takes; watchdog mode. See
-        /// [`crate::LockGroup::lock`].
+        /// [`crate::kinds::LockGroup::lock`].
         ///
         /// # Errors
         /// As the async method.
@@ -262,7 +302,7 @@ impl<R: GroupRule> LockGroup<R> {
         pub fn lock(&self) -> Result<()>;
 
         /// Takes the group, blocking as long as it takes; every member held for `lease` at
-        /// most. See [`crate::LockGroup::lock_with_lease`].
+        /// most. See [`crate::kinds::LockGroup::lock_with_lease`].
         ///
         /// # Errors
         /// As the async method.
@@ -279,7 +319,7 @@ impl<R: GroupRule> LockGroup<R> {
         /// ```
         pub fn lock_with_lease(&self, lease: Duration) -> Result<()>;
 
-        /// One attempt at every member; watchdog mode. See [`crate::LockGroup::try_lock`].
+        /// One attempt at every member; watchdog mode. See [`crate::kinds::LockGroup::try_lock`].
         ///
         /// # Errors
         /// As the async method.
@@ -297,7 +337,7 @@ impl<R: GroupRule> LockGroup<R> {
         /// ```
         pub fn try_lock(&self) -> Result<bool>;
 
-        /// Tries for up to `wait`; watchdog mode. See [`crate::LockGroup::try_lock_for`].
+        /// Tries for up to `wait`; watchdog mode. See [`crate::kinds::LockGroup::try_lock_for`].
         ///
         /// # Errors
         /// As the async method.
@@ -316,7 +356,7 @@ impl<R: GroupRule> LockGroup<R> {
         pub fn try_lock_for(&self, wait: Duration) -> Result<bool>;
 
         /// Tries for up to `wait`; every member held for `lease` at most. See
-        /// [`crate::LockGroup::try_lock_with_lease`].
+        /// [`crate::kinds::LockGroup::try_lock_with_lease`].
         ///
         /// # Errors
         /// As the async method.
@@ -335,7 +375,7 @@ impl<R: GroupRule> LockGroup<R> {
         /// ```
         pub fn try_lock_with_lease(&self, wait: Duration, lease: Duration) -> Result<bool>;
 
-        /// Gives back one hold of every member. See [`crate::LockGroup::unlock`].
+        /// Gives back one hold of every member. See [`crate::kinds::LockGroup::unlock`].
         ///
         /// # Errors
         /// As the async method.
@@ -352,7 +392,7 @@ impl<R: GroupRule> LockGroup<R> {
         /// ```
         pub fn unlock(&self) -> Result<()>;
 
-        /// Whether `owner` holds the group. See [`crate::LockGroup::is_held_by`].
+        /// Whether `owner` holds the group. See [`crate::kinds::LockGroup::is_held_by`].
         ///
         /// # Errors
         /// As the async method.
@@ -373,7 +413,7 @@ impl<R: GroupRule> LockGroup<R> {
     /// holds the group.
     ///
     /// # Errors
-    /// As [`crate::LockGroup::is_held_by`].
+    /// As [`crate::kinds::LockGroup::is_held_by`].
     ///
     /// # Redisson equivalent
     /// `RedissonMultiLock#isHeldByCurrentThread()`

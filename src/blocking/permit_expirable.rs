@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::runtime::Shared;
 use crate::error::Result;
 use crate::hold::watch::HoldWatch;
-use crate::PermitId;
+use crate::synchronizers::PermitId;
 
 /// Redisson's `RPermitExpirableSemaphore`, blocking: every method of the async
 /// [`crate::PermitExpirableSemaphore`] as a plain call.
@@ -379,7 +379,7 @@ impl PermitExpirableSemaphore {
         Ok(permit.map(|p| self.wrap(p)))
     }
 
-    fn wrap(&self, permit: crate::Permit) -> Permit {
+    fn wrap(&self, permit: crate::synchronizers::Permit) -> Permit {
         Permit {
             shared: self.shared.clone(),
             watch: permit.watch().clone(),
@@ -388,7 +388,7 @@ impl PermitExpirableSemaphore {
     }
 }
 
-/// A watchdog-kept permit, blocking: see [`crate::Permit`]. It tells how far it can be
+/// A watchdog-kept permit, blocking: see [`crate::synchronizers::Permit`]. It tells how far it can be
 /// counted on as a blocking lock guard does ([`Permit::state`], [`Permit::wait_at_risk`],
 /// [`Permit::wait_held_again`], [`Permit::wait_lost`]: its [`HoldWatch`],
 /// [`Permit::watch`]). Dropping it gives the permit back in the background.
@@ -405,7 +405,7 @@ impl PermitExpirableSemaphore {
 #[derive(Debug)]
 pub struct Permit {
     shared: Arc<Shared>,
-    inner: Option<crate::Permit>,
+    inner: Option<crate::synchronizers::Permit>,
     /// The async permit's.
     watch: HoldWatch,
 }
@@ -421,9 +421,10 @@ impl Permit {
     /// # Ok(()) }
     /// ```
     pub fn id(&self) -> PermitId {
-        self.inner
-            .as_ref()
-            .map_or(PermitId::from_bytes([0; 16]), crate::Permit::id)
+        self.inner.as_ref().map_or(
+            PermitId::from_bytes([0; 16]),
+            crate::synchronizers::Permit::id,
+        )
     }
 
     crate::hold::watch::blocking_hold_methods!(
@@ -432,7 +433,7 @@ impl Permit {
          let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept()?;"
     );
 
-    /// Gives the permit back now (see [`crate::Permit::release`]).
+    /// Gives the permit back now (see [`crate::synchronizers::Permit::release`]).
     ///
     /// # Errors
     /// As the async method.

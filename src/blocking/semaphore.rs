@@ -44,7 +44,10 @@ impl Semaphore {
         self.shared.run(op(self.inner.clone()))?
     }
 
-    fn guard(&self, permits: Option<crate::SemaphorePermits>) -> Option<SemaphorePermits> {
+    fn guard(
+        &self,
+        permits: Option<crate::synchronizers::SemaphorePermits>,
+    ) -> Option<SemaphorePermits> {
         permits.map(|inner| SemaphorePermits {
             shared: self.shared.clone(),
             inner: Some(inner),
@@ -276,7 +279,7 @@ impl Semaphore {
 }
 
 /// Permits taken from a blocking [`Semaphore`], given back when dropped (also while a
-/// panic unwinds); see [`crate::SemaphorePermits`].
+/// panic unwinds); see [`crate::synchronizers::SemaphorePermits`].
 ///
 /// # Drop
 /// Dropping the guard starts the release on the client's runtime and returns at once;
@@ -296,7 +299,7 @@ impl Semaphore {
 pub struct SemaphorePermits {
     shared: Arc<Shared>,
     /// `None` once released or forgotten.
-    inner: Option<crate::SemaphorePermits>,
+    inner: Option<crate::synchronizers::SemaphorePermits>,
 }
 
 impl SemaphorePermits {
@@ -311,10 +314,10 @@ impl SemaphorePermits {
     pub fn permits(&self) -> u32 {
         self.inner
             .as_ref()
-            .map_or(0, crate::SemaphorePermits::permits)
+            .map_or(0, crate::synchronizers::SemaphorePermits::permits)
     }
 
-    /// Gives the permits back now (see [`crate::SemaphorePermits::release`]).
+    /// Gives the permits back now (see [`crate::synchronizers::SemaphorePermits::release`]).
     ///
     /// # Errors
     /// Those of [`crate::Semaphore::release`].
@@ -332,7 +335,7 @@ impl SemaphorePermits {
         }
     }
 
-    /// Keeps the permits taken (see [`crate::SemaphorePermits::forget`]).
+    /// Keeps the permits taken (see [`crate::synchronizers::SemaphorePermits::forget`]).
     ///
     /// # Examples
     /// ```no_run
@@ -342,7 +345,9 @@ impl SemaphorePermits {
     /// # Ok(()) }
     /// ```
     pub fn forget(mut self) -> u32 {
-        self.inner.take().map_or(0, crate::SemaphorePermits::forget)
+        self.inner
+            .take()
+            .map_or(0, crate::synchronizers::SemaphorePermits::forget)
     }
 }
 

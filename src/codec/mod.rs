@@ -3,9 +3,9 @@
 //!
 //! Redisson never stores a map key's text in a per-key object's name: it encodes the key
 //! with the map's codec and hashes those bytes (`RMap#getLock(key)` lives at
-//! `{<map>}:<hash of the key's bytes>:lock`, see [`EntryObjectName`](crate::EntryObjectName)).
+//! `{<map>}:<hash of the key's bytes>:lock`, see [`EntryObjectName`](crate::names::EntryObjectName)).
 //! The faster multi-lock hashes its values' bytes the same way
-//! ([`FasterMulti`](crate::FasterMulti#values-and-codecs)). Agreeing with a Java app
+//! ([`FasterMulti`](crate::kinds::FasterMulti#values-and-codecs)). Agreeing with a Java app
 //! therefore means producing the bytes its codec produces: [`JavaCodec::encode`] does, for
 //! the codecs and value types below. Nothing here talks to Redis.
 //!
@@ -49,7 +49,8 @@
 //!
 //! # Examples
 //! ```
-//! use redisson_lock::{codec::Uuid, JavaCodec, JsonUuids};
+//! use redisson_lock::codec::Uuid;
+//! use redisson_lock::codec::{JavaCodec, JsonUuids};
 //!
 //! // Java: `new Kryo5Codec().getMapKeyEncoder().encode("o-1")`
 //! assert_eq!(JavaCodec::Kryo5.encode("o-1")?, [0x03, 0x6f, 0x2d, 0xb1]);
@@ -63,7 +64,7 @@
 //!     json.encode(id)?,
 //!     br#"["java.util.UUID","123e4567-e89b-12d3-a456-426614174000"]"#
 //! );
-//! # Ok::<(), redisson_lock::CodecError>(())
+//! # Ok::<(), redisson_lock::codec::CodecError>(())
 //! ```
 
 mod json;
@@ -76,7 +77,7 @@ mod string;
 /// # Examples
 /// ```
 /// let id = redisson_lock::codec::Uuid::nil();
-/// assert_eq!(redisson_lock::JavaCodec::String.encode(id).unwrap().len(), 36);
+/// assert_eq!(redisson_lock::codec::JavaCodec::String.encode(id).unwrap().len(), 36);
 /// ```
 pub use uuid::Uuid;
 
@@ -85,12 +86,12 @@ pub use uuid::Uuid;
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::JavaCodec;
+/// use redisson_lock::codec::JavaCodec;
 /// // A Java app on Redisson's default configuration uses Kryo5Codec.
 /// let codec = JavaCodec::Kryo5;
 /// assert_eq!(codec.java_class(), "org.redisson.codec.Kryo5Codec");
 /// assert_eq!(codec.encode("Jack_001")?, b"\x03Jack_00\xb1");
-/// # Ok::<(), redisson_lock::CodecError>(())
+/// # Ok::<(), redisson_lock::codec::CodecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -99,10 +100,10 @@ pub enum JavaCodec {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// assert_eq!(JavaCodec::String.encode("订单")?, "订单".as_bytes());
     /// assert_eq!(JavaCodec::String.encode(-7)?, b"-7");
-    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// # Ok::<(), redisson_lock::codec::CodecError>(())
     /// ```
     String,
     /// `org.redisson.codec.Kryo5Codec`, Redisson's default codec: Kryo 5's class id, then
@@ -110,10 +111,10 @@ pub enum JavaCodec {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// assert_eq!(JavaCodec::Kryo5.encode(7)?, [0x02, 0x0e]);
     /// assert_eq!(JavaCodec::Kryo5.encode(true)?, [0x05, 0x01]);
-    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// # Ok::<(), redisson_lock::codec::CodecError>(())
     /// ```
     Kryo5,
     /// `org.redisson.codec.JsonJacksonCodec`: Jackson's JSON with Redisson's type
@@ -121,11 +122,11 @@ pub enum JavaCodec {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{JavaCodec, JsonUuids};
+    /// use redisson_lock::codec::{JavaCodec, JsonUuids};
     /// let json = JavaCodec::JsonJackson { uuids: JsonUuids::Plain };
     /// assert_eq!(json.encode("o-1")?, br#""o-1""#);
     /// assert_eq!(json.encode(42i64)?, br#"["java.lang.Long",42]"#);
-    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// # Ok::<(), redisson_lock::codec::CodecError>(())
     /// ```
     JsonJackson {
         /// How the Java side's Redisson version writes a `UUID`.
@@ -143,7 +144,8 @@ pub enum JavaCodec {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{codec::Uuid, JavaCodec, JsonUuids};
+/// use redisson_lock::codec::Uuid;
+/// use redisson_lock::codec::{JavaCodec, JsonUuids};
 /// let id = Uuid::nil();
 /// let old = JavaCodec::JsonJackson { uuids: JsonUuids::Plain }.encode(id)?;
 /// let new = JavaCodec::JsonJackson { uuids: JsonUuids::Typed }.encode(id)?;
@@ -154,7 +156,7 @@ pub enum JavaCodec {
 ///     JavaCodec::JsonJackson { uuids: JsonUuids::Plain }.encode(7)?,
 ///     JavaCodec::JsonJackson { uuids: JsonUuids::Typed }.encode(7)?,
 /// );
-/// # Ok::<(), redisson_lock::CodecError>(())
+/// # Ok::<(), redisson_lock::codec::CodecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -177,7 +179,7 @@ pub enum JsonUuids {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::JavaValue;
+/// use redisson_lock::codec::JavaValue;
 /// assert_eq!(JavaValue::from("o-1"), JavaValue::String("o-1"));
 /// assert_eq!(JavaValue::from(7), JavaValue::Integer(7));
 /// assert_eq!(JavaValue::from(7i64), JavaValue::Long(7));
@@ -205,7 +207,7 @@ impl JavaValue<'_> {
     ///
     /// # Examples
     /// ```
-    /// assert_eq!(redisson_lock::JavaValue::from(true).java_class(), "java.lang.Boolean");
+    /// assert_eq!(redisson_lock::codec::JavaValue::from(true).java_class(), "java.lang.Boolean");
     /// ```
     pub fn java_class(&self) -> &'static str {
         match self {
@@ -274,7 +276,7 @@ impl From<f64> for JavaValue<'_> {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{CodecError, JavaCodec};
+/// use redisson_lock::codec::{CodecError, JavaCodec};
 /// let error = JavaCodec::String.encode(1.5).unwrap_err();
 /// assert!(matches!(error, CodecError::Unsupported { java_class: "java.lang.Double", .. }));
 /// ```
@@ -335,7 +337,7 @@ impl JavaCodec {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// let key = JavaCodec::Kryo5.encode("order:1")?;
     /// assert_eq!(key, b"\x03order:\xb1");
     ///
@@ -346,7 +348,7 @@ impl JavaCodec {
     ///     .collect::<Result<Vec<_>, _>>()?;
     /// assert_eq!(values[0], b"\x03Jack_00\xb1");
     /// // client.get_multi_lock("grp", values)?;
-    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// # Ok::<(), redisson_lock::codec::CodecError>(())
     /// ```
     pub fn encode<'a>(&self, value: impl Into<JavaValue<'a>>) -> Result<Vec<u8>, CodecError> {
         let value = value.into();
@@ -368,7 +370,7 @@ impl JavaCodec {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// assert_eq!(JavaCodec::String.java_class(), "org.redisson.client.codec.StringCodec");
     /// ```
     pub fn java_class(&self) -> &'static str {

@@ -10,7 +10,7 @@ pub(crate) const REDACTED: &str = "<redacted>";
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::redacted_url;
+/// use redisson_lock::config::redacted_url;
 /// assert_eq!(redacted_url("rediss://app:s3cret@redis:6380/0"), "rediss://app:<redacted>@redis:6380/0");
 /// assert_eq!(redacted_url("redis://:s3cret@redis"), "redis://:<redacted>@redis");
 /// assert_eq!(redacted_url("redis://redis:6379"), "redis://redis:6379");

@@ -27,7 +27,7 @@ pub(crate) const TLS_FEATURE: &str = "tls-rustls";
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{TlsBackend, TlsOptions};
+/// use redisson_lock::config::{TlsBackend, TlsOptions};
 /// let options = TlsOptions::new().backend(TlsBackend::Rustls);
 /// assert_eq!(options.chosen_backend(), Some(TlsBackend::Rustls));
 /// ```
@@ -46,7 +46,7 @@ impl TlsBackend {
     ///
     /// # Examples
     /// ```
-    /// assert_eq!(redisson_lock::TlsBackend::NativeTls.feature(), "tls-native-tls");
+    /// assert_eq!(redisson_lock::config::TlsBackend::NativeTls.feature(), "tls-native-tls");
     /// ```
     pub fn feature(self) -> &'static str {
         match self {
@@ -68,7 +68,7 @@ impl TlsBackend {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{ClusterTlsNames, TlsOptions};
+/// use redisson_lock::config::{ClusterTlsNames, TlsOptions};
 /// let options = TlsOptions::new().cluster_names(ClusterTlsNames::SeedHost);
 /// # let _ = options;
 /// ```
@@ -127,7 +127,8 @@ impl Pem {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{Config, TlsOptions};
+/// use redisson_lock::Config;
+/// use redisson_lock::config::TlsOptions;
 /// let options = TlsOptions::new()
 ///     .ca_file("/etc/redis/ca.crt")
 ///     .client_cert_files("/etc/redis/client.crt", "/etc/redis/client.key");
@@ -147,7 +148,7 @@ impl TlsOptions {
     ///
     /// # Examples
     /// ```
-    /// let options = redisson_lock::TlsOptions::new();
+    /// let options = redisson_lock::config::TlsOptions::new();
     /// # let _ = options;
     /// ```
     pub fn new() -> TlsOptions {
@@ -159,7 +160,7 @@ impl TlsOptions {
     ///
     /// # Examples
     /// ```
-    /// let options = redisson_lock::TlsOptions::new().ca_file("ca.crt");
+    /// let options = redisson_lock::config::TlsOptions::new().ca_file("ca.crt");
     /// # let _ = options;
     /// ```
     pub fn ca_file(mut self, path: impl Into<PathBuf>) -> TlsOptions {
@@ -172,7 +173,7 @@ impl TlsOptions {
     /// # Examples
     /// ```
     /// # let ca_pem = String::new();
-    /// let options = redisson_lock::TlsOptions::new().ca_pem(ca_pem);
+    /// let options = redisson_lock::config::TlsOptions::new().ca_pem(ca_pem);
     /// # let _ = options;
     /// ```
     pub fn ca_pem(mut self, pem: impl Into<Vec<u8>>) -> TlsOptions {
@@ -187,7 +188,7 @@ impl TlsOptions {
     ///
     /// # Examples
     /// ```
-    /// let options = redisson_lock::TlsOptions::new().client_cert_files("client.crt", "client.key");
+    /// let options = redisson_lock::config::TlsOptions::new().client_cert_files("client.crt", "client.key");
     /// # let _ = options;
     /// ```
     pub fn client_cert_files(
@@ -204,7 +205,7 @@ impl TlsOptions {
     /// # Examples
     /// ```
     /// # let (cert_pem, key_pem) = (String::new(), String::new());
-    /// let options = redisson_lock::TlsOptions::new().client_cert_pem(cert_pem, key_pem);
+    /// let options = redisson_lock::config::TlsOptions::new().client_cert_pem(cert_pem, key_pem);
     /// # let _ = options;
     /// ```
     pub fn client_cert_pem(
@@ -222,7 +223,7 @@ impl TlsOptions {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{TlsBackend, TlsOptions};
+    /// use redisson_lock::config::{TlsBackend, TlsOptions};
     /// let options = TlsOptions::new().backend(TlsBackend::NativeTls);
     /// # let _ = options;
     /// ```
@@ -236,7 +237,7 @@ impl TlsOptions {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{ClusterTlsNames, TlsOptions};
+    /// use redisson_lock::config::{ClusterTlsNames, TlsOptions};
     /// let options = TlsOptions::new().cluster_names(ClusterTlsNames::SeedHost);
     /// # let _ = options;
     /// ```
@@ -250,7 +251,7 @@ impl TlsOptions {
     ///
     /// # Examples
     /// ```
-    /// let backend = redisson_lock::TlsOptions::new().chosen_backend();
+    /// let backend = redisson_lock::config::TlsOptions::new().chosen_backend();
     /// assert_eq!(backend.is_some(), cfg!(any(feature = "tls-rustls", feature = "tls-native-tls")));
     /// # let _ = backend;
     /// ```

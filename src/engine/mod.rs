@@ -74,7 +74,7 @@ pub(crate) struct RequestId(u64, u64);
 
 impl RequestId {
     /// The id as 16 bytes (big-endian halves): a permit id of a permit-expirable
-    /// semaphore (see [`crate::PermitId`]).
+    /// semaphore (see [`crate::synchronizers::PermitId`]).
     pub(crate) fn to_bytes(self) -> [u8; 16] {
         let mut bytes = [0u8; 16];
         bytes[..8].copy_from_slice(&self.0.to_be_bytes());

@@ -13,7 +13,8 @@ use crate::codec::{CodecError, JavaCodec, JavaValue};
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{CodecError, EntryKey, JavaCodec, KeyBytes};
+/// use redisson_lock::names::{EntryKey, KeyBytes};
+/// use redisson_lock::codec::{CodecError, JavaCodec};
 ///
 /// // Java's key is a `Long` order id.
 /// struct OrderId(i64);
@@ -35,6 +36,14 @@ pub trait EntryKey {
     ///
     /// # Errors
     /// [`CodecError`] when `codec` cannot write this value byte for byte.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::codec::JavaCodec;
+    /// use redisson_lock::names::EntryKey;
+    /// assert_eq!("o-1".encode_with(JavaCodec::String)?, b"o-1");
+    /// # Ok::<(), redisson_lock::codec::CodecError>(())
+    /// ```
     fn encode_with(self, codec: JavaCodec) -> Result<Vec<u8>, CodecError>;
 }
 
@@ -50,8 +59,8 @@ impl<'a, T: Into<JavaValue<'a>>> EntryKey for T {
 ///
 /// # Examples
 /// ```no_run
-/// # fn demo(client: redisson_lock::Client) -> Result<(), redisson_lock::CodecError> {
-/// use redisson_lock::KeyBytes;
+/// # fn demo(client: redisson_lock::Client) -> Result<(), redisson_lock::codec::CodecError> {
+/// use redisson_lock::names::KeyBytes;
 /// // Kryo5Codec's bytes of the String "o-1", from elsewhere.
 /// let lock = client.map("orders").get_lock(KeyBytes([0x03, 0x6f, 0x2d, 0xb1]))?;
 /// assert_eq!(lock.raw_name(), "{orders}:SqBMO/H/ZbaHHTFor61/4A:lock");

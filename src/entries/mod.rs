@@ -66,7 +66,7 @@ pub(crate) enum Collection {
 /// # Examples
 /// ```no_run
 /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::JavaCodec;
+/// use redisson_lock::codec::JavaCodec;
 ///
 /// // Java: RLock lock = redisson.getMap("orders").getLock("o-1"); lock.lock();
 /// let lock = client.map("orders").get_lock("o-1")?;
@@ -130,7 +130,7 @@ impl EntryObjects {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::Client) {
-    /// assert_eq!(client.map("orders").codec(), redisson_lock::JavaCodec::Kryo5);
+    /// assert_eq!(client.map("orders").codec(), redisson_lock::codec::JavaCodec::Kryo5);
     /// # }
     /// ```
     pub fn codec(&self) -> JavaCodec {
@@ -142,7 +142,7 @@ impl EntryObjects {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::Client) {
-    /// use redisson_lock::JavaCodec;
+    /// use redisson_lock::codec::JavaCodec;
     /// let map = client.map("orders").with_codec(JavaCodec::String);
     /// assert_eq!(map.codec(), JavaCodec::String);
     /// # }
@@ -166,8 +166,9 @@ impl EntryObjects {
     ///
     /// # Examples
     /// ```no_run
-    /// # fn demo(client: redisson_lock::Client) -> Result<(), redisson_lock::CodecError> {
-    /// use redisson_lock::{EntryObject, JavaCodec};
+    /// # fn demo(client: redisson_lock::Client) -> Result<(), redisson_lock::codec::CodecError> {
+    /// use redisson_lock::names::EntryObject;
+    /// use redisson_lock::codec::JavaCodec;
     /// let map = client.map_with_codec("orders", JavaCodec::String);
     /// let entry = map.entry_name("o-1", EntryObject::Lock)?;
     /// assert_eq!(entry.raw_name(), "{orders}:SCr6VJrRQp772OGd8PWr8Q:lock");

@@ -49,7 +49,7 @@ use tokio::time::Instant;
 /// `AtRisk` is always raised before the hold can have expired in Redis, so work that
 /// stops at `AtRisk` never runs beside another holder, short of a pause of this process
 /// itself (which no lock can detect: fence the writes for that, see
-/// [`FencedWriter`](crate::FencedWriter)).
+/// [`FencedWriter`](crate::fencing::FencedWriter)).
 ///
 /// # Examples
 /// ```no_run

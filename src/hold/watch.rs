@@ -38,7 +38,7 @@ use super::state::{HoldSignal, HoldState};
 /// lock's or permit's hold, or a [`MultiLock`](crate::MultiLock)'s or
 /// [`RedLock`](crate::RedLock)'s members under the group's rule. Every guard gives one
 /// by `watch()` ([`LockGuard::watch`](crate::LockGuard::watch),
-/// [`GroupGuard::watch`](crate::GroupGuard::watch), [`Permit::watch`](crate::Permit::watch),
+/// [`GroupGuard::watch`](crate::GroupGuard::watch), [`Permit::watch`](crate::synchronizers::Permit::watch),
 /// and the blocking guards'), and every guard's hold methods are this type's.
 ///
 /// The states and their guarantees are [`HoldState`]'s: `AtRisk` always comes before the

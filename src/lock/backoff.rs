@@ -55,6 +55,12 @@ impl Default for Backoff {
 
 impl Backoff {
     /// Redisson's `ConstantBackOff` default delay, 64 ms.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::Backoff;
+    /// assert_eq!(Backoff::DEFAULT_CONSTANT, std::time::Duration::from_millis(64));
+    /// ```
     pub const DEFAULT_CONSTANT: Duration = Duration::from_millis(64);
 
     /// An exponential back-off.

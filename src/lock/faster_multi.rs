@@ -66,7 +66,7 @@ static HOLDS: LazyLock<Script> = LazyLock::new(|| Script::new(FASTER_MULTI_HOLDS
 /// what Redisson's `StringCodec` writes, so string values interoperate when the Java side
 /// runs with `Config.setCodec(StringCodec.INSTANCE)`. Under Redisson's default codec
 /// (`Kryo5Codec`) the bytes differ (`"Jack_001"` is `03 4a 61 63 6b 5f 30 30 b1` there):
-/// pass those encoded bytes instead (`&[u8]`, `Vec<u8>`; [`JavaCodec::encode`](crate::JavaCodec::encode)
+/// pass those encoded bytes instead (`&[u8]`, `Vec<u8>`; [`JavaCodec::encode`](crate::codec::JavaCodec::encode)
 /// writes them), or the two sides lock different fields and never exclude each other.
 ///
 /// # Waiting
@@ -97,7 +97,7 @@ impl FasterMulti {
     ///
     /// # Examples
     /// ```
-    /// assert_eq!(redisson_lock::FasterMulti::HASH_KEY[0], 0x9e37_79b9_7f4a_7c15);
+    /// assert_eq!(redisson_lock::kinds::FasterMulti::HASH_KEY[0], 0x9e37_79b9_7f4a_7c15);
     /// ```
     pub const HASH_KEY: [u64; 4] = crate::names::hash::HASH_KEY;
 
@@ -108,7 +108,7 @@ impl FasterMulti {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::FasterMulti;
+    /// use redisson_lock::kinds::FasterMulti;
     /// assert_eq!(FasterMulti::field_id("Jack_001"), "7pNoDdizVy2xY792MaFv+w");
     /// assert_eq!(FasterMulti::field_id(b""), "t6rZwibGo2uy1OSmNVe8pg");
     /// ```

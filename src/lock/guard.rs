@@ -50,7 +50,7 @@ use crate::hold::state::HoldState;
 ///
 /// One hole remains, as in every lock service: a pause of *this* process (a long GC-like
 /// stall, a suspended VM) past the lease is seen by nobody in time. Fence the writes
-/// themselves for that ([`FencedWriter`](crate::FencedWriter)). The states, their
+/// themselves for that ([`FencedWriter`](crate::fencing::FencedWriter)). The states, their
 /// guarantees and the sequences of restart, failover, partition and pause are in
 /// `docs/reliability.md`.
 ///

@@ -156,7 +156,7 @@ impl<K: LockKind> Lock<K> {
     /// The lock's name as stored in Redis, the key of its hash: [`Lock::name`] through the
     /// client's [name mapper](crate::ConfigBuilder::name_mapper), or the name itself
     /// without one. Its channels and other keys are built from it (see
-    /// [`LockKeys`](crate::LockKeys)).
+    /// [`LockKeys`](crate::names::LockKeys)).
     ///
     /// # Redisson equivalent
     /// `RedissonObject#getRawName()`
@@ -257,7 +257,7 @@ impl<K: LockKind> Lock<K> {
     ///
     /// # Errors
     /// As [`Lock::lock`], and [`Error::InvalidArgument`] for a lease under 1 ms or above
-    /// [`MAX_LEASE`](crate::MAX_LEASE).
+    /// [`MAX_LEASE`](crate::config::MAX_LEASE).
     ///
     /// # Cancel safety
     /// As [`Lock::lock`].

@@ -95,21 +95,102 @@ use acquiring::Wait;
 pub(crate) use releasing::UnlockReply;
 
 /// Redisson's reentrant lock (`RLock`): `Lock` of the [`Reentrant`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::RLock;
+/// let lock: RLock = client.get_lock("orders");
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type RLock = Lock<Reentrant>;
 /// Redisson's fair lock (`RFairLock`): `Lock` of the [`Fair`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::FairLock;
+/// let lock: FairLock = client.get_fair_lock("orders");
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type FairLock = Lock<Fair>;
 /// The read half of Redisson's `RReadWriteLock`: `Lock` of the [`Read`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::ReadLock;
+/// let lock: ReadLock = client.get_read_write_lock("orders").read_lock();
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type ReadLock = Lock<Read>;
 /// The write half of Redisson's `RReadWriteLock`: `Lock` of the [`Write`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::WriteLock;
+/// let lock: WriteLock = client.get_read_write_lock("orders").write_lock();
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type WriteLock = Lock<Write>;
 /// Redisson's fenced lock (`RFencedLock`): `Lock` of the [`Fenced`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::FencedLock;
+/// let lock: FencedLock = client.get_fenced_lock("orders");
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type FencedLock = Lock<Fenced>;
 /// Redisson 3.38's `RedissonFasterMultiLock` (`getMultiLock(group, values)`): `Lock` of
 /// the [`FasterMulti`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::FasterMultiLock;
+/// let lock: FasterMultiLock = client.get_multi_lock("orders", ["a", "b"])?;
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type FasterMultiLock = Lock<FasterMulti>;
 /// Redisson's spin lock (`RSpinLock`): `Lock` of the [`Spin`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::SpinLock;
+/// let lock: SpinLock = client.get_spin_lock("orders");
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type SpinLock = Lock<Spin>;
 /// Redisson 4.4's `RedissonNonReentrantLock`: `Lock` of the [`NonReentrant`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::NonReentrantLock;
+/// let lock: NonReentrantLock = client.get_non_reentrant_lock("orders");
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type NonReentrantLock = Lock<NonReentrant>;
 /// Redisson 4.4's `RedissonNonReentrantFairLock`: `Lock` of the [`NonReentrantFair`] kind.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::NonReentrantFairLock;
+/// let lock: NonReentrantFairLock = client.get_non_reentrant_fair_lock("orders");
+/// let guard = lock.lock().await?;
+/// # Ok(()) }
+/// ```
 pub type NonReentrantFairLock = Lock<NonReentrantFair>;

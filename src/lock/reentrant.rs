@@ -15,7 +15,7 @@ use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target};
 /// # Examples
 /// ```no_run
 /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-/// let lock: redisson_lock::Lock<redisson_lock::Reentrant> = client.get_lock("orders");
+/// let lock: redisson_lock::Lock<redisson_lock::kinds::Reentrant> = client.get_lock("orders");
 /// lock.lock().await?;
 /// lock.unlock().await?;
 /// # Ok(()) }

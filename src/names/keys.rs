@@ -20,7 +20,7 @@ use crate::names::mapper::{FairQueueNames, NameMapper};
 ///
 /// # Examples
 /// ```
-/// let keys = redisson_lock::LockKeys::new("orders");
+/// let keys = redisson_lock::names::LockKeys::new("orders");
 /// assert_eq!(keys.name(), "orders");
 /// assert_eq!(keys.channel(), "redisson_lock__channel:{orders}");
 /// assert_eq!(keys.fair_queue(), "redisson_lock_queue:{orders}");
@@ -30,7 +30,7 @@ use crate::names::mapper::{FairQueueNames, NameMapper};
 /// assert_eq!(keys.fair_waiter_channel("u:1"), "redisson_lock__channel:{orders}:u:1");
 /// assert_eq!(keys.read_timeout_key("u:1", 2), "{orders}:u:1:rwlock_timeout:2");
 /// // A name with a hash tag of its own keeps it.
-/// assert_eq!(redisson_lock::LockKeys::new("a{b}").channel(), "redisson_lock__channel:a{b}");
+/// assert_eq!(redisson_lock::names::LockKeys::new("a{b}").channel(), "redisson_lock__channel:a{b}");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockKeys {
@@ -45,7 +45,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// let keys = redisson_lock::LockKeys::new("app1:orders");
+    /// let keys = redisson_lock::names::LockKeys::new("app1:orders");
     /// assert_eq!(keys.name(), "app1:orders");
     /// assert_eq!(keys.fair_queue(), "redisson_lock_queue:{app1:orders}");
     /// ```
@@ -61,7 +61,9 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{FairQueueNames, LockKeys, PrefixNameMapper};
+    /// use redisson_lock::PrefixNameMapper;
+    /// use redisson_lock::config::FairQueueNames;
+    /// use redisson_lock::names::LockKeys;
     /// let mapper = PrefixNameMapper::new("app1:");
     ///
     /// let keys = LockKeys::mapped("tickets", &mapper, FairQueueNames::Mapped);
@@ -92,7 +94,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// assert_eq!(redisson_lock::LockKeys::new("orders").name(), "orders");
+    /// assert_eq!(redisson_lock::names::LockKeys::new("orders").name(), "orders");
     /// ```
     pub fn name(&self) -> &str {
         &self.name
@@ -109,7 +111,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// let keys = redisson_lock::names::LockKeys::new("orders");
     /// assert_eq!(keys.channel(), "redisson_lock__channel:{orders}");
     /// ```
     pub fn channel(&self) -> String {
@@ -121,7 +123,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// let keys = redisson_lock::names::LockKeys::new("orders");
     /// assert_eq!(keys.fair_queue(), "redisson_lock_queue:{orders}");
     /// ```
     pub fn fair_queue(&self) -> String {
@@ -133,7 +135,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// let keys = redisson_lock::names::LockKeys::new("orders");
     /// assert_eq!(keys.fair_timeouts(), "redisson_lock_timeout:{orders}");
     /// ```
     pub fn fair_timeouts(&self) -> String {
@@ -145,7 +147,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// let keys = redisson_lock::names::LockKeys::new("orders");
     /// assert_eq!(keys.fair_waiter_channel("u:1"), "redisson_lock__channel:{orders}:u:1");
     /// ```
     pub fn fair_waiter_channel(&self, field: &str) -> String {
@@ -156,7 +158,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// let keys = redisson_lock::names::LockKeys::new("orders");
     /// assert_eq!(keys.rwlock_channel(), "redisson_rwlock:{orders}");
     /// ```
     pub fn rwlock_channel(&self) -> String {
@@ -168,7 +170,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// let keys = redisson_lock::names::LockKeys::new("orders");
     /// assert_eq!(keys.read_timeout_key("u:1", 2), "{orders}:u:1:rwlock_timeout:2");
     /// ```
     pub fn read_timeout_key(&self, field: &str, k: u64) -> String {
@@ -179,7 +181,7 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// let keys = redisson_lock::LockKeys::new("orders");
+    /// let keys = redisson_lock::names::LockKeys::new("orders");
     /// assert_eq!(keys.fencing_token(), "redisson_lock_token:{orders}");
     /// ```
     pub fn fencing_token(&self) -> String {

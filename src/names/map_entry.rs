@@ -4,9 +4,9 @@
 //! [`EntryObject`], which of them.
 //!
 //! Recipe (Redisson's `RedissonObject#getLockByMapKey` / `getLockByValue`): the key's bytes
-//! as the map's codec writes them ([`JavaCodec`](crate::JavaCodec)) are hashed with
+//! as the map's codec writes them ([`JavaCodec`](crate::codec::JavaCodec)) are hashed with
 //! `Hash.hash128toBase64` (22 characters, the hash of
-//! [`FasterMulti::field_id`](crate::FasterMulti::field_id)), and the object's name is
+//! [`FasterMulti::field_id`](crate::kinds::FasterMulti::field_id)), and the object's name is
 //! `suffixName(<map's raw name>, <hash> + ":" + <suffix>)`: `{<map>}:<hash>:<suffix>`, or
 //! `<map>:<hash>:<suffix>` when the map's name already holds a `{`.
 //!
@@ -38,7 +38,7 @@ use crate::names::mapper::NameMapper;
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::EntryObject;
+/// use redisson_lock::names::EntryObject;
 /// assert_eq!(EntryObject::ReadWriteLock.suffix(), "rw_lock");
 /// assert_eq!(EntryObject::ALL.len(), 6);
 /// assert_eq!(EntryObject::Lock.to_string(), "lock");
@@ -66,7 +66,7 @@ impl EntryObject {
     ///
     /// # Examples
     /// ```
-    /// let suffixes: Vec<_> = redisson_lock::EntryObject::ALL.iter().map(|o| o.suffix()).collect();
+    /// let suffixes: Vec<_> = redisson_lock::names::EntryObject::ALL.iter().map(|o| o.suffix()).collect();
     /// assert_eq!(suffixes[0], "lock");
     /// ```
     pub const ALL: [EntryObject; 6] = [
@@ -82,7 +82,7 @@ impl EntryObject {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::EntryObject;
+    /// use redisson_lock::names::EntryObject;
     /// assert_eq!(EntryObject::PermitExpirableSemaphore.suffix(), "permitexpirablesemaphore");
     /// ```
     pub const fn suffix(self) -> &'static str {
@@ -108,7 +108,7 @@ impl std::fmt::Display for EntryObject {
 /// Redis ([`raw_name`](EntryObjectName::raw_name)). Pure: no I/O.
 ///
 /// The key is given as the bytes the map's codec writes for it: encode it with
-/// [`JavaCodec::encode`](crate::JavaCodec::encode) (a `&str` is not taken as bytes by
+/// [`JavaCodec::encode`](crate::codec::JavaCodec::encode) (a `&str` is not taken as bytes by
 /// itself, since under Redisson's default codec its bytes are not its UTF-8).
 ///
 /// # Which name goes where
@@ -118,10 +118,10 @@ impl std::fmt::Display for EntryObject {
 ///   Java object's constructor does, and lands on [`raw_name`](EntryObjectName::raw_name).
 ///   It is also what the Java object's `getName()` answers (for a mapper whose `unmap`
 ///   undoes `map`). For a fair lock under
-///   [`FairQueueNames::Unmapped`](crate::FairQueueNames::Unmapped) (Redisson up to
+///   [`FairQueueNames::Unmapped`](crate::config::FairQueueNames::Unmapped) (Redisson up to
 ///   3.51.x) the queue is built from this name, as Java's is.
 /// * [`raw_name`](EntryObjectName::raw_name): the key in Redis (Java's `getRawName()`), for
-///   [`LockKeys::new`](crate::LockKeys::new), the inspector, or raw commands. Never give
+///   [`LockKeys::new`](crate::names::LockKeys::new), the inspector, or raw commands. Never give
 ///   it to a client that has a name mapper: it would be mapped a third time.
 ///
 /// Without a mapper the two are equal. Use [`EntryObjectName::with_config`] with the
@@ -129,7 +129,9 @@ impl std::fmt::Display for EntryObject {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{EntryObject, EntryObjectName, JavaCodec, PrefixNameMapper};
+/// use redisson_lock::PrefixNameMapper;
+/// use redisson_lock::names::{EntryObject, EntryObjectName};
+/// use redisson_lock::codec::JavaCodec;
 ///
 /// // Java: redisson.getMap("orders", StringCodec.INSTANCE).getLock("o-1")
 /// let key = JavaCodec::String.encode("o-1")?;
@@ -147,13 +149,14 @@ impl std::fmt::Display for EntryObject {
 /// let lock = EntryObjectName::mapped("orders", &key, EntryObject::Lock, &mapper);
 /// assert_eq!(lock.name(), "{app1:orders}:SCr6VJrRQp772OGd8PWr8Q:lock");
 /// assert_eq!(lock.raw_name(), "app1:{app1:orders}:SCr6VJrRQp772OGd8PWr8Q:lock");
-/// # Ok::<(), redisson_lock::CodecError>(())
+/// # Ok::<(), redisson_lock::codec::CodecError>(())
 /// ```
 ///
 /// With a client (its handles map [`name`](EntryObjectName::name) once more):
 /// ```no_run
 /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::{EntryObject, EntryObjectName, JavaCodec};
+/// use redisson_lock::names::{EntryObject, EntryObjectName};
+/// use redisson_lock::codec::JavaCodec;
 /// let key = JavaCodec::Kryo5.encode("o-1")?;
 /// let entry = EntryObjectName::with_config("orders", &key, EntryObject::Lock, client.config());
 /// let lock = client.get_lock(entry.name());
@@ -180,13 +183,14 @@ impl EntryObjectName {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{EntryObject, EntryObjectName, JavaCodec};
+    /// use redisson_lock::names::{EntryObject, EntryObjectName};
+    /// use redisson_lock::codec::JavaCodec;
     /// let key = JavaCodec::String.encode("o-1")?;
     /// // A map name with a hash tag of its own is not wrapped again.
     /// let latch = EntryObjectName::new("{tag}orders", &key, EntryObject::CountDownLatch);
     /// assert_eq!(latch.raw_name(), "{tag}orders:SCr6VJrRQp772OGd8PWr8Q:countdownlatch");
     /// assert_eq!(latch.name(), latch.raw_name());
-    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// # Ok::<(), redisson_lock::codec::CodecError>(())
     /// ```
     pub fn new(map: &str, key: &[u8], object: EntryObject) -> EntryObjectName {
         EntryObjectName {
@@ -203,12 +207,14 @@ impl EntryObjectName {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{EntryObject, EntryObjectName, JavaCodec, PrefixNameMapper};
+    /// use redisson_lock::PrefixNameMapper;
+    /// use redisson_lock::names::{EntryObject, EntryObjectName};
+    /// use redisson_lock::codec::JavaCodec;
     /// let key = JavaCodec::String.encode("o-1")?;
     /// let mapper = PrefixNameMapper::new("app1:");
     /// let sem = EntryObjectName::mapped("orders", &key, EntryObject::Semaphore, &mapper);
     /// assert_eq!(sem.raw_name(), "app1:{app1:orders}:SCr6VJrRQp772OGd8PWr8Q:semaphore");
-    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// # Ok::<(), redisson_lock::codec::CodecError>(())
     /// ```
     pub fn mapped(
         map: &str,
@@ -229,7 +235,7 @@ impl EntryObjectName {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{EntryObject, EntryObjectName};
+    /// use redisson_lock::names::{EntryObject, EntryObjectName};
     /// let fair = EntryObjectName::new("orders", b"o-1", EntryObject::FairLock);
     /// assert_eq!(fair.object(), EntryObject::FairLock);
     /// ```
@@ -243,7 +249,7 @@ impl EntryObjectName {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{EntryObject, EntryObjectName};
+    /// use redisson_lock::names::{EntryObject, EntryObjectName};
     /// let lock = EntryObjectName::new("orders", b"o-1", EntryObject::Lock);
     /// assert_eq!(lock.name(), "{orders}:SCr6VJrRQp772OGd8PWr8Q:lock");
     /// ```
@@ -255,7 +261,7 @@ impl EntryObjectName {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{EntryObject, EntryObjectName, LockKeys};
+    /// use redisson_lock::names::{EntryObject, EntryObjectName, LockKeys};
     /// let rw = EntryObjectName::new("orders", b"o-1", EntryObject::ReadWriteLock);
     /// let keys = LockKeys::new(rw.raw_name());
     /// assert_eq!(keys.rwlock_channel(), "redisson_rwlock:{orders}:SCr6VJrRQp772OGd8PWr8Q:rw_lock");
@@ -275,16 +281,16 @@ pub(crate) fn entry_object_name(map: &str, key: &[u8], object: EntryObject) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::JavaCodec;
     use crate::names::mapper::PrefixNameMapper;
-    use crate::JavaCodec;
 
     /// The README of the real drivers (`mapobj`, `setobj`, `lock mapkey:...`).
     #[test]
     fn readme_names() {
         let string = JavaCodec::String.encode("o-1").unwrap();
         let kryo = JavaCodec::Kryo5.encode("o-1").unwrap();
-        let json = crate::JavaCodec::JsonJackson {
-            uuids: crate::JsonUuids::Plain,
+        let json = crate::codec::JavaCodec::JsonJackson {
+            uuids: crate::codec::JsonUuids::Plain,
         }
         .encode("o-1")
         .unwrap();

@@ -164,7 +164,8 @@ impl NameMapper for PrefixNameMapper {
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{Config, FairQueueNames, PrefixNameMapper};
+/// use redisson_lock::{Config, PrefixNameMapper};
+/// use redisson_lock::config::FairQueueNames;
 ///
 /// // Java apps on Redisson 3.40 with a prefix mapper.
 /// let config = Config::builder()

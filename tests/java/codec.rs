@@ -16,10 +16,10 @@ use crate::support::*;
 
 use rand::{Rng, SeedableRng};
 use redisson_lock::codec::Uuid;
-use redisson_lock::{
-    CodecError, EntryObject, EntryObjectName, FasterMulti, JavaCodec, JavaValue, JsonUuids,
-    NameMapper, PrefixNameMapper,
-};
+use redisson_lock::codec::{CodecError, JavaCodec, JavaValue, JsonUuids};
+use redisson_lock::kinds::FasterMulti;
+use redisson_lock::names::{EntryObject, EntryObjectName};
+use redisson_lock::{NameMapper, PrefixNameMapper};
 
 /// One value as the driver's `encode` verb takes it: its type word and its literal.
 #[derive(Clone, Debug)]

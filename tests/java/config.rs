@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use redisson_lock::config::{RedissonFile, RedissonFileError};
 use redisson_lock::fred::types::config::ServerConfig;
-use redisson_lock::{Config, Error, RedissonFile, RedissonFileError};
+use redisson_lock::{Config, Error};
 use serde_json::Value;
 
 use crate::support::real_java::{config_check, config_check_archive, Version};

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::ClientLike;
 
-use redisson_lock::{Client, FencingGate, LockOwner};
+use redisson_lock::fencing::FencingGate;
+use redisson_lock::{Client, LockOwner};
 
 const BOTH: &[Version] = &Version::ALL;
 /// Kinds Redisson 3.23.3 does not have (the non-reentrant locks: 4.4+; the faster

@@ -26,8 +26,10 @@ use crate::support::real_java::{JavaClient, Version};
 use crate::support::topo_interop::*;
 use crate::support::RedisServer;
 
+use redisson_lock::codec::JavaCodec;
 use redisson_lock::fred::util::redis_keyslot;
-use redisson_lock::{EntryObject, EntryObjects, Error, JavaCodec};
+use redisson_lock::names::EntryObject;
+use redisson_lock::{EntryObjects, Error};
 
 const KEY: &str = "o-1";
 

@@ -127,7 +127,7 @@ async fn permit_expirable_details(bed: &Interop, java: &JavaClient) {
     assert!(sem.try_set_permits(2).await.unwrap());
     let java_id = java.call(&format!("pesacquire {name} 60000 A")).await;
     assert_eq!(sem.acquired_permits().await.unwrap(), 1);
-    let parsed: redisson_lock::PermitId = java_id.parse().unwrap();
+    let parsed: redisson_lock::synchronizers::PermitId = java_id.parse().unwrap();
     assert_eq!(parsed.to_string(), java_id, "the same 32 hex digits");
     let left = sem.get_lease_time(parsed).await.unwrap().unwrap();
     assert!(

@@ -12,7 +12,8 @@
 //!
 //! The switches are in [`super::reentrant::Excl`] (`Variant::fair`).
 
-use redisson_lock::{Client, Fair, Lock};
+use redisson_lock::kinds::Fair;
+use redisson_lock::{Client, Lock};
 
 use super::reentrant::{ExclKind, Variant};
 

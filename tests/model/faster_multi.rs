@@ -24,7 +24,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use redisson_lock::{FasterMulti, FasterMultiLock, LockGuard};
+use redisson_lock::kinds::FasterMulti;
+use redisson_lock::{FasterMultiLock, LockGuard};
 
 use super::*;
 

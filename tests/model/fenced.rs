@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, Fenced, Lock};
+use redisson_lock::kinds::Fenced;
+use redisson_lock::{Client, Lock};
 
 use super::reentrant::{Excl, ExclKind, Op, Sut, Variant};
 use super::{Content, Ctx, Raw, Reply};

@@ -21,7 +21,8 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use redisson_lock::{AllMembers, GroupGuard, GroupRule, LockGroup, Majority, RLock};
+use redisson_lock::kinds::{AllMembers, GroupRule, LockGroup, Majority};
+use redisson_lock::{GroupGuard, RLock};
 
 use super::reentrant::{Excl, Variant};
 use super::*;

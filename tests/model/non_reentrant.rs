@@ -3,7 +3,8 @@
 //! `NON_REENTRANT_REACQUIRE`; the crate's `try_*` forms answer `false` at once
 //! (`docs/protocol.md` §10.5), which is what the model predicts for them.
 
-use redisson_lock::{Client, Lock, NonReentrant, NonReentrantFair};
+use redisson_lock::kinds::{NonReentrant, NonReentrantFair};
+use redisson_lock::{Client, Lock};
 
 use super::reentrant::{ExclKind, Variant};
 

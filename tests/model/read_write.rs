@@ -29,7 +29,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use redisson_lock::{LockGuard, Read, ReadLock, Write, WriteLock};
+use redisson_lock::kinds::{Read, Write};
+use redisson_lock::{LockGuard, ReadLock, WriteLock};
 use tokio::task::JoinHandle;
 
 use super::*;

@@ -22,7 +22,8 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use redisson_lock::{Client, Lock, LockGuard, LockKind, Reentrant};
+use redisson_lock::kinds::Reentrant;
+use redisson_lock::{Client, Lock, LockGuard, LockKind};
 use tokio::task::JoinHandle;
 
 use super::*;

@@ -2,7 +2,8 @@
 //! publish at all; a waiter polls with back-off, so the model lets it in after any step
 //! that leaves the lock free.
 
-use redisson_lock::{Client, Lock, Spin};
+use redisson_lock::kinds::Spin;
+use redisson_lock::{Client, Lock};
 
 use super::reentrant::{ExclKind, Variant};
 

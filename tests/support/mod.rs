@@ -707,8 +707,8 @@ where
 /// Calls `lock()` (even rounds: `lock_with_lease(30 s)`) on `group` as a new owner each
 /// round, dropping the future after a random 0–15 ms; unlocks what it got. Returns how
 /// many rounds took the group and how many were dropped mid-way.
-pub async fn drop_group_lock_futures<R: redisson_lock::GroupRule>(
-    group: &redisson_lock::LockGroup<R>,
+pub async fn drop_group_lock_futures<R: redisson_lock::kinds::GroupRule>(
+    group: &redisson_lock::kinds::LockGroup<R>,
     rounds: u64,
 ) -> (u64, u64) {
     use rand::Rng;

@@ -76,11 +76,11 @@ pub(crate) struct Cli {
 
 impl Cli {
     /// The TLS options the flags ask for; `None` when they ask for none.
-    pub(crate) fn tls_options(&self) -> Option<redisson_lock::TlsOptions> {
+    pub(crate) fn tls_options(&self) -> Option<redisson_lock::config::TlsOptions> {
         if !self.tls && self.cacert.is_none() && self.cert.is_none() {
             return None;
         }
-        let mut options = redisson_lock::TlsOptions::new();
+        let mut options = redisson_lock::config::TlsOptions::new();
         if let Some(ca) = &self.cacert {
             options = options.ca_file(ca);
         }

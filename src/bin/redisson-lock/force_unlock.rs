@@ -1,7 +1,8 @@
 //! `force-unlock`: Redisson's `forceUnlock` for the kind found in Redis, through the
 //! library's own lock handles, so waiters are woken the way that kind wakes them.
 
-use redisson_lock::{Client, LockKeys};
+use redisson_lock::names::LockKeys;
+use redisson_lock::Client;
 use serde_json::json;
 
 use crate::inspect::{self, escape, Kind, Outcome, Report};

@@ -13,7 +13,7 @@ use redisson_lock::fred::prelude::{
     Client as Redis, ClientLike, Error as RedisError, KeysInterface, Value,
 };
 use redisson_lock::fred::types::{ClusterHash, CustomCommand};
-use redisson_lock::LockKeys;
+use redisson_lock::names::LockKeys;
 
 use holders::{hash_fields, parse_holders, split_field};
 

@@ -20,8 +20,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use redisson_lock::config::{redacted_url, FairQueueNames};
 use redisson_lock::fred::prelude::ReconnectPolicy;
-use redisson_lock::{redacted_url, Client, Config, FairQueueNames, LockKeys, PrefixNameMapper};
+use redisson_lock::names::LockKeys;
+use redisson_lock::{Client, Config, PrefixNameMapper};
 
 use crate::args::{Cli, Command};
 
@@ -373,7 +375,7 @@ fn lock_name(raw: &OsString) -> Result<String, Failure> {
 struct Access {
     user: Option<String>,
     password: Option<String>,
-    tls: Option<redisson_lock::TlsOptions>,
+    tls: Option<redisson_lock::config::TlsOptions>,
     /// `--prefix`: the apps' name mapper.
     prefix: Option<String>,
     fair_queue_names: FairQueueNames,

@@ -9,7 +9,7 @@ use redisson_lock::fred::prelude::{
     Builder, Client as Redis, ClientLike, Error as RedisError, EventInterface, PubsubInterface,
 };
 use redisson_lock::fred::types::{Message, MessageKind};
-use redisson_lock::LockKeys;
+use redisson_lock::names::LockKeys;
 use serde_json::{json, Value as Json};
 use tokio::sync::broadcast::error::RecvError;
 

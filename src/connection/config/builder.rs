@@ -52,6 +52,15 @@ impl std::fmt::Debug for ConfigBuilder {
 
 impl ConfigBuilder {
     /// The Redis to connect to, as a URL (see [`Config::from_url`]).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1:6379/0")
+    ///     .build()?;
+    /// assert_eq!(config.redis().server.hosts()[0].port, 6379);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn url(mut self, url: impl Into<String>) -> Self {
         self.settings.url = Some(url.into());
         self.redis = None;
@@ -63,7 +72,7 @@ impl ConfigBuilder {
     ///
     /// # Examples
     /// ```
-    /// let mut settings = redisson_lock::Settings::default();
+    /// let mut settings = redisson_lock::config::Settings::default();
     /// settings.url = Some("redis://127.0.0.1:6379".to_owned());
     /// let config = redisson_lock::ConfigBuilder::from_settings(settings)
     ///     .local_handoffs(0)
@@ -82,7 +91,7 @@ impl ConfigBuilder {
     ///
     /// # Examples
     /// ```
-    /// let locks = redisson_lock::LockSettings::default();
+    /// let locks = redisson_lock::config::LockSettings::default();
     /// let config = redisson_lock::Config::builder()
     ///     .url("redis://127.0.0.1")
     ///     .lock_settings(locks.clone())
@@ -96,6 +105,15 @@ impl ConfigBuilder {
     }
 
     /// A full fred configuration, for what a URL cannot say.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::fred::prelude::Config as RedisConfig;
+    /// let redis = RedisConfig::from_url("redis://127.0.0.1:6379")?;
+    /// let config = redisson_lock::Config::builder().redis_config(redis).build()?;
+    /// assert_eq!(config.redis().server.hosts()[0].port, 6379);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn redis_config(mut self, config: fred::prelude::Config) -> Self {
         self.redis = Some(config);
         self.settings.url = None;
@@ -112,7 +130,8 @@ impl ConfigBuilder {
     ///
     /// # Examples
     /// ```no_run
-    /// use redisson_lock::{Config, TlsOptions};
+    /// use redisson_lock::Config;
+    /// use redisson_lock::config::TlsOptions;
     /// let config = Config::builder()
     ///     .url("rediss://redis.internal:6380")
     ///     .tls(TlsOptions::new().ca_file("/etc/redis/ca.crt"))
@@ -189,6 +208,16 @@ impl ConfigBuilder {
     /// 500 ms through sentinels: after a crash failover the client reaches the promoted
     /// replica at fred's next attempt once the sentinels announce it, so the back-off
     /// bounds how long locks wait for it).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::fred::prelude::ReconnectPolicy;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .reconnect_policy(ReconnectPolicy::new_constant(0, 250))
+    ///     .build()?;
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn reconnect_policy(mut self, policy: fred::prelude::ReconnectPolicy) -> Self {
         self.reconnect = Some(policy);
         self
@@ -196,36 +225,101 @@ impl ConfigBuilder {
 
     /// Redisson's `lockWatchdogTimeout` (default 30 s). Must match the Java apps that
     /// share the locks if you want the same expiry after a crash. At least 3 ms.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .watchdog_timeout(Duration::from_secs(10))
+    ///     .build()?;
+    /// assert_eq!(config.watchdog_timeout(), Duration::from_secs(10));
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn watchdog_timeout(mut self, timeout: Duration) -> Self {
         self.settings.locks.watchdog_timeout = timeout;
         self
     }
 
     /// Redisson's `lockWatchdogBatchSize` (default 100): locks per renewal script.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .renewal_batch_size(50)
+    ///     .build()?;
+    /// assert_eq!(config.renewal_batch_size(), 50);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn renewal_batch_size(mut self, size: usize) -> Self {
         self.settings.locks.renewal_batch_size = size;
         self
     }
 
     /// How unlock notifications travel (default [`PublishMode::Auto`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::config::PublishMode;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .publish_mode(PublishMode::Sharded)
+    ///     .build()?;
+    /// assert_eq!(config.publish_mode(), PublishMode::Sharded);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn publish_mode(mut self, mode: PublishMode) -> Self {
         self.settings.locks.publish_mode = mode;
         self
     }
 
     /// How long one command may take before it fails (default 3 s).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .response_timeout(Duration::from_secs(1))
+    ///     .build()?;
+    /// assert_eq!(config.lock_settings().response_timeout, Duration::from_secs(1));
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn response_timeout(mut self, timeout: Duration) -> Self {
         self.settings.locks.response_timeout = timeout;
         self
     }
 
     /// How long a blocking `lock()` waits for its subscription (default 7.5 s).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .subscription_timeout(Duration::from_secs(5))
+    ///     .build()?;
+    /// assert_eq!(config.lock_settings().subscription_timeout, Duration::from_secs(5));
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn subscription_timeout(mut self, timeout: Duration) -> Self {
         self.settings.locks.subscription_timeout = timeout;
         self
     }
 
     /// How long an unlock latch lives (default 13.5 s); see `docs/protocol.md`.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .unlock_latch_ttl(Duration::from_secs(20))
+    ///     .build()?;
+    /// assert_eq!(config.lock_settings().unlock_latch_ttl, Duration::from_secs(20));
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn unlock_latch_ttl(mut self, ttl: Duration) -> Self {
         self.settings.locks.unlock_latch_ttl = ttl;
         self
@@ -234,6 +328,17 @@ impl ConfigBuilder {
     /// How long a queued fair-lock waiter's slot is reserved when the caller waits
     /// without a bound (Redisson's `fairLockWaitTimeout`, default 5 min): a waiter whose
     /// process died leaves the queue after this. Set it to what your Java apps use.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .fair_lock_wait_timeout(Duration::from_secs(60))
+    ///     .build()?;
+    /// assert_eq!(config.fair_lock_wait_timeout(), Duration::from_secs(60));
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn fair_lock_wait_timeout(mut self, timeout: Duration) -> Self {
         self.settings.locks.fair_lock_wait_timeout = timeout;
         self
@@ -242,6 +347,16 @@ impl ConfigBuilder {
     /// Whether the acquire, unlock and hold-time metrics (feature `metrics`) carry the
     /// lock name as a `lock` label (default `false`). Off by default: one time series per
     /// lock name can overwhelm a metrics backend when names are per-entity (`order:42`).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .metrics_lock_names(true)
+    ///     .build()?;
+    /// assert!(config.lock_settings().metrics_lock_names);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn metrics_lock_names(mut self, on: bool) -> Self {
         self.settings.locks.metrics_lock_names = on;
         self
@@ -255,6 +370,16 @@ impl ConfigBuilder {
     /// [`Error::NoSyncedReplicas`]; an unlock or force unlock that no replica
     /// acknowledged is logged and reported as done. A single-server configuration never
     /// waits, as in Redisson. See `docs/reliability.md` for the cost.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .check_lock_synced_replicas(false)
+    ///     .build()?;
+    /// assert!(!config.check_lock_synced_replicas());
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn check_lock_synced_replicas(mut self, check: bool) -> Self {
         self.settings.locks.check_lock_synced_replicas = check;
         self
@@ -264,6 +389,17 @@ impl ConfigBuilder {
     /// While it waits, the node's connection carries nothing else, so a lagging replica
     /// delays this client's other commands to that node by up to this much. At least
     /// 1 ms (a `WAIT` timeout of 0 would block for ever).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .replicas_sync_timeout(Duration::from_millis(200))
+    ///     .build()?;
+    /// assert_eq!(config.replicas_sync_timeout(), Duration::from_millis(200));
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn replicas_sync_timeout(mut self, timeout: Duration) -> Self {
         self.settings.locks.replicas_sync_timeout = timeout;
         self
@@ -283,6 +419,16 @@ impl ConfigBuilder {
     /// every unlock is Redisson's. Waiting tasks of one client queue locally either way
     /// (fair locks: in the Redis queue), in arrival order, with only the first waiting in
     /// Redis. See `docs/lock-engine.md`.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .local_handoffs(0)
+    ///     .build()?;
+    /// assert_eq!(config.local_handoffs(), 0);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn local_handoffs(mut self, in_a_row: u32) -> Self {
         self.settings.locks.local_handoffs = in_a_row;
         self
@@ -291,6 +437,17 @@ impl ConfigBuilder {
     /// How long a lock may stay in this client through local hand-offs before an unlock
     /// that others wait for is a real release (default [`DEFAULT_LOCAL_HANDOFF_TIME`](super::DEFAULT_LOCAL_HANDOFF_TIME));
     /// see [`local_handoffs`](ConfigBuilder::local_handoffs).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .local_handoff_time(Duration::from_millis(20))
+    ///     .build()?;
+    /// assert_eq!(config.local_handoff_time(), Duration::from_millis(20));
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn local_handoff_time(mut self, time: Duration) -> Self {
         self.settings.locks.local_handoff_time = time;
         self
@@ -322,6 +479,17 @@ impl ConfigBuilder {
     /// Use this client id instead of a fresh random one. Two live clients must never share
     /// an id; this exists for tests and for restarting a process that must release the
     /// locks its previous incarnation held.
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::codec::Uuid;
+    /// let id = Uuid::parse_str("5f3c2a9e-8d41-4b7a-9c1e-2f6a7b8c9d0e").expect("a UUID");
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .client_id(id)
+    ///     .build()?;
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn client_id(mut self, id: Uuid) -> Self {
         self.client_id = Some(id);
         self
@@ -361,7 +529,8 @@ impl ConfigBuilder {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{Config, FairQueueNames, PrefixNameMapper};
+    /// use redisson_lock::{Config, PrefixNameMapper};
+    /// use redisson_lock::config::FairQueueNames;
     /// let config = Config::builder()
     ///     .url("redis://127.0.0.1:6379")
     ///     .name_mapper(PrefixNameMapper::new("app1:"))
@@ -382,6 +551,13 @@ impl ConfigBuilder {
     /// is not one of [`URL_SCHEMES`](super::URL_SCHEMES) or the URL does not parse, or a setting is out of range (a watchdog timeout under 3 ms or above
     /// [`MAX_LEASE`], a batch size of 0, a zero response or subscription timeout, a latch
     /// TTL, fair-lock wait timeout or replicas sync timeout under 1 ms).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder().url("redis://127.0.0.1").build()?;
+    /// assert!(redisson_lock::Config::builder().url("http://127.0.0.1").build().is_err());
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
     pub fn build(self) -> Result<Config> {
         let Settings {
             url,

@@ -32,36 +32,117 @@ pub use redisson_file::{RedissonFile, RedissonTopology};
 pub use settings::{LockSettings, Settings, TlsFiles};
 
 /// Redisson's `lockWatchdogTimeout`: the lease of a lock taken without one.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_WATCHDOG_TIMEOUT;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.watchdog_timeout(), DEFAULT_WATCHDOG_TIMEOUT);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
 /// Redisson's `lockWatchdogBatchSize`: locks renewed by one script.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_RENEWAL_BATCH_SIZE;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.renewal_batch_size(), DEFAULT_RENEWAL_BATCH_SIZE);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_RENEWAL_BATCH_SIZE: usize = 100;
 /// Redisson's `timeout`: how long one command may take.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_RESPONSE_TIMEOUT;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.lock_settings().response_timeout, DEFAULT_RESPONSE_TIMEOUT);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Redisson's `subscriptionTimeout`: how long a blocking `lock()` waits for its
 /// subscription to be confirmed.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_SUBSCRIPTION_TIMEOUT;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.lock_settings().subscription_timeout, DEFAULT_SUBSCRIPTION_TIMEOUT);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_SUBSCRIPTION_TIMEOUT: Duration = Duration::from_millis(7_500);
 /// How long an unlock's latch lives, and so the window in which a lost unlock reply may be
 /// retried (Redisson's 3.24 default, `(3000 + 1500) × 3`).
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_UNLOCK_LATCH_TTL;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.lock_settings().unlock_latch_ttl, DEFAULT_UNLOCK_LATCH_TTL);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_UNLOCK_LATCH_TTL: Duration = Duration::from_millis(13_500);
 
 /// Redisson's `fairLockWaitTimeout`: how long a queued fair-lock waiter's slot is
 /// reserved beyond its predecessor's when the caller waits without a bound.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_FAIR_LOCK_WAIT_TIMEOUT;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.fair_lock_wait_timeout(), DEFAULT_FAIR_LOCK_WAIT_TIMEOUT);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_FAIR_LOCK_WAIT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Redisson's `slavesSyncTimeout`: how long `WAIT` gives the replicas to acknowledge a
 /// lock script.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_REPLICAS_SYNC_TIMEOUT;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.replicas_sync_timeout(), DEFAULT_REPLICAS_SYNC_TIMEOUT);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_REPLICAS_SYNC_TIMEOUT: Duration = Duration::from_millis(1_000);
 
 /// How many times in a row a lock may be handed from one task of a client to the next
 /// before it is released for real when others wait (see
 /// [`ConfigBuilder::local_handoffs`]).
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_LOCAL_HANDOFFS;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.local_handoffs(), DEFAULT_LOCAL_HANDOFFS);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_LOCAL_HANDOFFS: u32 = 8;
 
 /// How long a lock may stay in one client through local hand-offs before it is released
 /// for real when others wait (see [`ConfigBuilder::local_handoff_time`]).
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_LOCAL_HANDOFF_TIME;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.local_handoff_time(), DEFAULT_LOCAL_HANDOFF_TIME);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
 pub const DEFAULT_LOCAL_HANDOFF_TIME: Duration = Duration::from_millis(50);
 
 /// The URL schemes [`Config::from_url`] accepts (fred's, with its `valkey` twins).
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::URL_SCHEMES;
+/// let url = "valkeys://cache.internal:6380";
+/// let scheme = url.split("://").next().unwrap_or_default();
+/// assert!(URL_SCHEMES.contains(&scheme));
+/// assert!(!URL_SCHEMES.contains(&"http"));
+/// ```
 pub const URL_SCHEMES: &[&str] = &[
     "redis",
     "rediss",
@@ -81,13 +162,21 @@ pub const URL_SCHEMES: &[&str] = &[
 
 /// The largest lease Redis accepts without overflowing its expiry clock, with room to
 /// spare: about 146,000 years.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::MAX_LEASE;
+/// let lease = std::time::Duration::from_secs(3600);
+/// assert!(lease <= MAX_LEASE);
+/// ```
 pub const MAX_LEASE: Duration = Duration::from_millis(1 << 52);
 
 /// How unlock notifications are published and subscribed to.
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{Config, PublishMode};
+/// use redisson_lock::Config;
+/// use redisson_lock::config::PublishMode;
 /// let config = Config::builder()
 ///     .url("redis://127.0.0.1:6379")
 ///     .publish_mode(PublishMode::Publish)
@@ -195,7 +284,7 @@ impl Config {
     ///
     /// # Examples
     /// ```
-    /// let mut settings = redisson_lock::Settings::default();
+    /// let mut settings = redisson_lock::config::Settings::default();
     /// settings.url = Some("redis://127.0.0.1:6379".to_owned());
     /// let config = redisson_lock::Config::from_settings(settings)?;
     /// # Ok::<(), redisson_lock::Error>(())
@@ -209,7 +298,7 @@ impl Config {
     /// # Examples
     /// ```
     /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
-    /// assert_eq!(config.lock_settings(), &redisson_lock::LockSettings::default());
+    /// assert_eq!(config.lock_settings(), &redisson_lock::config::LockSettings::default());
     /// ```
     pub fn lock_settings(&self) -> &LockSettings {
         &self.settings
@@ -220,7 +309,7 @@ impl Config {
     /// # Examples
     /// ```
     /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
-    /// assert_eq!(config.watchdog_timeout(), redisson_lock::DEFAULT_WATCHDOG_TIMEOUT);
+    /// assert_eq!(config.watchdog_timeout(), redisson_lock::config::DEFAULT_WATCHDOG_TIMEOUT);
     /// ```
     pub fn watchdog_timeout(&self) -> Duration {
         self.settings.watchdog_timeout
@@ -242,7 +331,7 @@ impl Config {
     /// # Examples
     /// ```
     /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
-    /// assert_eq!(config.publish_mode(), redisson_lock::PublishMode::Auto);
+    /// assert_eq!(config.publish_mode(), redisson_lock::config::PublishMode::Auto);
     /// ```
     pub fn publish_mode(&self) -> PublishMode {
         self.settings.publish_mode
@@ -255,7 +344,7 @@ impl Config {
     /// # Examples
     /// ```
     /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
-    /// assert_eq!(config.fair_lock_wait_timeout(), redisson_lock::DEFAULT_FAIR_LOCK_WAIT_TIMEOUT);
+    /// assert_eq!(config.fair_lock_wait_timeout(), redisson_lock::config::DEFAULT_FAIR_LOCK_WAIT_TIMEOUT);
     /// ```
     pub fn fair_lock_wait_timeout(&self) -> Duration {
         self.settings.fair_lock_wait_timeout
@@ -278,7 +367,7 @@ impl Config {
     /// # Examples
     /// ```
     /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
-    /// assert_eq!(config.replicas_sync_timeout(), redisson_lock::DEFAULT_REPLICAS_SYNC_TIMEOUT);
+    /// assert_eq!(config.replicas_sync_timeout(), redisson_lock::config::DEFAULT_REPLICAS_SYNC_TIMEOUT);
     /// ```
     pub fn replicas_sync_timeout(&self) -> Duration {
         self.settings.replicas_sync_timeout
@@ -290,7 +379,7 @@ impl Config {
     /// # Examples
     /// ```
     /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
-    /// assert_eq!(config.local_handoffs(), redisson_lock::DEFAULT_LOCAL_HANDOFFS);
+    /// assert_eq!(config.local_handoffs(), redisson_lock::config::DEFAULT_LOCAL_HANDOFFS);
     /// ```
     pub fn local_handoffs(&self) -> u32 {
         self.settings.local_handoffs
@@ -302,7 +391,7 @@ impl Config {
     /// # Examples
     /// ```
     /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
-    /// assert_eq!(config.local_handoff_time(), redisson_lock::DEFAULT_LOCAL_HANDOFF_TIME);
+    /// assert_eq!(config.local_handoff_time(), redisson_lock::config::DEFAULT_LOCAL_HANDOFF_TIME);
     /// ```
     pub fn local_handoff_time(&self) -> Duration {
         self.settings.local_handoff_time
@@ -345,7 +434,8 @@ impl Config {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{Config, FairQueueNames};
+    /// use redisson_lock::Config;
+    /// use redisson_lock::config::FairQueueNames;
     /// let config = Config::from_url("redis://127.0.0.1").unwrap();
     /// assert_eq!(config.fair_queue_names(), FairQueueNames::Mapped);
     /// ```

@@ -13,7 +13,8 @@ impl LockKeys {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{Config, LockKeys, PrefixNameMapper};
+    /// use redisson_lock::{Config, PrefixNameMapper};
+    /// use redisson_lock::names::LockKeys;
     /// let config = Config::builder()
     ///     .url("redis://127.0.0.1:6379")
     ///     .name_mapper(PrefixNameMapper::new("app1:"))
@@ -38,7 +39,9 @@ impl EntryObjectName {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{Config, EntryObject, EntryObjectName, JavaCodec, PrefixNameMapper};
+    /// use redisson_lock::{Config, PrefixNameMapper};
+    /// use redisson_lock::names::{EntryObject, EntryObjectName};
+    /// use redisson_lock::codec::JavaCodec;
     /// let config = Config::builder()
     ///     .url("redis://127.0.0.1:6379")
     ///     .name_mapper(PrefixNameMapper::new("app1:"))
@@ -47,7 +50,7 @@ impl EntryObjectName {
     /// let key = JavaCodec::String.encode("o-1")?;
     /// let lock = EntryObjectName::with_config("orders", &key, EntryObject::Lock, &config);
     /// assert_eq!(lock.raw_name(), "app1:{app1:orders}:SCr6VJrRQp772OGd8PWr8Q:lock");
-    /// # Ok::<(), redisson_lock::CodecError>(())
+    /// # Ok::<(), redisson_lock::codec::CodecError>(())
     /// ```
     pub fn with_config(
         map: &str,

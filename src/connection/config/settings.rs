@@ -22,7 +22,8 @@ use crate::names::mapper::FairQueueNames;
 /// # Examples
 /// ```
 /// use std::time::Duration;
-/// use redisson_lock::{Config, LockSettings};
+/// use redisson_lock::Config;
+/// use redisson_lock::config::LockSettings;
 ///
 /// let mut locks = LockSettings::default();
 /// locks.watchdog_timeout = Duration::from_secs(10);
@@ -99,12 +100,12 @@ impl Default for LockSettings {
     }
 }
 
-/// TLS from PEM files (see [`TlsOptions`](crate::TlsOptions)): a CA to trust instead of
+/// TLS from PEM files (see [`TlsOptions`](crate::config::TlsOptions)): a CA to trust instead of
 /// the platform's roots, and a client certificate for mutual TLS.
 ///
 /// # Examples
 /// ```
-/// let mut files = redisson_lock::TlsFiles::default();
+/// let mut files = redisson_lock::config::TlsFiles::default();
 /// files.ca_file = Some("/etc/redis/ca.crt".into());
 /// # let _ = files;
 /// ```
@@ -144,7 +145,7 @@ pub struct TlsFiles {
 ///
 /// # Examples
 /// ```
-/// let mut settings = redisson_lock::Settings::default();
+/// let mut settings = redisson_lock::config::Settings::default();
 /// settings.url = Some("redis://127.0.0.1:6379".to_owned());
 /// settings.name_prefix = Some("app1:".to_owned());
 /// let config = redisson_lock::Config::from_settings(settings)?;

@@ -104,7 +104,8 @@ impl<K: LockKind> Member for Lock<K> {
 ///
 /// ```no_run
 /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::{AnyLock, MultiLock};
+/// use redisson_lock::MultiLock;
+/// use redisson_lock::kinds::AnyLock;
 /// let group = MultiLock::new([
 ///     AnyLock::from(client.get_lock("account:1")),
 ///     client.get_fair_lock("account:2").into(),
@@ -126,7 +127,7 @@ impl AnyLock {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::Client) {
-    /// let member = redisson_lock::AnyLock::from(client.get_lock("a"));
+    /// let member = redisson_lock::kinds::AnyLock::from(client.get_lock("a"));
     /// assert_eq!(member.name(), "a");
     /// # }
     /// ```
@@ -139,7 +140,7 @@ impl AnyLock {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::Client) {
-    /// let member = redisson_lock::AnyLock::from(client.get_fair_lock("a"));
+    /// let member = redisson_lock::kinds::AnyLock::from(client.get_fair_lock("a"));
     /// assert_eq!(member.kind(), "fair");
     /// # }
     /// ```

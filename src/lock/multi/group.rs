@@ -16,9 +16,30 @@ use crate::names::owner::LockOwner;
 use crate::lock::Lock;
 
 /// Redisson's `RedissonMultiLock`: several locks held as one, all or none.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(a: redisson_lock::Client, b: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::MultiLock;
+/// let both = MultiLock::new([a.get_lock("stock:1"), b.get_lock("stock:2")])?;
+/// let guard = both.acquire().await?;
+/// guard.unlock().await?;
+/// # Ok(()) }
+/// ```
 pub type MultiLock = LockGroup<AllMembers>;
 /// Redisson's `RedissonRedLock`: one lock over independent Redis servers, held when a
 /// majority of them grant it. See `docs/multi-and-redlock.md` for when (not) to use it.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(a: redisson_lock::Client, b: redisson_lock::Client, c: redisson_lock::Client)
+/// # -> redisson_lock::Result<()> {
+/// use redisson_lock::RedLock;
+/// let lock = RedLock::new([a.get_lock("job"), b.get_lock("job"), c.get_lock("job")])?;
+/// let guard = lock.acquire().await?;
+/// guard.unlock().await?;
+/// # Ok(()) }
+/// ```
 pub type RedLock = LockGroup<Majority>;
 
 /// Several locks, of any kinds and on any clients, taken and released as one by one owner.

@@ -18,8 +18,29 @@ use crate::error::Error;
 use crate::hold::state::HoldState;
 
 /// The guard of a [`MultiLock`].
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(a: redisson_lock::Client, b: redisson_lock::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::kinds::MultiLockGuard;
+/// use redisson_lock::MultiLock;
+/// let both = MultiLock::new([a.get_lock("stock:1"), b.get_lock("stock:2")])?;
+/// let guard: MultiLockGuard = both.acquire().await?;
+/// # Ok(()) }
+/// ```
 pub type MultiLockGuard = GroupGuard<AllMembers>;
 /// The guard of a [`RedLock`].
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(a: redisson_lock::Client, b: redisson_lock::Client, c: redisson_lock::Client)
+/// # -> redisson_lock::Result<()> {
+/// use redisson_lock::kinds::RedLockGuard;
+/// use redisson_lock::RedLock;
+/// let lock = RedLock::new([a.get_lock("job"), b.get_lock("job"), c.get_lock("job")])?;
+/// let guard: RedLockGuard = lock.acquire().await?;
+/// # Ok(()) }
+/// ```
 pub type RedLockGuard = GroupGuard<Majority>;
 
 /// A hold of a [`MultiLock`] or [`RedLock`], from [`LockGroup::acquire`] and its siblings.

@@ -52,7 +52,7 @@ impl<R: GroupRule> LockGroup<R> {
     ///
     /// # Errors
     /// As [`LockGroup::lock`]; [`Error::InvalidArgument`] for a lease under 1 ms or above
-    /// [`MAX_LEASE`](crate::MAX_LEASE); [`Error::LeaseTooShort`] if taking the members
+    /// [`MAX_LEASE`](crate::config::MAX_LEASE); [`Error::LeaseTooShort`] if taking the members
     /// took longer than the lease (less the clock drift, for a [`RedLock`]).
     ///
     /// # Cancel safety

@@ -10,6 +10,16 @@ use super::{LockGroup, MultiLock, RedLock};
 
 /// How many members a [`LockGroup`] needs: [`AllMembers`] ([`MultiLock`]) or [`Majority`]
 /// ([`RedLock`]). Sealed.
+///
+/// # Examples
+/// ```
+/// use redisson_lock::kinds::{GroupRule, LockGroup};
+///
+/// // Code for a MultiLock and a RedLock alike.
+/// fn members<R: GroupRule>(group: &LockGroup<R>) -> Vec<String> {
+///     group.names().map(str::to_owned).collect()
+/// }
+/// ```
 pub trait GroupRule: rule::Rule {}
 
 impl<R: rule::Rule> GroupRule for R {}
@@ -39,7 +49,7 @@ mod rule {
 /// # Examples
 /// ```no_run
 /// # fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::{AllMembers, LockGroup};
+/// use redisson_lock::kinds::{AllMembers, LockGroup};
 /// let group: LockGroup<AllMembers> = LockGroup::new([client.get_lock("a"), client.get_lock("b")])?;
 /// # Ok(()) }
 /// ```
@@ -70,7 +80,7 @@ impl rule::Rule for AllMembers {
 /// ```no_run
 /// # fn demo(a: redisson_lock::RLock, b: redisson_lock::RLock, c: redisson_lock::RLock)
 /// # -> redisson_lock::Result<()> {
-/// use redisson_lock::{LockGroup, Majority};
+/// use redisson_lock::kinds::{LockGroup, Majority};
 /// let group: LockGroup<Majority> = LockGroup::new([a, b, c])?;
 /// assert_eq!(group.required(), 2);
 /// # Ok(()) }

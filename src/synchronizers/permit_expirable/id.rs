@@ -14,12 +14,12 @@ use std::str::FromStr;
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::PermitId;
+/// use redisson_lock::synchronizers::PermitId;
 /// let id: PermitId = "1eb2488e6f9d590b9cc83be240eff4b9".parse()?;
 /// assert_eq!(id.as_bytes()[..2], [0x1e, 0xb2]);
 /// assert_eq!(id.to_string(), "1eb2488e6f9d590b9cc83be240eff4b9");
 /// assert!("not-an-id".parse::<PermitId>().is_err());
-/// # Ok::<(), redisson_lock::PermitIdError>(())
+/// # Ok::<(), redisson_lock::synchronizers::PermitIdError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PermitId([u8; 16]);
@@ -29,7 +29,7 @@ impl PermitId {
     ///
     /// # Examples
     /// ```
-    /// let id = redisson_lock::PermitId::from_bytes([0xab; 16]);
+    /// let id = redisson_lock::synchronizers::PermitId::from_bytes([0xab; 16]);
     /// assert_eq!(id.to_string(), "ab".repeat(16));
     /// ```
     pub const fn from_bytes(bytes: [u8; 16]) -> PermitId {
@@ -40,7 +40,7 @@ impl PermitId {
     ///
     /// # Examples
     /// ```
-    /// let id = redisson_lock::PermitId::from_bytes([7; 16]);
+    /// let id = redisson_lock::synchronizers::PermitId::from_bytes([7; 16]);
     /// assert_eq!(id.as_bytes(), &[7; 16]);
     /// ```
     pub const fn as_bytes(&self) -> &[u8; 16] {
@@ -81,7 +81,7 @@ impl fmt::Debug for PermitId {
 ///
 /// # Examples
 /// ```
-/// let error = "abc".parse::<redisson_lock::PermitId>().unwrap_err();
+/// let error = "abc".parse::<redisson_lock::synchronizers::PermitId>().unwrap_err();
 /// assert!(error.to_string().contains("32 hex digits"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

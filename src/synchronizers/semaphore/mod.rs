@@ -21,10 +21,6 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::telemetry::{self, AcquireOutcome, UnlockOutcome};
 
-pub(crate) use calls::{
-    SEMAPHORE_ACQUIRE, SEMAPHORE_ADD_PERMITS, SEMAPHORE_DRAIN_PERMITS, SEMAPHORE_RELEASE,
-    SEMAPHORE_TRY_SET_PERMITS,
-};
 pub use permits::SemaphorePermits;
 
 /// The `kind` label of the semaphore's metrics.

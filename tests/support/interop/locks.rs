@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client as LockClient, GroupRule, Lock, LockGroup, LockKind, LockOwner};
+use redisson_lock::kinds::{GroupRule, LockGroup};
+use redisson_lock::{Client as LockClient, Lock, LockKind, LockOwner};
 
 use super::*;
 use crate::support::real_java::Version;

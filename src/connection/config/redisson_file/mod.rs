@@ -34,7 +34,7 @@ use crate::error::{Error, RedissonFileError, Result};
 ///
 /// # Examples
 /// ```
-/// use redisson_lock::{RedissonFile, RedissonTopology};
+/// use redisson_lock::config::{RedissonFile, RedissonTopology};
 /// let file = RedissonFile::from_yaml("singleServerConfig:\n  address: redis://127.0.0.1:6379\n")?;
 /// assert_eq!(file.topology(), RedissonTopology::SingleServer);
 /// # Ok::<(), redisson_lock::Error>(())
@@ -66,7 +66,7 @@ pub enum RedissonTopology {
 /// # Examples
 /// ```
 /// use std::time::Duration;
-/// use redisson_lock::RedissonFile;
+/// use redisson_lock::config::RedissonFile;
 ///
 /// let yaml = r#"
 /// lockWatchdogTimeout: 10000
@@ -100,7 +100,7 @@ impl RedissonFile {
     ///
     /// # Examples
     /// ```no_run
-    /// let config = redisson_lock::RedissonFile::read("/etc/app/redisson.yaml")?.build()?;
+    /// let config = redisson_lock::config::RedissonFile::read("/etc/app/redisson.yaml")?.build()?;
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn read(path: impl AsRef<Path>) -> Result<RedissonFile> {
@@ -123,7 +123,8 @@ impl RedissonFile {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{Error, RedissonFile, RedissonFileError};
+    /// use redisson_lock::Error;
+    /// use redisson_lock::config::{RedissonFile, RedissonFileError};
     /// let typo = RedissonFile::from_yaml("singleServerConfig:\n  adress: redis://h:6379\n");
     /// assert!(matches!(typo, Err(Error::RedissonFile { kind: RedissonFileError::Unknown, .. })));
     /// ```
@@ -141,7 +142,7 @@ impl RedissonFile {
     /// ```
     /// let yaml = "singleServerConfig:\n  address: redis://h:${PORT:-6379}\n  database: ${DB}\n";
     /// let env = |name: &str| (name == "DB").then(|| "3".to_owned());
-    /// let config = redisson_lock::RedissonFile::from_yaml_with_env(yaml, env)?.build()?;
+    /// let config = redisson_lock::config::RedissonFile::from_yaml_with_env(yaml, env)?.build()?;
     /// assert_eq!(config.redis().database, Some(3));
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
@@ -162,7 +163,7 @@ impl RedissonFile {
     /// ```
     /// let json = r#"{"singleServerConfig": {"address": "redis://127.0.0.1:6379"},
     ///                "codec": {"class": "org.redisson.client.codec.StringCodec"}}"#;
-    /// let file = redisson_lock::RedissonFile::from_json(json)?;
+    /// let file = redisson_lock::config::RedissonFile::from_json(json)?;
     /// assert_eq!(file.ignored(), ["codec"]);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
@@ -179,7 +180,7 @@ impl RedissonFile {
     /// ```
     /// let json = r#"{"singleServerConfig": {"address": "redis://h:${PORT}"}}"#;
     /// let env = |_: &str| Some("6380".to_owned());
-    /// let config = redisson_lock::RedissonFile::from_json_with_env(json, env)?.build()?;
+    /// let config = redisson_lock::config::RedissonFile::from_json_with_env(json, env)?.build()?;
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn from_json_with_env(
@@ -195,7 +196,7 @@ impl RedissonFile {
     /// # Examples
     /// ```
     /// let yaml = "threads: 16\nsingleServerConfig:\n  address: redis://h:6379\n";
-    /// let file = redisson_lock::RedissonFile::from_yaml(yaml)?;
+    /// let file = redisson_lock::config::RedissonFile::from_yaml(yaml)?;
     /// assert_eq!(file.ignored(), ["threads"]);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
@@ -207,7 +208,7 @@ impl RedissonFile {
     ///
     /// # Examples
     /// ```
-    /// use redisson_lock::{RedissonFile, RedissonTopology};
+    /// use redisson_lock::config::{RedissonFile, RedissonTopology};
     /// let yaml = "clusterServersConfig:\n  nodeAddresses:\n  - redis://h:7000\n";
     /// assert_eq!(RedissonFile::from_yaml(yaml)?.topology(), RedissonTopology::Cluster);
     /// # Ok::<(), redisson_lock::Error>(())
@@ -222,7 +223,7 @@ impl RedissonFile {
     /// # Examples
     /// ```
     /// use std::time::Duration;
-    /// let file = redisson_lock::RedissonFile::from_yaml("singleServerConfig:\n  address: redis://h:6379\n")?;
+    /// let file = redisson_lock::config::RedissonFile::from_yaml("singleServerConfig:\n  address: redis://h:6379\n")?;
     /// let config = file.builder().local_handoffs(0).build()?;
     /// assert_eq!(config.local_handoffs(), 0);
     /// # Ok::<(), redisson_lock::Error>(())
@@ -240,7 +241,7 @@ impl RedissonFile {
     /// # Examples
     /// ```
     /// let yaml = "lockWatchdogTimeout: 9000\nsingleServerConfig:\n  address: redis://h:6379\n";
-    /// let config = redisson_lock::RedissonFile::from_yaml(yaml)?.build()?;
+    /// let config = redisson_lock::config::RedissonFile::from_yaml(yaml)?.build()?;
     /// assert_eq!(config.watchdog_timeout().as_millis(), 9000);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
