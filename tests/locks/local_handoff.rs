@@ -204,7 +204,15 @@ async fn two_clients_share_a_contended_lock() {
             tasks.push((c, spawn_counting(lock, counter.clone(), stop.clone())));
         }
     }
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // A run of 1,000 acquisitions (under a second on 2 shared cores), not a fixed time.
+    assert!(
+        eventually(Duration::from_secs(60), || async {
+            counter.load(Ordering::SeqCst) >= 1_000
+        })
+        .await,
+        "1,000 acquisitions within 60 s: {}",
+        counter.load(Ordering::SeqCst)
+    );
     stop.store(true, Ordering::Relaxed);
     let mut shares = [0u64; 2];
     for (c, task) in tasks {
