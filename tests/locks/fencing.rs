@@ -659,7 +659,7 @@ async fn stalled_fenced_lock_holder_is_refused_by_the_resource() {
             token
         })
     };
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // A's stall lasts until B has written (B can only get the lock once A's lease ran out).
     let b_token = tokio::time::timeout(Duration::from_secs(5), b)
         .await
         .expect("B finished")
