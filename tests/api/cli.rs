@@ -459,16 +459,40 @@ async fn watch_follows_messages_and_holders_until_stopped() {
     // Ctrl-C (SIGINT) ends it with exit code 0.
     #[cfg(unix)]
     {
-        let child = spawn_watch(&url, &name, &[]);
-        tokio::time::sleep(Duration::from_millis(1200)).await;
+        let mut child = spawn_watch(&url, &name, &[]);
+        // Running: its first state is out (Ctrl-C is handled from then on: 100 ms for the
+        // watch loop to start). Its output is read to the end.
+        let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+        let (started, running) = tokio::sync::oneshot::channel();
+        let reader = std::thread::spawn(move || {
+            let mut started = Some(started);
+            let mut out = String::new();
+            for line in lines {
+                let line = line.unwrap();
+                if line.contains(r#""event":"state""#) {
+                    if let Some(started) = started.take() {
+                        let _ = started.send(());
+                    }
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+            out
+        });
+        tokio::time::timeout(Duration::from_secs(20), running)
+            .await
+            .expect("watch printed its state within 20 s")
+            .expect("watch ended before printing its state");
+        tokio::time::sleep(Duration::from_millis(100)).await;
         let killed = Command::new("kill")
             .args(["-INT", &child.id().to_string()])
             .status()
             .unwrap();
         assert!(killed.success());
-        let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        let mut out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
             .await
             .unwrap();
+        out.stdout = reader.join().unwrap().into_bytes();
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         no_panic(&out);
     }
