@@ -470,7 +470,14 @@ async fn a_cluster_refuses_braced_names_and_serves_the_others() {
         let latch = latch.clone();
         async move { latch.wait_for(Duration::from_secs(20)).await }
     });
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The waiter is waiting: subscribed to the latch's channel.
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            client.subscribed_channels() == 1
+        })
+        .await,
+        "the waiter never subscribed"
+    );
     latch.count_down().await.unwrap();
     assert!(waiter.await.unwrap().unwrap());
     assert_eq!(latch.get_count().await.unwrap(), 0);
