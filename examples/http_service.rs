@@ -32,7 +32,7 @@
 //!
 //! The work is a read-modify-write (read the value, take `work_ms` to compute the next
 //! one, write it): if two requests for one resource ever overlapped, one of their
-//! increments would be lost. `tests/http_service.rs` drives this router with concurrent
+//! increments would be lost. `tests/api/http_service.rs` drives this router with concurrent
 //! requests and checks exactly that.
 mod common;
 

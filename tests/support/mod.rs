@@ -456,7 +456,7 @@ pub async fn drain_first(
     Some((message.channel.to_string(), payload))
 }
 
-// ---- replicas and sentinels (added for tests/replica_wait.rs) -------------------------
+// ---- replicas and sentinels (added for tests/topology/replica_wait.rs) ----------------
 
 impl RedisServer {
     /// Starts a replica of `primary`.

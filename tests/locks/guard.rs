@@ -1,0 +1,277 @@
+//! `LockGuard` against a real redis-server, with a 900 ms watchdog timeout (renewal
+//! every 300 ms). Timing assertions leave generous slack for a loaded machine.
+
+use crate::support;
+use support::*;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use redisson_lock::fred::prelude::*;
+use redisson_lock::{Error, LockGuard};
+use tokio::time::Instant;
+
+const TIMEOUT: Duration = Duration::from_millis(900);
+const PERIOD: Duration = Duration::from_millis(300);
+const SLACK: Duration = Duration::from_millis(1000);
+
+/// This file's set-up: a client whose watchdog renews every `PERIOD`.
+async fn bed(what: &str) -> Bed {
+    Bed::with_config(what, |c| c.watchdog_timeout(TIMEOUT)).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_guard_releases_in_the_background() {
+    let Bed(_server, client, raw, name) = bed("guard-drop").await;
+    let lock = client.get_lock(&name);
+
+    let guard = lock.acquire().await.unwrap();
+    assert_eq!(client.renewed_locks(), 1);
+    let waiter = {
+        let lock = client.get_lock(&name);
+        tokio::spawn(async move {
+            lock.lock().await.unwrap();
+            let took = lock.hold_count().await.unwrap();
+            lock.unlock().await.unwrap();
+            took
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiter.is_finished(), "the waiter got a held lock");
+
+    drop(guard);
+    // Renewal stops synchronously in Drop.
+    assert_eq!(client.renewed_locks(), 0);
+    let hold_count = tokio::time::timeout(Duration::from_secs(2), waiter)
+        .await
+        .expect("the waiter did not get the lock after the guard was dropped")
+        .unwrap();
+    assert_eq!(hold_count, 1);
+    assert!(gone_within(&raw, &name, Duration::from_secs(2))
+        .await
+        .is_some());
+    assert_eq!(client.renewed_locks(), 0);
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn dropped_guard_without_waiters_deletes_the_key() {
+    let Bed(_server, client, raw, name) = bed("guard-drop-alone").await;
+    let lock = client.get_lock(&name);
+
+    let guard = lock.acquire().await.unwrap();
+    tokio::time::sleep(PERIOD).await;
+    drop(guard);
+    assert_eq!(client.renewed_locks(), 0);
+    // Well before the lease could end it: the background release did.
+    assert!(gone_within(&raw, &name, Duration::from_millis(500))
+        .await
+        .is_some());
+    // Stays released: no renewal brings it back, and the lock is free.
+    tokio::time::sleep(PERIOD * 2).await;
+    assert!(!exists(&raw, &name).await);
+    assert!(lock.try_lock().await.unwrap());
+    lock.unlock().await.unwrap();
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn unlock_releases_and_reentrant_guards_count_holds() {
+    let Bed(_server, client, raw, name) = bed("guard-reentry").await;
+    let lock = client.get_lock(&name);
+
+    // One guard, unlocked explicitly.
+    let guard = lock.acquire().await.unwrap();
+    assert!(exists(&raw, &name).await);
+    guard.unlock().await.unwrap();
+    assert!(!exists(&raw, &name).await);
+    assert_eq!(client.renewed_locks(), 0);
+
+    // Two guards of the same task: two holds of one owner.
+    let first = lock.acquire().await.unwrap();
+    let second = lock.acquire().await.unwrap();
+    assert_eq!(first.owner(), second.owner());
+    assert_eq!(lock.hold_count().await.unwrap(), 2);
+    let field = format!("{}:{}", client.id(), first.owner());
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        vec![(field.clone(), "2".into())]
+    );
+    assert_eq!(client.renewed_locks(), 1);
+
+    second.unlock().await.unwrap();
+    assert_eq!(lock.hold_count().await.unwrap(), 1);
+    assert_eq!(
+        client.renewed_locks(),
+        1,
+        "the remaining hold is still renewed"
+    );
+    tokio::time::sleep(TIMEOUT + PERIOD).await;
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        vec![(field.clone(), "1".into())]
+    );
+    assert!(!first.is_lost());
+
+    // A dropped re-entrant guard gives back one hold, not the lock.
+    let third = lock.acquire().await.unwrap();
+    assert_eq!(lock.hold_count().await.unwrap(), 2);
+    drop(third);
+    let start = Instant::now();
+    while lock.hold_count().await.unwrap() != 1 {
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "hold not given back"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(client.renewed_locks(), 1);
+    assert!(exists(&raw, &name).await);
+
+    first.unlock().await.unwrap();
+    assert!(!exists(&raw, &name).await);
+    assert_eq!(client.renewed_locks(), 0);
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_guard_is_lost_when_the_lease_ends() {
+    let Bed(_server, client, raw, name) = bed("guard-lease").await;
+    let lock = client.get_lock(&name);
+    let lease = Duration::from_millis(500);
+
+    let start = Instant::now();
+    let guard = lock.acquire_with_lease(lease).await.unwrap();
+    assert!(!guard.is_lost());
+    assert_eq!(
+        client.renewed_locks(),
+        0,
+        "a lease-mode hold is not renewed"
+    );
+    let ttl = pttl(&raw, &name).await;
+    assert!(ttl > 0 && ttl <= 500, "PTTL {ttl}");
+
+    tokio::time::timeout(lease + SLACK, guard.lost())
+        .await
+        .expect("lost() did not complete at the lease end");
+    let took = start.elapsed();
+    // Measured from before the acquire was sent: never before the lease ran out.
+    assert!(took >= lease, "lost() completed after {took:?}");
+    assert!(guard.is_lost());
+    // Redis expires the key at about the same time, never before lost() fired.
+    assert!(gone_within(&raw, &name, Duration::from_millis(500))
+        .await
+        .is_some());
+    assert!(matches!(guard.unlock().await, Err(Error::NotOwner { .. })));
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn into_lock_hands_the_hold_over() {
+    let Bed(_server, client, raw, name) = bed("guard-into-lock").await;
+    let lock = client.get_lock(&name);
+
+    let guard = lock.acquire().await.unwrap();
+    let owner = guard.owner();
+    let handle = LockGuard::into_lock(guard);
+    assert_eq!(handle.owner(), owner);
+    assert_eq!(client.renewed_locks(), 1);
+
+    // The guard is gone, the hold and its renewal are not.
+    tokio::time::sleep(TIMEOUT * 2).await;
+    let field = format!("{}:{}", client.id(), owner);
+    assert_eq!(hgetall(&raw, &name).await, vec![(field, "1".into())]);
+    assert!(pttl(&raw, &name).await >= 250);
+    assert_eq!(client.renewed_locks(), 1);
+
+    // Another task (another owner by default) unlocks through the handle.
+    tokio::spawn(async move { handle.unlock().await })
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!exists(&raw, &name).await);
+    assert_eq!(client.renewed_locks(), 0);
+    client.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn select_on_lost_stops_a_worker_loop() {
+    let Bed(_server, client, raw, name) = bed("guard-select").await;
+    let lock = client.get_lock(&name);
+    let steps = Arc::new(AtomicU64::new(0));
+
+    let guard = lock.acquire().await.unwrap();
+    let worker = {
+        let steps = steps.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = guard.lost() => break,
+                    _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                        steps.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            guard
+        })
+    };
+
+    // The worker keeps going past the timeout while the lock is renewed.
+    tokio::time::sleep(TIMEOUT + PERIOD / 2).await;
+    assert!(!worker.is_finished());
+    assert!(steps.load(Ordering::Relaxed) > 10);
+
+    let deleted: i64 = raw.del(&name).await.unwrap();
+    assert_eq!(deleted, 1);
+    let guard = tokio::time::timeout(PERIOD * 2 + SLACK, worker)
+        .await
+        .expect("the worker did not stop after the lock was deleted")
+        .unwrap();
+    let after = steps.load(Ordering::Relaxed);
+    assert!(guard.is_lost());
+    assert_eq!(client.renewed_locks(), 0);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(steps.load(Ordering::Relaxed), after, "the worker went on");
+    assert!(matches!(guard.unlock().await, Err(Error::NotOwner { .. })));
+    client.shutdown().await.unwrap();
+}
+
+/// A fully released lease-mode lock, released by dropping its guards, resets the lease a
+/// later partial unlock re-arms to the watchdog timeout, exactly as `unlock()` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_guards_reset_the_rearm_lease_like_unlock() {
+    let Bed(_server, client, raw, name) = Bed::new("guard-rearm").await;
+    let lock = client.get_lock(&name);
+
+    let first = lock
+        .acquire_with_lease(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let second = lock
+        .acquire_with_lease(Duration::from_secs(5))
+        .await
+        .unwrap();
+    drop(second);
+    drop(first);
+    assert!(
+        eventually(Duration::from_secs(3), || async {
+            raw.exists::<i64, _>(&name).await.unwrap() == 0
+        })
+        .await,
+        "the dropped guards released the lock"
+    );
+
+    // Watchdog mode, two holds, one partial unlock: re-armed to 30 s, not to the 5 s of
+    // the earlier lease-mode holds.
+    lock.lock().await.unwrap();
+    lock.lock().await.unwrap();
+    lock.unlock().await.unwrap();
+    let ttl = pttl(&raw, &name).await;
+    assert!(
+        ttl > 25_000,
+        "partial unlock re-armed {ttl} ms, not the watchdog timeout"
+    );
+    lock.unlock().await.unwrap();
+    client.shutdown().await.unwrap();
+}

@@ -1,0 +1,561 @@
+//! Redis Sentinel through fred: a primary, a replica and a sentinel, all real processes.
+//! Locks work through the sentinel URL, and keep working after a manual failover, where
+//! the client follows the sentinel to the promoted replica.
+use crate::support;
+use support::*;
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use redisson_lock::fred::prelude::*;
+use redisson_lock::{Client, Config};
+
+fn role(port: u16) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "role"])
+        .output()
+        .expect("redis-cli");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Retries `op` until it succeeds: during a failover a call can fail, as with any client.
+async fn eventually<T, F, Fut>(what: &str, mut op: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = redisson_lock::Result<T>>,
+{
+    let started = Instant::now();
+    loop {
+        match op().await {
+            Ok(v) => return v,
+            Err(e) if started.elapsed() < Duration::from_secs(20) => {
+                println!("{what}: {e} (retrying)");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("{what} still failing after 20 s: {e}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_follow_the_primary_through_a_sentinel_failover() {
+    let primary = RedisServer::start();
+    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
+    let sentinel = SentinelServer::start(primary.port, 2000);
+    // Wait for the replica to be in sync, so the failover can pick it.
+    let started = Instant::now();
+    while !Command::new("redis-cli")
+        .args(["-p", &replica.port.to_string(), "info", "replication"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("master_link_status:up"))
+        .unwrap_or(false)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "replica never synced"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sentinel.wait_for(
+        |s| {
+            redis_cli(s.port, &["sentinel", "replicas", "mymaster"])
+                .contains(&replica.port.to_string())
+        },
+        "sentinel to discover the replica",
+    );
+
+    let url = format!(
+        "redis-sentinel://127.0.0.1:{}/0?sentinelServiceName=mymaster",
+        sentinel.port
+    );
+    let client = Client::connect(Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
+    let name = key("sentinel");
+    let lock = client.get_lock(&name);
+
+    // Through the sentinel, the lock lands on the primary.
+    lock.lock().await.unwrap();
+    let on_primary = primary.raw().await;
+    assert_eq!(hgetall(&on_primary, &name).await.len(), 1);
+    lock.unlock().await.unwrap();
+
+    // Manual failover: the replica is promoted; the old primary is demoted.
+    let answer = sentinel.failover();
+    assert!(
+        answer.contains("OK"),
+        "SENTINEL FAILOVER answered {answer:?}"
+    );
+    sentinel.wait_for(|s| s.master_port() == Some(replica.port), "the failover");
+    let started = Instant::now();
+    while role(replica.port) != "master" {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "replica never became master"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Until the sentinel demotes the old primary, both accept writes (the split-brain
+    // window every Sentinel deployment has); wait for the demotion, whose CLIENT KILL
+    // sends every client back to the sentinel.
+    let started = Instant::now();
+    while role(primary.port) != "slave" {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "old primary never demoted"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // The same client follows: the lock is now written to the promoted replica.
+    assert!(eventually("lock after failover", || lock.try_lock()).await);
+    assert!(lock.is_held_by_current_task().await.unwrap());
+    let on_new_primary = replica.raw().await;
+    let hash = hgetall(&on_new_primary, &name).await;
+    assert_eq!(hash.len(), 1, "lock not on the new primary: {hash:?}");
+    assert!(hash[0].0.starts_with(client.id()));
+
+    // Waiting and waking still work on the new primary.
+    let waiter = {
+        let lock = client.get_lock(&name);
+        tokio::spawn(async move {
+            lock.lock().await.unwrap();
+            let at = Instant::now();
+            lock.unlock().await.unwrap();
+            at
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let released = Instant::now();
+    lock.unlock().await.unwrap();
+    let handoff = waiter.await.unwrap().duration_since(released);
+    println!("hand-off after failover: {handoff:?}");
+    assert!(
+        handoff < Duration::from_secs(2),
+        "waiter not woken by the message: {handoff:?}"
+    );
+    client.shutdown().await.unwrap();
+}
+
+// ---- issue 34: moving to the announced primary at once -------------------------------
+
+/// How the primary goes away.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    /// `SENTINEL FAILOVER`: the old primary keeps taking writes until demoted, seconds
+    /// later.
+    Demote,
+    /// The old primary is killed; the sentinels notice and promote the replica.
+    Crash,
+}
+
+/// What one worker task saw: (when, in seconds since the epoch; the error, if any).
+type Seen = Arc<Mutex<Vec<(f64, Option<String>)>>>;
+
+fn others_known(sentinel: &SentinelServer) -> usize {
+    redis_cli(sentinel.port, &["sentinel", "sentinels", "mymaster"])
+        .lines()
+        .filter(|l| l.trim() == "name")
+        .count()
+}
+
+/// When the first `+switch-master` arrives from any of `sentinels` (seconds since the
+/// epoch), as the crate hears it: by subscribing.
+async fn listen_for_switch(sentinels: &[SentinelServer]) -> Arc<Mutex<Option<f64>>> {
+    let heard: Arc<Mutex<Option<f64>>> = Arc::default();
+    for sentinel in sentinels {
+        let url = format!("redis://127.0.0.1:{}", sentinel.port);
+        let raw = Builder::from_config(fred::prelude::Config::from_url(&url).unwrap())
+            .build()
+            .unwrap();
+        raw.init().await.unwrap();
+        let mut messages = raw.message_rx();
+        raw.subscribe("+switch-master").await.unwrap();
+        let heard = heard.clone();
+        tokio::spawn(async move {
+            let _raw = raw;
+            if messages.recv().await.is_ok() {
+                let at = epoch_secs();
+                let mut heard = heard.lock().unwrap();
+                if heard.is_none() {
+                    *heard = Some(at);
+                }
+            }
+        });
+    }
+    heard
+}
+
+/// Holds and waiters across a failover through three sentinels (quorum 2): after the
+/// switch is announced nothing is written to the old primary, the first acquisition on
+/// the new one follows within 2 s, watchdog holds (30 s and 10 s) are renewed there and
+/// released cleanly, and, with `full_sync`, a new replica that needs a full sync does not
+/// fail the locks taken meanwhile.
+async fn failover_under_load(fault: Fault, full_sync: bool) {
+    init_tracing();
+    let mut primary = RedisServer::start();
+    // As a primary, the replica delays each full sync by 3 s: a replica attaching to it
+    // is "connected" but not synced for that long.
+    let replica = RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &primary.port.to_string(),
+        "--repl-diskless-sync",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "3",
+    ]);
+    wait_replica_linked(replica.port, Duration::from_secs(20));
+    let sentinels: Vec<SentinelServer> = (0..3)
+        .map(|_| SentinelServer::start_quorum(primary.port, 1000, 2))
+        .collect();
+    for sentinel in &sentinels {
+        sentinel.wait_for(
+            |s| s.known_replicas() == 1 && others_known(s) == 2,
+            "the sentinels to know the replica and each other",
+        );
+    }
+    let url = format!(
+        "redis-sentinel://127.0.0.1:{}/0?node=127.0.0.1:{}&node=127.0.0.1:{}&sentinelServiceName=mymaster",
+        sentinels[0].port, sentinels[1].port, sentinels[2].port
+    );
+    let a = Client::connect(Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
+    let b = Client::connect(
+        Config::builder()
+            .url(&url)
+            .watchdog_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let old_writes = Monitor::start(primary.port);
+    let new_writes = Monitor::start(replica.port);
+    let switch = listen_for_switch(&sentinels).await;
+
+    // Watchdog holds: the default 30 s, and 10 s.
+    let hold30 = key("fo-hold30");
+    let hold10 = key("fo-hold10");
+    let guard30 = a.get_lock(&hold30).acquire().await.unwrap();
+    let guard10 = b.get_lock(&hold10).acquire().await.unwrap();
+
+    // Waiters: three tasks taking turns on one lock; churn: two tasks taking fresh locks.
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy = key("fo-busy");
+    let mut workers = Vec::new();
+    let contended: Seen = Arc::default();
+    for _ in 0..3 {
+        let (lock, stop, seen) = (a.get_lock(&busy), stop.clone(), contended.clone());
+        workers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let taken = lock.lock().await;
+                let at = epoch_secs();
+                seen.lock()
+                    .unwrap()
+                    .push((at, taken.as_ref().err().map(|e| e.to_string())));
+                match taken {
+                    Ok(()) => {
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                        let _ = lock.unlock().await;
+                    }
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        }));
+    }
+    let churned: Seen = Arc::default();
+    for task in 0..2 {
+        let (client, stop, seen) = (b.clone(), stop.clone(), churned.clone());
+        let prefix = key("fo-churn");
+        workers.push(tokio::spawn(async move {
+            let mut round = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                round += 1;
+                let lock = client.get_lock(format!("{prefix}-{task}-{round}"));
+                let taken = lock.try_lock().await;
+                let at = epoch_secs();
+                match taken {
+                    Ok(true) => {
+                        seen.lock().unwrap().push((at, None));
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        let _ = lock.unlock().await;
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        seen.lock().unwrap().push((at, Some(e.to_string())));
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let began = epoch_secs();
+    match fault {
+        Fault::Demote => {
+            let answer = redis_cli(sentinels[0].port, &["sentinel", "failover", "mymaster"]);
+            assert!(
+                answer.contains("OK"),
+                "SENTINEL FAILOVER answered {answer:?}"
+            );
+        }
+        Fault::Crash => primary.kill(),
+    }
+    let waiting = Instant::now();
+    let switched = loop {
+        if let Some(at) = *switch.lock().unwrap() {
+            break at;
+        }
+        assert!(
+            waiting.elapsed() < Duration::from_secs(30),
+            "no +switch-master"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    println!(
+        "{fault:?}: +switch-master {:.2} s after the fault began",
+        switched - began
+    );
+    // A replica that needs a full sync (delayed 3 s by the new primary) attaches now.
+    let _fresh = full_sync
+        .then(|| RedisServer::start_with(&["--replicaof", "127.0.0.1", &replica.port.to_string()]));
+    // Past the 10 s watchdog's lease, had it not been renewed on the new primary.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+
+    // 1. Nothing written to the old primary once the switch was announced (100 ms for a
+    // script already on the wire when it was).
+    let in_flight = old_writes.script_commands_after(switched).len();
+    let late = old_writes.script_commands_after(switched + 0.1);
+    println!(
+        "{fault:?}: {} script commands on the old primary in the 100 ms after the switch, {} later",
+        in_flight - late.len(),
+        late.len()
+    );
+    assert!(
+        late.is_empty(),
+        "{} script commands ran on the old primary after +switch-master, first: {:?}",
+        late.len(),
+        late.first().map(|(at, line)| (at - switched, line))
+    );
+    // 2. The first acquisition on the new primary within 2 s of the announcement.
+    let first = new_writes
+        .script_commands_after(switched)
+        .into_iter()
+        .find(|(_, line)| line.contains("\"hincrby\""))
+        .map(|(at, _)| at - switched);
+    println!("{fault:?}: first acquisition on the new primary {first:?} s after +switch-master");
+    assert!(
+        first.is_some_and(|after| after < 2.0),
+        "first acquisition on the new primary: {first:?} s after the switch"
+    );
+    // Every call failed only in those first 2 s.
+    for (what, seen) in [("waiters", &contended), ("churn", &churned)] {
+        let seen = seen.lock().unwrap();
+        let late_errors: Vec<_> = seen
+            .iter()
+            .filter(|(at, error)| error.is_some() && *at > switched + 2.0)
+            .collect();
+        let after: usize = seen
+            .iter()
+            .filter(|(at, error)| error.is_none() && *at > switched + 2.0)
+            .count();
+        let errors = seen.iter().filter(|(_, e)| e.is_some()).count();
+        let gaps: Vec<f64> = seen
+            .windows(2)
+            .filter(|w| w[1].0 - w[0].0 > 1.0)
+            .map(|w| w[0].0 - switched)
+            .collect();
+        println!("{fault:?}: {what}: pauses over 1 s starting at {gaps:.2?} s after the switch");
+        println!(
+            "{fault:?}: {what}: {after} acquisitions 2 s after the switch; {errors} errors in all"
+        );
+        assert!(
+            late_errors.is_empty(),
+            "{what}: errors after the switch: {late_errors:?}"
+        );
+        assert!(after > 0, "{what}: nothing acquired after the switch");
+        // No task stalled once the client was on the new primary.
+        let stalls: Vec<f64> = gaps.iter().copied().filter(|at| *at > 0.5).collect();
+        assert!(
+            stalls.is_empty(),
+            "{what}: stalled over 1 s at {stalls:.2?} s after the switch"
+        );
+    }
+    // 3. Both watchdog holds survived on the new primary, renewed there.
+    let raw = replica.raw().await;
+    for (name, client) in [(&hold30, &a), (&hold10, &b)] {
+        let hash = hgetall(&raw, name).await;
+        assert!(
+            hash.len() == 1 && hash[0].0.starts_with(client.id()),
+            "{name} not held on the new primary: {hash:?}"
+        );
+        let renewed = new_writes
+            .script_commands_after(switched)
+            .iter()
+            .any(|(_, line)| line.contains("\"pexpire\"") && line.contains(name.as_str()));
+        assert!(renewed, "{name} was not renewed on the new primary");
+    }
+    guard30.unlock().await.unwrap();
+    guard10.unlock().await.unwrap();
+    assert!(hgetall(&raw, &hold30).await.is_empty());
+    assert!(hgetall(&raw, &hold10).await.is_empty());
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_demoting_failover_moves_to_the_new_primary_at_once() {
+    failover_under_load(Fault::Demote, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_failover_moves_to_the_new_primary_at_once() {
+    failover_under_load(Fault::Crash, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_in_full_sync_after_a_failover_fails_no_lock() {
+    failover_under_load(Fault::Demote, true).await;
+}
+
+/// Every query of every primitive waits at the failover gate: once the client has heard
+/// a sentinel announce a new primary, no `EXISTS`, `HGET`, `HEXISTS`, `PTTL` or `GET` of
+/// a lock, a fenced lock's token, a semaphore or a latch reaches the replaced primary;
+/// they wait until the client is on the new one. (Until 0.1 `is_locked`, `hold_count`,
+/// `remain_time_to_live`, `is_held_by` and the fenced token went around the gate, while
+/// the semaphore's and the latch's reads waited at it.)
+///
+/// The set-up makes the window wide: the old primary is cut off from the sentinels but
+/// not from the client (the sentinels' ACL user loses its permissions, so their `PING`,
+/// and their reconfiguration of it, fail: it goes on answering the client as a primary),
+/// and the promoted replica is reached through a proxy that holds new connections for a
+/// second, so the client's move to it takes that long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_never_reach_a_replaced_primary() {
+    init_tracing();
+    let user = ["--user", "sentinel-user", "on", ">spw", "~*", "&*", "+@all"];
+    let primary = RedisServer::start_with(&user);
+    let proxy_port = free_port();
+    let (primary_port, announce) = (primary.port.to_string(), proxy_port.to_string());
+    let mut replica_args = user.to_vec();
+    replica_args.extend(["--replicaof", "127.0.0.1", &primary_port]);
+    replica_args.extend(["--replica-announce-port", &announce]);
+    let replica = RedisServer::start_with(&replica_args);
+    let proxy = support::faulty::FaultyProxy::start_on(proxy_port, replica.port).await;
+    wait_replica_linked(replica.port, Duration::from_secs(20));
+    let auth = "sentinel auth-user mymaster sentinel-user\nsentinel auth-pass mymaster spw\n";
+    let sentinels: Vec<SentinelServer> = (0..3)
+        .map(|_| SentinelServer::start_with_conf(primary.port, 1000, 2, auth))
+        .collect();
+    for sentinel in &sentinels {
+        sentinel.wait_for(
+            |s| s.known_replicas() == 1 && others_known(s) == 2,
+            "the sentinels to know the replica and each other",
+        );
+    }
+    let url = format!(
+        "redis-sentinel://127.0.0.1:{}/0?node=127.0.0.1:{}&node=127.0.0.1:{}&sentinelServiceName=mymaster",
+        sentinels[0].port, sentinels[1].port, sentinels[2].port
+    );
+    let client = Client::connect(Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
+    let name = key("gate-q");
+    let lock = client.get_lock(&name);
+    let _held = lock.acquire().await.unwrap();
+    let fenced = client.get_fenced_lock(key("gate-f"));
+    fenced.lock_and_get_token().await.unwrap();
+    fenced.unlock().await.unwrap();
+    let semaphore = client.get_semaphore(key("gate-s"));
+    assert!(semaphore.try_set_permits(3).await.unwrap());
+    let latch = client.get_count_down_latch(key("gate-l"));
+    assert!(latch.try_set_count(2).await.unwrap());
+    let names = [
+        name.clone(),
+        fenced.name().to_string(),
+        semaphore.name().to_string(),
+        latch.name().to_string(),
+    ];
+
+    let old = Monitor::start(primary.port);
+    let stop = Arc::new(AtomicBool::new(false));
+    let asking = {
+        let stop = stop.clone();
+        let (lock, fenced) = (lock.clone(), fenced.clone());
+        let (semaphore, latch) = (semaphore.clone(), latch.clone());
+        tokio::spawn(async move {
+            let mut rounds = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                // Errors are allowed while the client moves; stale answers are not.
+                let _ = lock.is_locked().await;
+                let _ = lock.hold_count().await;
+                let _ = lock.remain_time_to_live().await;
+                let _ = lock.is_held_by(redisson_lock::LockOwner::from_raw(7)).await;
+                let _ = fenced.token().await;
+                let _ = semaphore.available_permits().await;
+                let _ = latch.get_count().await;
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The partition: the sentinels can no longer use the primary; the client still can.
+    // And the client's first connections to the new primary wait a while.
+    proxy.hold_new();
+    redis_cli(primary.port, &["acl", "setuser", "sentinel-user", "-@all"]);
+    let started = Instant::now();
+    let announced = loop {
+        if let Some(at) = events::first(&["sentinel failover: moving", &announce]) {
+            break at;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the client never heard the switch to {announce}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    proxy.release_new();
+    // Queries go on for a while on the new primary.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, Ordering::Relaxed);
+    let rounds = asking.await.unwrap();
+    // A command already written when the client heard the switch may still arrive: allow
+    // a few milliseconds for it.
+    let stale: Vec<(f64, String)> = old
+        .lines()
+        .into_iter()
+        .filter(|(at, line)| {
+            *at > announced + 0.02
+                && !line.contains(" lua] ")
+                && names.iter().any(|n| line.contains(n.as_str()))
+        })
+        .collect();
+    println!("{rounds} rounds of queries; {} stale", stale.len());
+    assert!(
+        stale.is_empty(),
+        "{} queries reached the replaced primary after the client heard the switch, first {:?}",
+        stale.len(),
+        stale.first().map(|(at, line)| (at - announced, line))
+    );
+    // And they were answered by the new primary.
+    assert!(lock.is_locked().await.unwrap());
+    assert_eq!(semaphore.available_permits().await.unwrap(), 3);
+    assert_eq!(latch.get_count().await.unwrap(), 2);
+    client.shutdown().await.unwrap();
+}
