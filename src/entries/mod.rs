@@ -339,3 +339,86 @@ impl EntryObjects {
             .get_count_down_latch(self.handle_name(key, EntryObject::CountDownLatch)?))
     }
 }
+
+/// Java's `getMap` / `getSet`: a client hands out the per-key objects of a map or set.
+impl Client {
+    /// The per-key locks, semaphores and latches of the Java map `name`
+    /// (`redisson.getMap(name)`, also `getMapCache` and `getLocalCachedMap`), keys
+    /// encoded with Redisson's default codec, `Kryo5Codec`: what a Java app uses when it
+    /// never calls `Config.setCodec` and passes no codec to `getMap`. Otherwise use
+    /// [`Client::map_with_codec`]. The map's name goes through the client's name mapper,
+    /// as Java's does. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getMap(String name)`, then `getLock(key)` and its siblings
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// // Java: redisson.getMap("orders").getLock("o-1").lock()
+    /// let lock = client.map("orders").get_lock("o-1")?;
+    /// lock.lock().await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn map(&self, name: impl Into<String>) -> EntryObjects {
+        self.map_with_codec(name, JavaCodec::Kryo5)
+    }
+
+    /// [`Client::map`] for a map whose keys Java encodes with `codec`
+    /// (`redisson.getMap(name, codec)`, or a client with `config.setCodec(codec)`). No
+    /// I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getMap(String name, Codec codec)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// use redisson_lock::codec::JavaCodec;
+    /// // Java: redisson.getMap("orders", StringCodec.INSTANCE).getFairLock("o-1")
+    /// let lock = client.map_with_codec("orders", JavaCodec::String).get_fair_lock("o-1")?;
+    /// assert_eq!(lock.raw_name(), "{orders}:SCr6VJrRQp772OGd8PWr8Q:fairlock");
+    /// # Ok(()) }
+    /// ```
+    pub fn map_with_codec(&self, name: impl Into<String>, codec: JavaCodec) -> EntryObjects {
+        EntryObjects::new(self.clone(), name.into(), codec, Collection::Map)
+    }
+
+    /// The per-value locks, semaphores and latches of the Java set `name`
+    /// (`redisson.getSet(name)`), values encoded with `Kryo5Codec` (see
+    /// [`Client::map`]). A set's object for a value is the map's object for the same key
+    /// and name: the names are built alike. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getSet(String name)`, then `getLock(value)` and its siblings
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// let semaphore = client.set("tags").get_semaphore("rust")?;
+    /// semaphore.try_set_permits(1).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set(&self, name: impl Into<String>) -> EntryObjects {
+        self.set_with_codec(name, JavaCodec::Kryo5)
+    }
+
+    /// [`Client::set`] for a set whose values Java encodes with `codec`. No I/O.
+    ///
+    /// # Redisson equivalent
+    /// `RedissonClient#getSet(String name, Codec codec)`
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
+    /// use redisson_lock::codec::JavaCodec;
+    /// let lock = client.set_with_codec("tags", JavaCodec::String).get_lock("rust")?;
+    /// lock.lock().await?;
+    /// lock.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_with_codec(&self, name: impl Into<String>, codec: JavaCodec) -> EntryObjects {
+        EntryObjects::new(self.clone(), name.into(), codec, Collection::Set)
+    }
+}

@@ -570,7 +570,7 @@ macro_rules! async_hold_methods {
         #[doc = concat!("let watch = ", $it, ".watch().clone();")]
         #[doc = "tokio::spawn(async move { watch.at_risk().await; /* stop the work */ });"]
         #[doc = "# Ok(()) }\n```"]
-        pub fn watch(&self) -> &crate::HoldWatch {
+        pub fn watch(&self) -> &crate::hold::watch::HoldWatch {
             &self.watch
         }
 
@@ -582,7 +582,7 @@ macro_rules! async_hold_methods {
         #[doc = $take]
         #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
         #[doc = "# Ok(()) }\n```"]
-        pub fn state(&self) -> crate::HoldState {
+        pub fn state(&self) -> crate::hold::state::HoldState {
             self.watch.state()
         }
 
@@ -611,7 +611,7 @@ macro_rules! async_hold_methods {
         #[doc = "    }"]
         #[doc = "});"]
         #[doc = "# Ok(()) }\n```"]
-        pub fn state_changes(&self) -> tokio::sync::watch::Receiver<crate::HoldState> {
+        pub fn state_changes(&self) -> tokio::sync::watch::Receiver<crate::hold::state::HoldState> {
             self.watch.state_changes()
         }
 
@@ -627,7 +627,7 @@ macro_rules! async_hold_methods {
         #[doc = "    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}"]
         #[doc = "}"]
         #[doc = "# Ok(()) }\n```"]
-        pub async fn at_risk(&self) -> crate::HoldState {
+        pub async fn at_risk(&self) -> crate::hold::state::HoldState {
             self.watch.at_risk().await
         }
 
@@ -683,7 +683,7 @@ macro_rules! blocking_hold_methods {
         #[doc = concat!("let watch = ", $it, ".watch().clone();")]
         #[doc = "std::thread::spawn(move || watch.wait_lost(std::time::Duration::from_secs(60)));"]
         #[doc = "# Ok(()) }\n```"]
-        pub fn watch(&self) -> &crate::HoldWatch {
+        pub fn watch(&self) -> &crate::hold::watch::HoldWatch {
             &self.watch
         }
 
@@ -695,7 +695,7 @@ macro_rules! blocking_hold_methods {
         #[doc = $take]
         #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
         #[doc = "# Ok(()) }\n```"]
-        pub fn state(&self) -> crate::HoldState {
+        pub fn state(&self) -> crate::hold::state::HoldState {
             self.watch.state()
         }
 
@@ -723,7 +723,7 @@ macro_rules! blocking_hold_methods {
         #[doc = "    eprintln!(\"now {}\", *changes.borrow());"]
         #[doc = "}"]
         #[doc = "# Ok(()) }\n```"]
-        pub fn state_changes(&self) -> tokio::sync::watch::Receiver<crate::HoldState> {
+        pub fn state_changes(&self) -> tokio::sync::watch::Receiver<crate::hold::state::HoldState> {
             self.watch.state_changes()
         }
 
@@ -734,15 +734,15 @@ macro_rules! blocking_hold_methods {
         /// # Examples
         #[doc = "```no_run"]
         #[doc = $take]
-        #[doc = concat!(
-                            "if let Some(state) = ",
-                            $it,
-                            ".wait_at_risk(std::time::Duration::from_millis(100)) {"
-                        )]
+        #[doc = "# const TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);"]
+        #[doc = concat!("if let Some(state) = ", $it, ".wait_at_risk(TIMEOUT) {")]
         #[doc = "    eprintln!(\"stop: {state}\");"]
         #[doc = "}"]
         #[doc = "# Ok(()) }\n```"]
-        pub fn wait_at_risk(&self, timeout: std::time::Duration) -> Option<crate::HoldState> {
+        pub fn wait_at_risk(
+            &self,
+            timeout: std::time::Duration,
+        ) -> Option<crate::hold::state::HoldState> {
             self.watch.wait_at_risk(timeout)
         }
 
