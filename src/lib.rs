@@ -49,15 +49,6 @@ pub use synchronizers::semaphore::Semaphore;
 /// [`Client::redis`].
 pub use fred;
 
-// The crate documentation above links these by their short names.
-#[cfg(doc)]
-use crate::{
-    codec::JavaCodec,
-    fencing::{FencedWriter, FencingGate},
-    names::EntryObjectName,
-    synchronizers::SemaphorePermits,
-};
-
 #[cfg(test)]
 mod bounds {
     //! Every public type and every public future is `Send`, and handles are `Sync`.
