@@ -102,6 +102,7 @@ impl Client {
             config.settings.validity_margin,
         ));
         let redis = start_hold_keeping(
+            &id,
             &config,
             &registry,
             redis,
@@ -602,6 +603,7 @@ async fn publishes_sharded(config: &Config, redis: &fred::prelude::Client) -> bo
 /// sync, the failover watch, the sentry and the watchdog's renewal. Returns the lock
 /// engine's view of the connection, which follows the primary they see.
 fn start_hold_keeping(
+    id: &str,
     config: &Config,
     registry: &Arc<HoldRegistry>,
     redis: fred::prelude::Client,
@@ -625,6 +627,7 @@ fn start_hold_keeping(
             redis: redis.clone(),
             subscriber,
             switch: switch.clone(),
+            client_id: Arc::from(id),
         },
         shutdown.subscribe(),
     );

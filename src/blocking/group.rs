@@ -572,6 +572,22 @@ impl<R: GroupRule> GroupGuard<R> {
     pub fn owner(&self) -> LockOwner {
         self.group.owner()
     }
+
+    /// The members this guard holds: their indices in the order the members were given,
+    /// ascending (see [`crate::GroupGuard::members`]).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(group: redisson_lock::blocking::RedLock) -> redisson_lock::Result<()> {
+    /// let guard = group.acquire()?;
+    /// println!("holding members {:?}", guard.members());
+    /// # Ok(()) }
+    /// ```
+    pub fn members(&self) -> Vec<usize> {
+        self.guard
+            .as_ref()
+            .map_or_else(Vec::new, crate::GroupGuard::members)
+    }
 }
 
 impl<R: GroupRule> fmt::Debug for GroupGuard<R> {

@@ -41,6 +41,9 @@ pub(crate) struct Connections {
     pub(crate) redis: fred::prelude::Client,
     pub(crate) subscriber: fred::prelude::Client,
     pub(crate) switch: Arc<PrimarySwitch>,
+    /// The client's id, named in the log lines (several clients in one process each
+    /// hear the switch on their own).
+    pub(crate) client_id: Arc<str>,
 }
 
 /// The channel sentinels announce a completed failover on.
@@ -147,7 +150,7 @@ async fn watch_one(
                         let Some(epoch) = connections.switch.announce(&to) else {
                             continue; // another sentinel's announcement of the same switch
                         };
-                        tracing::warn!(switch = %text, "sentinel failover: moving to the new primary; every hold is at risk until checked there");
+                        tracing::warn!(client_id = %connections.client_id, switch = %text, "sentinel failover: moving to the new primary; every hold is at risk until checked there");
                         registry.failover_announced(to.clone());
                         registry.suspend(Cause::Failover, Instant::now(), |_| true);
                         tokio::spawn(move_to(
@@ -199,7 +202,7 @@ async fn move_to(
         // event, unless fred had reached `to` on its own before the announcement.)
         registry.reconnected_to(Some(&to));
         connections.switch.arrive(epoch);
-        tracing::info!(primary = %to, elapsed = ?started.elapsed(), "on the new primary after the sentinel failover");
+        tracing::info!(client_id = %connections.client_id, primary = %to, elapsed = ?started.elapsed(), "on the new primary after the sentinel failover");
     }
     let _ = subscriptions.await;
 }

@@ -7,6 +7,16 @@
 //!   held by another owner, the members it took are given back (an unlock each, so a
 //!   member it had re-entered keeps its hold, with `N` re-armed to that object's last
 //!   lease); a `RedLock` needs a majority (2 of 3) and keeps what it took when it has one;
+//! * which members a `RedLock` acquisition keeps is the crate's to choose: once a majority
+//!   answered, a member that answers later (a loaded machine) is released again (taken
+//!   and given back, like a member of a failed try). The model cannot predict it, so it
+//!   records what the guard reports (`GroupGuard::members`, through [`Kind::observe`]):
+//!   every member it names must be one the owner could take, at least a majority, and
+//!   every other member it could take was taken and given back; every later check (the
+//!   raw hashes, what other owners can take, the unlocks) follows from that. A group's
+//!   guardless `try_lock` cannot say which members it kept, so the red model takes the
+//!   group through guards only (the same acquisition); the multi model, all or nothing,
+//!   uses both;
 //! * with a lease, every member taken gets it;
 //! * `unlock`: every member at once (the crate's documented order, `docs/multi-and-redlock.md`);
 //!   a `MultiLock` answers `NotOwner` when a member was not held (after releasing the
@@ -109,6 +119,41 @@ impl Group {
         None
     }
 
+    /// An acquisition that the crate reports took exactly `reported` (ascending indices):
+    /// those members are taken; any other member `a` could take was taken and given back
+    /// (it answered after the majority). `Err` when the model could not give `a` that.
+    fn take_reported(
+        &mut self,
+        a: Actor,
+        lease: Option<Lease>,
+        reported: &[usize],
+    ) -> Result<(), String> {
+        let needed = if self.red { MEMBERS / 2 + 1 } else { MEMBERS };
+        if reported.len() < needed || reported.iter().any(|i| *i >= MEMBERS) {
+            return Err(format!(
+                "the guard reports members {reported:?}: fewer than the {needed} required"
+            ));
+        }
+        for (i, m) in self.members.iter_mut().enumerate() {
+            let before = m.clone();
+            let took = m.acquire(a, lease, false);
+            if reported.contains(&i) {
+                if !took {
+                    return Err(format!(
+                        "the guard reports member {i}, which {a:?} cannot take: {:?}",
+                        before.holds
+                    ));
+                }
+            } else if took {
+                // Taken after the majority answered: given back, its watchdog
+                // registration undone.
+                m.unlock(a);
+                m.wd = before.wd;
+            }
+        }
+        Ok(())
+    }
+
     /// A guard's unlock: only the members it took (a `RedLock` guard may hold a
     /// majority); the group handle's `unlock` tries every member.
     fn unlock_members(&mut self, a: Actor, members: &[usize]) -> Reply {
@@ -155,6 +200,15 @@ pub struct Sut<R: Rule> {
     /// Per client, per owner: the group, and its members' handles.
     groups: Vec<Vec<(LockGroup<R>, Vec<RLock>)>>,
     guards: Vec<Option<GroupGuard<R>>>,
+    /// What the last step's guard said it holds (`GroupGuard::members`).
+    reported: Option<Vec<usize>>,
+}
+
+impl<R: Rule> Sut<R> {
+    /// The members the last step's acquisition reported (its guard's), if it made one.
+    fn reported(&self) -> Option<&[usize]> {
+        self.reported.as_deref()
+    }
 }
 
 impl<R: Rule> Kind for GroupTest<R> {
@@ -176,63 +230,81 @@ impl<R: Rule> Kind for GroupTest<R> {
     fn ops(state: &Group) -> BoxedStrategy<Op> {
         let guards = state.guards.len().max(1);
         let member = 0..MEMBERS;
-        proptest::strategy::Union::new_weighted(vec![
-            (4, actor().prop_map(Op::TryLock).boxed()),
-            (
-                2,
-                (actor(), lease())
-                    .prop_map(|(a, l)| Op::TryLockLease(a, l))
-                    .boxed(),
-            ),
-            (
-                2,
+        // A guardless try_lock of a RedLock cannot say which members it kept (see the
+        // module docs): the red model takes the group through guards only.
+        let takes: Vec<(u32, BoxedStrategy<Op>)> = if state.red {
+            vec![(
+                8,
                 (actor(), lease_opt())
                     .prop_map(|(a, l)| Op::Acquire(a, l))
                     .boxed(),
-            ),
-            (3, actor().prop_map(Op::Unlock).boxed()),
-            (1, (0..guards).prop_map(Op::GuardUnlock).boxed()),
-            (1, (0..guards).prop_map(Op::DropGuard).boxed()),
-            (
-                1,
-                (actor(), 0..OWNERS)
-                    .prop_map(|(a, o)| Op::IsHeldBy(a, o))
-                    .boxed(),
-            ),
-            (1, actor().prop_map(Op::IsHeldByCurrent).boxed()),
-            (
-                4,
-                (member.clone(), actor(), lease_opt())
-                    .prop_map(|(m, a, l)| Op::MemberLock(m, a, l))
-                    .boxed(),
-            ),
-            (
-                2,
-                (member.clone(), actor())
-                    .prop_map(|(m, a)| Op::MemberUnlock(m, a))
-                    .boxed(),
-            ),
-            (
-                1,
-                (member.clone(), actor())
-                    .prop_map(|(m, a)| Op::MemberForceUnlock(m, a))
-                    .boxed(),
-            ),
-            (
-                1,
-                (member.clone(), actor())
-                    .prop_map(|(m, a)| Op::MemberHoldCount(m, a))
-                    .boxed(),
-            ),
-            (
-                1,
-                (member.clone(), actor())
-                    .prop_map(|(m, a)| Op::MemberTtl(m, a))
-                    .boxed(),
-            ),
-            (1, member.prop_map(Op::Expire).boxed()),
-            (1, (0u8..2).prop_map(Op::Kill).boxed()),
-        ])
+            )]
+        } else {
+            vec![
+                (4, actor().prop_map(Op::TryLock).boxed()),
+                (
+                    2,
+                    (actor(), lease())
+                        .prop_map(|(a, l)| Op::TryLockLease(a, l))
+                        .boxed(),
+                ),
+                (
+                    2,
+                    (actor(), lease_opt())
+                        .prop_map(|(a, l)| Op::Acquire(a, l))
+                        .boxed(),
+                ),
+            ]
+        };
+        proptest::strategy::Union::new_weighted(
+            takes
+                .into_iter()
+                .chain(vec![
+                    (3, actor().prop_map(Op::Unlock).boxed()),
+                    (1, (0..guards).prop_map(Op::GuardUnlock).boxed()),
+                    (1, (0..guards).prop_map(Op::DropGuard).boxed()),
+                    (
+                        1,
+                        (actor(), 0..OWNERS)
+                            .prop_map(|(a, o)| Op::IsHeldBy(a, o))
+                            .boxed(),
+                    ),
+                    (1, actor().prop_map(Op::IsHeldByCurrent).boxed()),
+                    (
+                        4,
+                        (member.clone(), actor(), lease_opt())
+                            .prop_map(|(m, a, l)| Op::MemberLock(m, a, l))
+                            .boxed(),
+                    ),
+                    (
+                        2,
+                        (member.clone(), actor())
+                            .prop_map(|(m, a)| Op::MemberUnlock(m, a))
+                            .boxed(),
+                    ),
+                    (
+                        1,
+                        (member.clone(), actor())
+                            .prop_map(|(m, a)| Op::MemberForceUnlock(m, a))
+                            .boxed(),
+                    ),
+                    (
+                        1,
+                        (member.clone(), actor())
+                            .prop_map(|(m, a)| Op::MemberHoldCount(m, a))
+                            .boxed(),
+                    ),
+                    (
+                        1,
+                        (member.clone(), actor())
+                            .prop_map(|(m, a)| Op::MemberTtl(m, a))
+                            .boxed(),
+                    ),
+                    (1, member.prop_map(Op::Expire).boxed()),
+                    (1, (0u8..2).prop_map(Op::Kill).boxed()),
+                ])
+                .collect(),
+        )
         .boxed()
     }
 
@@ -257,15 +329,19 @@ impl<R: Rule> Kind for GroupTest<R> {
                 None => Reply::Guard(None),
             },
             Op::Unlock(a) => s.unlock(a),
-            Op::GuardUnlock(i) => {
-                let (a, taken) = s.guards[i].take().expect("pre");
-                s.unlock_members(a, &taken)
-            }
-            Op::DropGuard(i) => {
-                let (a, taken) = s.guards[i].take().expect("pre");
-                s.unlock_members(a, &taken);
-                Reply::Done
-            }
+            // The generated state chose the operation; the observed one (which may have
+            // made other guards) may not have this guard: the crate answers as below.
+            Op::GuardUnlock(i) => match s.guards.get_mut(i).and_then(Option::take) {
+                Some((a, taken)) => s.unlock_members(a, &taken),
+                None => Reply::Error(format!("no guard {i}")),
+            },
+            Op::DropGuard(i) => match s.guards.get_mut(i).and_then(Option::take) {
+                Some((a, taken)) => {
+                    s.unlock_members(a, &taken);
+                    Reply::Done
+                }
+                None => Reply::Error(format!("no guard {i}")),
+            },
             Op::IsHeldBy(a, o) => Reply::Bool(s.held_by(Actor { c: a.c, o })),
             Op::IsHeldByCurrent(a) => Reply::Bool(s.held_by(a)),
             Op::MemberLock(m, a, l) => Reply::Bool(s.members[m].acquire(a, l, false)),
@@ -284,6 +360,20 @@ impl<R: Rule> Kind for GroupTest<R> {
                 Reply::Done
             }
             Op::Kill(_) => Reply::Done,
+        };
+    }
+
+    /// An acquisition that made a guard: the members it reports, as they are.
+    fn observe(s: &mut Group, op: &Op, sut: &Sut<R>) {
+        let (Op::Acquire(a, l), Some(reported)) = (op, sut.reported()) else {
+            return Self::step(s, op);
+        };
+        s.reply = match s.take_reported(*a, *l, reported) {
+            Ok(()) => {
+                s.guards.push(Some((*a, reported.to_vec())));
+                Reply::Guard(Some(None))
+            }
+            Err(why) => Reply::Error(why),
         };
     }
 
@@ -325,6 +415,7 @@ impl<R: Rule> Kind for GroupTest<R> {
         Sut {
             groups,
             guards: Vec::new(),
+            reported: None,
         }
     }
 
@@ -332,6 +423,7 @@ impl<R: Rule> Kind for GroupTest<R> {
         let g = |a: Actor| sut.groups[usize::from(a.c)][usize::from(a.o)].0.clone();
         let m = |i: usize, a: Actor| sut.groups[usize::from(a.c)][usize::from(a.o)].1[i].clone();
         let zero = Duration::ZERO;
+        sut.reported = None;
         match op {
             Op::TryLock(a) => Reply::of(g(a).try_lock().await, Reply::Bool),
             Op::TryLockLease(a, l) => Reply::of(
@@ -345,6 +437,7 @@ impl<R: Rule> Kind for GroupTest<R> {
                 };
                 Reply::of(got, |guard| match guard {
                     Some(guard) => {
+                        sut.reported = Some(guard.members());
                         sut.guards.push(Some(guard));
                         Reply::Guard(Some(None))
                     }

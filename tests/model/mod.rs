@@ -541,6 +541,15 @@ pub trait Kind: 'static {
     ) -> impl Future<Output = Reply>;
     /// Ends the case's waiters and guards.
     fn close(sut: Self::Sut) -> impl Future<Output = ()>;
+    /// Applies `op` to the model as the crate reports it went (`sut` after `exec`), for
+    /// what the model cannot choose alone: which members a RedLock acquisition took (its
+    /// guard says, `GroupGuard::members`). The harness checks the reply and the raw keys
+    /// against this state, and goes on from it; the generated `after` only chooses the
+    /// operations. By default the model's own `step`.
+    fn observe(state: &mut Self::State, op: &Self::Op, sut: &Self::Sut) {
+        let _ = sut;
+        Self::step(state, op);
+    }
     /// Adjusts what was read back before the comparison (the fenced lock's token seed).
     fn fix_raw(sut: &Self::Sut, after: &Self::State, raw: &mut Raw) {
         let _ = (sut, after, raw);
@@ -577,6 +586,8 @@ pub struct Case<K: Kind> {
     ctx: Option<Ctx>,
     sut: Option<K::Sut>,
     step: usize,
+    /// The model as the crate's reports made it ([`Kind::observe`]).
+    model: K::State,
 }
 
 static CASES_RUN: Mutex<BTreeMap<&'static str, (u64, u64)>> = Mutex::new(BTreeMap::new());
@@ -587,7 +598,7 @@ impl<K: Kind> StateMachineTest for Machine<K> {
     type SystemUnderTest = Case<K>;
     type Reference = Machine<K>;
 
-    fn init_test(_: &K::State) -> Case<K> {
+    fn init_test(init: &K::State) -> Case<K> {
         let url = URL.with(|u| u.borrow().clone());
         let ctx = runtime().block_on(Ctx::open(&url, K::LABEL));
         let sut = K::open(&ctx);
@@ -601,6 +612,7 @@ impl<K: Kind> StateMachineTest for Machine<K> {
             ctx: Some(ctx),
             sut: Some(sut),
             step: 0,
+            model: init.clone(),
         }
     }
 
@@ -622,12 +634,15 @@ impl<K: Kind> StateMachineTest for Machine<K> {
             .unwrap_or_else(|e| e.into_inner())
             .entry((K::LABEL, name))
             .or_default() += 1;
+        let model = &mut case.model;
         let (got, raw) = runtime().block_on(async {
-            let got = K::exec(sut, ctx, op, after).await;
-            let want = K::expected(after);
+            let got = K::exec(sut, ctx, op.clone(), after).await;
+            K::observe(model, &op, sut);
+            let model = &*model;
+            let want = K::expected(model);
             let read = || async {
                 let mut raw = ctx.raw_state().await;
-                K::fix_raw(sut, after, &mut raw);
+                K::fix_raw(sut, model, &mut raw);
                 raw
             };
             let mut raw = read().await;
@@ -638,12 +653,12 @@ impl<K: Kind> StateMachineTest for Machine<K> {
             }
             (got, raw)
         });
-        let want = K::reply(after);
+        let want = K::reply(&case.model);
         assert!(
             want.admits(&got),
             "step {step} {shown}: the reply differs from the model's\n  model: {want:?}\n  crate: {got:?}"
         );
-        let want_raw = K::expected(after);
+        let want_raw = K::expected(&case.model);
         assert!(
             admits(&want_raw, &raw),
             "step {step} {shown}: the raw keys differ from the model's\n  model: {}\n  redis: {}",

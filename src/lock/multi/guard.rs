@@ -162,6 +162,27 @@ impl<R: GroupRule> GroupGuard<R> {
         self.held.len()
     }
 
+    /// The members this guard holds: their indices in the order the members were given
+    /// to the group (see [`LockGroup::names`]), ascending. Every member for a
+    /// [`MultiLock`]; for a [`RedLock`], the majority (or more) that granted the lock:
+    /// a member that was busy, failed, or answered too late is not among them (one that
+    /// answered too late was released again).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(group: redisson_lock::RedLock) -> redisson_lock::Result<()> {
+    /// let guard = group.acquire().await?;
+    /// let names: Vec<&str> = group.names().collect();
+    /// for index in guard.members() {
+    ///     println!("holding {} (member {index})", names[index]);
+    /// }
+    /// assert!(guard.members().len() >= group.required());
+    /// # Ok(()) }
+    /// ```
+    pub fn members(&self) -> Vec<usize> {
+        self.held.iter().map(|&(index, _)| index).collect()
+    }
+
     /// The fencing token of each member, in the order the members were given: `Some` for
     /// a held [`FencedLock`](crate::FencedLock) member, `None` otherwise.
     ///
