@@ -51,6 +51,10 @@ pub const TTL_SLACK_MS: u64 = 4_000;
 /// How long the raw state may take to settle after a step (background latch clean-up,
 /// a dropped guard's release).
 const SETTLE: Duration = Duration::from_millis(1_500);
+/// The longest any one step may take (the longest wait a step asks for is seconds): a
+/// step that takes longer is a hang, and fails with its sequence instead of stalling the
+/// suite.
+const STEP_LIMIT: Duration = Duration::from_secs(60);
 /// How long a waiter may take to take the lock once the model says it can.
 pub const WAITER_TAKES: Duration = Duration::from_secs(5);
 /// A waiter's budget: far longer than any case.
@@ -636,7 +640,12 @@ impl<K: Kind> StateMachineTest for Machine<K> {
             .or_default() += 1;
         let model = &mut case.model;
         let (got, raw) = runtime().block_on(async {
-            let got = K::exec(sut, ctx, op.clone(), after).await;
+            let got = match tokio::time::timeout(STEP_LIMIT, K::exec(sut, ctx, op.clone(), after))
+                .await
+            {
+                Ok(got) => got,
+                Err(_) => panic!("step {step} {shown}: no answer within {STEP_LIMIT:?} (a hang)"),
+            };
             K::observe(model, &op, sut);
             let model = &*model;
             let want = K::expected(model);
