@@ -554,7 +554,7 @@ impl<R: GroupRule> GroupGuard<R> {
         }
     }
 
-    crate::hold::watch::blocking_hold_methods!(
+    crate::hold::guard_methods::blocking_hold_methods!(
         "guard",
         "# fn demo(group: redisson_lock::blocking::MultiLock) -> redisson_lock::Result<()> {\n\
          let guard = group.acquire()?;"

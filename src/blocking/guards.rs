@@ -93,7 +93,7 @@ impl<K: LockKind> LockGuard<K> {
         }
     }
 
-    crate::hold::watch::blocking_hold_methods!(
+    crate::hold::guard_methods::blocking_hold_methods!(
         "guard",
         "# fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {\n\
          let guard = lock.acquire()?;"

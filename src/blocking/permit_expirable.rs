@@ -427,7 +427,7 @@ impl Permit {
         )
     }
 
-    crate::hold::watch::blocking_hold_methods!(
+    crate::hold::guard_methods::blocking_hold_methods!(
         "permit",
         "# fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {\n\
          let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept()?;"

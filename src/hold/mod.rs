@@ -26,6 +26,7 @@
 
 pub(crate) mod book;
 pub(crate) mod failover_watch;
+pub(crate) mod guard_methods;
 pub(crate) mod held;
 pub(crate) mod ledger;
 pub(crate) mod registry;

@@ -116,7 +116,7 @@ impl<K: LockKind> LockGuard<K> {
         self.lock.unlock().await
     }
 
-    crate::hold::watch::async_hold_methods!(
+    crate::hold::guard_methods::async_hold_methods!(
         "guard",
         "# async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {\n\
          let guard = lock.acquire().await?;"

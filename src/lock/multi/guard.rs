@@ -129,7 +129,7 @@ impl<R: GroupRule> GroupGuard<R> {
             .await
     }
 
-    crate::hold::watch::async_hold_methods!(
+    crate::hold::guard_methods::async_hold_methods!(
         "guard",
         "# async fn demo(group: redisson_lock::MultiLock) -> redisson_lock::Result<()> {\n\
          let guard = group.acquire().await?;"

@@ -106,7 +106,7 @@ impl Permit {
         self.id
     }
 
-    crate::hold::watch::async_hold_methods!(
+    crate::hold::guard_methods::async_hold_methods!(
         "permit",
         "# async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {\n\
          let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept().await?;"
