@@ -86,7 +86,12 @@ impl<K: LockKind> Lock<K> {
             let armed = subscription.notified();
             tokio::pin!(armed);
             waiter::arm(pubsub, armed.as_mut())?;
-            waiter::spend_stored(armed.as_mut(), &subscription);
+            // A message stored since the last sleep (it came after a release's answer
+            // woke this waiter, with no try due) is a reason to try: spent here, it would
+            // otherwise be lost until the re-check.
+            if waiter::spend_stored(armed.as_mut(), &subscription) {
+                try_now = true;
+            }
             let answered = slot.as_ref().map(|slot| slot.answered());
             tokio::pin!(answered);
             if let Some(answered) = answered.as_mut().as_pin_mut() {

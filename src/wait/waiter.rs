@@ -113,15 +113,19 @@ pub(crate) fn arm(pubsub: &PubSub, notified: Pin<&mut Notified<'_>>) -> Result<(
 }
 
 /// Spends a wake-up stored before the arming (a message that came while nobody waited):
-/// the try that follows sees whatever it announced (see the module docs).
+/// the try that follows sees whatever it announced (see the module docs). Returns
+/// whether one was spent: a caller that was not going to try this round must try now
+/// (the message is gone, and nothing else would tell it before the re-check).
 pub(crate) fn spend_stored<'a>(
     mut notified: Pin<&mut Notified<'a>>,
     subscription: &'a Subscription,
-) {
+) -> bool {
     if futures::FutureExt::now_or_never(notified.as_mut()).is_some() {
         notified.set(subscription.notified());
         notified.as_mut().enable();
+        return true;
     }
+    false
 }
 
 /// Why a sleep ended.
@@ -212,7 +216,8 @@ where
         let armed = subscription.notified();
         tokio::pin!(armed);
         arm(pubsub, armed.as_mut())?;
-        spend_stored(armed.as_mut(), subscription);
+        // Spent or not, a try follows.
+        let _ = spend_stored(armed.as_mut(), subscription);
         let hint = match try_once().await? {
             Tried::Done(done) => return Ok(Some(done)),
             Tried::NotYet(hint) => hint,
