@@ -183,6 +183,7 @@ async fn move_to(
 ) {
     let started = Instant::now();
     let subscriptions = tokio::spawn(follow(
+        "subscriptions",
         connections.subscriber.clone(),
         connections.switch.clone(),
         to.clone(),
@@ -190,6 +191,7 @@ async fn move_to(
         shutdown.clone(),
     ));
     if follow(
+        "commands",
         connections.redis.clone(),
         connections.switch.clone(),
         to.clone(),
@@ -207,9 +209,11 @@ async fn move_to(
     let _ = subscriptions.await;
 }
 
-/// Makes `client`'s connection again through the sentinels until it is on `to`; whether
-/// it got there (else another switch was announced, or the client shut down).
+/// Makes `client`'s connection (`connection` names it in the log) again through the
+/// sentinels until it is on `to`; whether it got there (else another switch was
+/// announced, or the client shut down).
 async fn follow(
+    connection: &'static str,
     client: fred::prelude::Client,
     switch: Arc<PrimarySwitch>,
     to: String,
@@ -242,7 +246,7 @@ async fn follow(
             return true;
         }
         // A sentinel that has not heard of the switch yet named the old primary.
-        tracing::debug!(primary = %to, "not on the new primary yet; asking the sentinels again");
+        tracing::debug!(connection, primary = %to, landed = landed.as_deref().unwrap_or("nowhere"), "not on the new primary yet; asking the sentinels again");
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(250));
     }

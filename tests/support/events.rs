@@ -11,9 +11,18 @@ use tracing_subscriber::layer::{Context, Layer};
 
 static SEEN: Mutex<Vec<(f64, String)>> = Mutex::new(Vec::new());
 
-/// The layer that records every event of the crate (`redisson_lock` targets) at `INFO`
-/// and above: its message and fields as one line, with [`super::epoch_secs`].
+/// The layer that records the crate's events that [`captured`] lets through: its message
+/// and fields as one line, with [`super::epoch_secs`].
 pub struct Capture;
+
+/// What [`Capture`] records: every event of the crate (`redisson_lock` targets) at `INFO`
+/// and above, and the failover watch's `DEBUG` too (rare: where each reconnection after a
+/// sentinel failover landed).
+pub fn captured() -> tracing_subscriber::filter::Targets {
+    tracing_subscriber::filter::Targets::new()
+        .with_target("redisson_lock", tracing::Level::INFO)
+        .with_target("redisson_lock::hold::failover_watch", tracing::Level::DEBUG)
+}
 
 struct Line(String);
 
@@ -28,8 +37,7 @@ impl Visit for Line {
 
 impl<S: Subscriber> Layer<S> for Capture {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        let meta = event.metadata();
-        if !meta.target().starts_with("redisson_lock") || *meta.level() > tracing::Level::INFO {
+        if !event.metadata().target().starts_with("redisson_lock") {
             return;
         }
         let mut line = Line(String::new());
@@ -46,4 +54,15 @@ pub fn first(words: &[&str]) -> Option<f64> {
         .iter()
         .find(|(_, line)| words.iter().all(|w| line.contains(w)))
         .map(|(at, _)| *at)
+}
+
+/// When (seconds since the epoch) the crate logged each event whose line holds every one
+/// of `words`, in order.
+pub fn all(words: &[&str]) -> Vec<f64> {
+    SEEN.lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, line)| words.iter().all(|w| line.contains(w)))
+        .map(|(at, _)| *at)
+        .collect()
 }

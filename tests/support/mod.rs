@@ -319,7 +319,8 @@ pub async fn reset_stats(raw: &fred::prelude::Client) {
 }
 
 /// Installs a `tracing` subscriber once: the crate's events printed as `RUST_LOG` says,
-/// and captured for [`events::first`] (every `INFO` and above).
+/// and captured for [`events::first`] (every `INFO` and above, and the failover watch's
+/// `DEBUG`: where a reconnection after a failover landed).
 pub fn init_tracing() {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -329,7 +330,7 @@ pub fn init_tracing() {
         .with_filter(tracing_subscriber::EnvFilter::from_default_env());
     let _ = tracing_subscriber::registry()
         .with(printed)
-        .with(events::Capture.with_filter(tracing_subscriber::filter::LevelFilter::INFO))
+        .with(events::Capture.with_filter(events::captured()))
         .try_init();
 }
 

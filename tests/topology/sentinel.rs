@@ -5,7 +5,7 @@ use crate::support;
 use support::*;
 
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -174,6 +174,17 @@ fn others_known(sentinel: &SentinelServer) -> usize {
         .lines()
         .filter(|l| l.trim() == "name")
         .count()
+}
+
+/// The ports of the other sentinels `sentinel` knows, in the order of its answer.
+fn sentinel_ports(sentinel: &SentinelServer) -> Vec<u16> {
+    let answer = redis_cli(sentinel.port, &["sentinel", "sentinels", "mymaster"]);
+    let lines: Vec<&str> = answer.lines().map(str::trim).collect();
+    lines
+        .windows(2)
+        .filter(|pair| pair[0] == "port")
+        .filter_map(|pair| pair[1].parse().ok())
+        .collect()
 }
 
 /// When the first `+switch-master` arrives from any of `sentinels` (seconds since the
@@ -536,27 +547,44 @@ async fn a_replica_in_full_sync_after_a_failover_fails_no_lock() {
 /// `remain_time_to_live`, `is_held_by` and the fenced token went around the gate, while
 /// the semaphore's and the latch's reads waited at it.)
 ///
-/// The set-up makes the window wide: the old primary is cut off from the sentinels but
-/// not from the client (the sentinels' ACL user loses its permissions, so their `PING`,
-/// and their reconfiguration of it, fail: it goes on answering the client as a primary),
-/// and the promoted replica is reached through a proxy that holds new connections for a
-/// second, so the client's move to it takes that long.
+/// The set-up opens the window the gate is for: after the switch, fred's reconnection
+/// lands back on the replaced primary. The old primary is cut off from the sentinels but
+/// not from the client (their ACL users lose their permissions: they cannot demote it, and
+/// it goes on answering `ROLE` as a primary). The sentinel fred asks first when it
+/// reconnects is cut off from the new primary and from the other sentinels (a minority
+/// partition, made with ACLs): it misses the failover and names the old primary, where
+/// fred lands; fred's next reconnection asks another sentinel. (fred connects through the
+/// URL's first `node=`, and then takes that sentinel's `SENTINEL sentinels` answer, in its
+/// order, as the sentinels to ask.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queries_never_reach_a_replaced_primary() {
     init_tracing();
-    let user = ["--user", "sentinel-user", "on", ">spw", "~*", "&*", "+@all"];
-    let primary = RedisServer::start_with(&user);
-    let proxy_port = free_port();
-    let (primary_port, announce) = (primary.port.to_string(), proxy_port.to_string());
-    let mut replica_args = user.to_vec();
-    replica_args.extend(["--replicaof", "127.0.0.1", &primary_port]);
-    replica_args.extend(["--replica-announce-port", &announce]);
-    let replica = RedisServer::start_with(&replica_args);
-    let proxy = support::faulty::FaultyProxy::start_on(proxy_port, replica.port).await;
+    // Each sentinel has a user of its own on the servers; they reach each other as `peer`.
+    let mut users = Vec::new();
+    for i in 0..3 {
+        users.extend([format!("sentinel-{i}"), "on".into(), ">spw".into()]);
+        users.extend(["~*".into(), "&*".into(), "+@all".into()]);
+    }
+    let mut args: Vec<&str> = users
+        .chunks(6)
+        .flat_map(|user| std::iter::once("--user").chain(user.iter().map(String::as_str)))
+        .collect();
+    let primary = RedisServer::start_with(&args);
+    let primary_port = primary.port.to_string();
+    args.extend(["--replicaof", "127.0.0.1", &primary_port]);
+    let replica = RedisServer::start_with(&args);
     wait_replica_linked(replica.port, Duration::from_secs(20));
-    let auth = "sentinel auth-user mymaster sentinel-user\nsentinel auth-pass mymaster spw\n";
+    // The failover is asked for (`SENTINEL FAILOVER`); with a 60 s down-after no sentinel
+    // marks the old primary down, nor fails it over, on its own.
     let sentinels: Vec<SentinelServer> = (0..3)
-        .map(|_| SentinelServer::start_with_conf(primary.port, 1000, 2, auth))
+        .map(|i| {
+            let conf = format!(
+                "sentinel auth-user mymaster sentinel-{i}\nsentinel auth-pass mymaster spw\n\
+                 sentinel sentinel-user peer\nsentinel sentinel-pass pp\n\
+                 user peer on >pp ~* &* +@all\n"
+            );
+            SentinelServer::start_with_conf(primary.port, 60_000, 2, &conf)
+        })
         .collect();
     for sentinel in &sentinels {
         sentinel.wait_for(
@@ -590,12 +618,12 @@ async fn queries_never_reach_a_replaced_primary() {
 
     let old = Monitor::start(primary.port);
     let stop = Arc::new(AtomicBool::new(false));
+    let rounds = Arc::new(AtomicU64::new(0));
     let asking = {
-        let stop = stop.clone();
+        let (stop, rounds) = (stop.clone(), rounds.clone());
         let (lock, fenced) = (lock.clone(), fenced.clone());
         let (semaphore, latch) = (semaphore.clone(), latch.clone());
         tokio::spawn(async move {
-            let mut rounds = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 // Errors are allowed while the client moves; stale answers are not.
                 let _ = lock.is_locked().await;
@@ -605,33 +633,73 @@ async fn queries_never_reach_a_replaced_primary() {
                 let _ = fenced.token().await;
                 let _ = semaphore.available_permits().await;
                 let _ = latch.get_count().await;
-                rounds += 1;
+                rounds.fetch_add(1, Ordering::Relaxed);
             }
-            rounds
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    // The partition: the sentinels can no longer use the primary; the client still can.
-    // And the client's first connections to the new primary wait a while.
-    proxy.hold_new();
-    redis_cli(primary.port, &["acl", "setuser", "sentinel-user", "-@all"]);
+    let rounds_past = |n: u64| {
+        let rounds = rounds.clone();
+        async move {
+            support::eventually(Duration::from_secs(10), || {
+                let rounds = rounds.clone();
+                async move { rounds.load(Ordering::Relaxed) >= n }
+            })
+            .await
+        }
+    };
+    assert!(rounds_past(20).await, "the queries never got going");
+    // The partition: no sentinel can use the old primary; the client still can.
+    let revoke = |port: u16, user: &str, what: &[&str]| {
+        let answer = redis_cli(port, &[&["acl", "setuser", user][..], what].concat());
+        assert_eq!(answer.trim(), "OK", "ACL SETUSER {user} on {port}");
+    };
+    for i in 0..3 {
+        revoke(primary.port, &format!("sentinel-{i}"), &["-@all"]);
+    }
+    // The sentinel fred asks first (the first one `sentinels[1]`, the URL's first `node=`,
+    // names) hears neither the new primary nor the other sentinels' hello messages.
+    let asked_first = sentinel_ports(&sentinels[1])[0];
+    let cut_off = sentinels
+        .iter()
+        .position(|s| s.port == asked_first)
+        .expect("sentinels[1] names one of the set");
+    revoke(
+        replica.port,
+        &format!("sentinel-{cut_off}"),
+        &["resetchannels", "-@all"],
+    );
+    revoke(sentinels[cut_off].port, "peer", &["-publish"]);
+    let answer = sentinels[1].failover();
+    assert!(answer.contains("OK"), "SENTINEL FAILOVER: {answer}");
+    let new_primary = format!("127.0.0.1:{}", replica.port);
     let started = Instant::now();
+    // The switch's text names the new primary as "<ip> <port>".
+    let switch_to = format!("127.0.0.1 {}", replica.port);
     let announced = loop {
-        if let Some(at) = events::first(&["sentinel failover: moving", &announce]) {
+        if let Some(at) = events::first(&["sentinel failover: moving", client.id(), &switch_to]) {
             break at;
         }
         assert!(
             started.elapsed() < Duration::from_secs(30),
-            "the client never heard the switch to {announce}"
+            "the client never heard the switch to {new_primary}"
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
     };
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    proxy.release_new();
+    let arrived = loop {
+        if let Some(at) = events::first(&["on the new primary after", client.id(), &new_primary]) {
+            break at;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the client never reached {new_primary}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
     // Queries go on for a while on the new primary.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    let done = rounds.load(Ordering::Relaxed);
+    assert!(rounds_past(done + 50).await, "the queries stopped");
     stop.store(true, Ordering::Relaxed);
-    let rounds = asking.await.unwrap();
+    asking.await.unwrap();
     // A command already written when the client heard the switch may still arrive: allow
     // a few milliseconds for it.
     let stale: Vec<(f64, String)> = old
@@ -643,12 +711,41 @@ async fn queries_never_reach_a_replaced_primary() {
                 && names.iter().any(|n| line.contains(n.as_str()))
         })
         .collect();
-    println!("{rounds} rounds of queries; {} stale", stale.len());
+    let landed_old = |connection: &str| {
+        let landed = format!("landed=127.0.0.1:{}", primary.port);
+        let words = [
+            "not on the new primary yet",
+            &new_primary,
+            connection,
+            &landed,
+        ];
+        events::all(&words)
+            .into_iter()
+            .filter(|at| *at >= announced)
+            .count()
+    };
+    let landed = landed_old("connection=commands");
+    println!(
+        "{} rounds of queries; {} stale (reached the old primary after the switch was heard); \
+         on the new primary {:.0} ms after the switch was heard; reconnections after the switch \
+         that landed back on the old primary: {landed} of the commands', {} of the subscriptions'",
+        rounds.load(Ordering::Relaxed),
+        stale.len(),
+        (arrived - announced) * 1000.0,
+        landed_old("connection=subscriptions"),
+    );
     assert!(
         stale.is_empty(),
         "{} queries reached the replaced primary after the client heard the switch, first {:?}",
         stale.len(),
         stale.first().map(|(at, line)| (at - announced, line))
+    );
+    // The window was there: the command connection was on the old primary after the
+    // switch (else the test proves nothing).
+    assert!(
+        landed > 0,
+        "fred never landed back on the old primary: no window for stale queries \
+         (does fred still ask the first sentinel's `SENTINEL sentinels` first?)"
     );
     // And they were answered by the new primary.
     assert!(lock.is_locked().await.unwrap());
