@@ -122,3 +122,21 @@ fn the_kill_sequences_that_failed_pass() {
         Expire,
     ]);
 }
+
+/// A `NotOwner` unlock ends the client's count of the owner's holds of that half, so the
+/// owner, holding nothing as far as its client knows, yields to a write waiter of its
+/// client (the model decremented the count by one and expected `true` at step 7).
+#[test]
+fn a_not_owner_unlock_ends_the_count_the_yield_reads() {
+    use model::read_write::{Half, Op::*};
+    let a = |c: u8, o: u8| Actor { c, o: o - 1 };
+    model::replay::<model::read_write::Rw>(vec![
+        TryLock(Half::W, a(0, 3)),
+        Wait(Half::R, a(0, 1)),
+        TryLockLease(Half::W, a(0, 3), Lease::S10),
+        ForceUnlock(Half::W, a(1, 3)),
+        Unlock(Half::W, a(0, 3)),
+        Wait(Half::W, a(0, 1)),
+        TryLock(Half::R, a(0, 3)),
+    ]);
+}

@@ -84,8 +84,9 @@ pub struct Rw {
     pub wd: BTreeMap<(Half, Actor), u32>,
     pub waiters: Vec<(Half, Actor)>,
     /// What each client believes its owners hold, per half (its ledger: counted up by acquires,
-    /// down by unlocks, cleared by its own successful force unlock; a foreign force
-    /// unlock or an expiry is not seen). The writers' yield reads it.
+    /// down by unlocks, ended by an unlock that answered `NotOwner` and by its own
+    /// successful force unlock; a foreign force unlock or an expiry is not seen until
+    /// then). The writers' yield reads it.
     pub known: BTreeMap<(Half, Actor), u32>,
     pub guards: Vec<Option<(Half, Actor)>>,
     pub woken: Vec<(Half, Actor)>,
@@ -185,6 +186,9 @@ impl Rw {
         };
         if reply == Reply::NotOwner {
             self.ilt.remove(&(h, a.c));
+            // The client learns the owner holds nothing of that half: its count ends
+            // (`Book::released` after `NotOwner`, src/lock/releasing.rs), whatever it was.
+            self.known.remove(&(h, a));
         }
         reply
     }
