@@ -14,6 +14,8 @@
 //!   settle an acquire whose reply was lost; each count is a [`book::Book`] kept in the
 //!   registry's slot of its (name, owner);
 //! * [`renewal`]: the watchdog, one timer per client sending batched scripts;
+//! * [`rounds`]: the renewal rounds in flight, which an unlock of a hold they renew
+//!   waits for;
 //! * [`sentry`]: tells holders at risk on a fault or a deadline, and checks their holds
 //!   after a reconnect;
 //! * [`failover_watch`]: the sentinels' `+switch-master`.
@@ -31,6 +33,7 @@ pub(crate) mod held;
 pub(crate) mod ledger;
 pub(crate) mod registry;
 pub(crate) mod renewal;
+pub(crate) mod rounds;
 pub(crate) mod sentry;
 pub(crate) mod state;
 pub(crate) mod watch;

@@ -9,10 +9,13 @@
 //! * A lease hold marks its entry leased until the owner's full release (or `NotOwner`),
 //!   a force unlock, or its loss; it is never renewed, only watched (at risk on a fault
 //!   or near its lease's end, verified after a reconnect).
+//! * A renewal round renews only holds that still have watchdog holds when it starts
+//!   ([`HoldRegistry::start_round`]), and is registered in flight in the same critical
+//!   section, so that an unlock sent later waits for it (see [`crate::hold::rounds`]).
 //! * Every critical section is one map operation, and no `.await` happens under the
 //!   map's lock.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -23,6 +26,7 @@ use tokio::time::Instant;
 
 use crate::hold::book::Book;
 use crate::hold::held::{Forced, Held};
+use crate::hold::rounds::{InFlight, RoundsInFlight};
 use crate::hold::state::{millis, Cause, HoldSignal, Transition};
 use crate::names::owner::LockOwner;
 
@@ -142,6 +146,8 @@ pub(crate) struct HoldRegistry {
     failover_pending: AtomicBool,
     /// The new primary's `host:port` a sentinel announced.
     failover_to: Mutex<Option<String>>,
+    /// The renewal rounds in flight and the holds they renew.
+    rounds: RoundsInFlight,
     /// The watchdog lease and the margins.
     pub(crate) watchdog_ms: u64,
     margin: Option<Duration>,
@@ -156,6 +162,7 @@ impl HoldRegistry {
             sooner: Notify::new(),
             failover_pending: AtomicBool::new(false),
             failover_to: Mutex::new(None),
+            rounds: RoundsInFlight::default(),
             watchdog_ms,
             margin,
         }
@@ -459,6 +466,45 @@ impl HoldRegistry {
                 signal: e.signal.clone(),
             })
             .collect()
+    }
+
+    /// Starts a renewal round of `holds`, a snapshot taken earlier (before a wait for
+    /// the connection, say). A hold that has no watchdog hold left is no longer renewed:
+    /// a lease hold that is left is checked instead, and a hold that is gone or was
+    /// replaced is left out. Each hold sent takes what is held now, not what the snapshot
+    /// saw. The holds renewed stay registered in flight until the returned guard drops,
+    /// and an unlock of one of them waits until then ([`HoldRegistry::renewal_over`]).
+    pub(crate) fn start_round(&self, holds: Vec<Snapshot>) -> (Vec<Snapshot>, InFlight<'_>) {
+        let held = self.held();
+        let mut renewed = HashSet::new();
+        let holds: Vec<Snapshot> = holds
+            .into_iter()
+            .filter_map(|mut item| {
+                let entry = held
+                    .get(&item.hold)
+                    .filter(|e| Arc::ptr_eq(&e.signal, &item.signal))?;
+                item.held = entry.held.clone();
+                if item.renewed {
+                    if entry.watchdog_holds > 0 {
+                        renewed.insert(item.hold.clone());
+                    } else {
+                        item.renewed = false;
+                    }
+                }
+                Some(item)
+            })
+            .collect();
+        // Registered before the map's lock is let go: an unlock removes its watchdog hold
+        // under that lock, so it either came before (not renewed) or sees the round.
+        let in_flight = self.rounds.start(renewed);
+        drop(held);
+        (holds, in_flight)
+    }
+
+    /// Completes once no renewal round in flight renews `hold` (an unlock waits for this
+    /// after removing its watchdog hold, before its script), or after `limit`.
+    pub(crate) async fn renewal_over(&self, hold: &HoldKey, limit: Duration) {
+        self.rounds.renewal_over(hold, limit).await;
     }
 
     /// Makes every hold that `pick` selects (by its lock's hash slot) at risk from `at`.

@@ -14,6 +14,10 @@
 //!   by the sentry, says when the holder can no longer count on the lock.
 //! * The same batches verify holds after a fault: a watchdog hold by its renewal script
 //!   (which re-arms it too), a lease hold by `lua/hold_check.lua` (read-only).
+//! * A round renews only the holds that still have watchdog holds once the connection is
+//!   ready, and an unlock of one of them waits until its replies are in (see
+//!   [`crate::hold::rounds`]): a renewal never lands after an unlock called once the
+//!   round started, so it never re-arms the watchdog's lease on lease holds left.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -87,21 +91,23 @@ pub(crate) async fn send(
     settings: &RenewalSettings,
     holds: Vec<Snapshot>,
 ) -> Outcome {
-    let groups = group(holds, settings.clustered);
     let lease = Value::from(settings.lease_ms as i64);
     // Never to a primary the sentinels replaced: wait for the new one (see
     // `PrimarySwitch`); a round in flight across a switch confirms nothing.
     let epoch = match redis.ready().await {
         Ok(epoch) => epoch,
         Err(error) => {
-            let holds: usize = groups.values().map(|g| g.2.len()).sum();
-            tracing::warn!(%error, holds, "can't update locks expiration; will retry");
+            tracing::warn!(%error, holds = holds.len(), "can't update locks expiration; will retry");
             return Outcome {
-                failed: holds as u64,
+                failed: holds.len() as u64,
                 ..Outcome::default()
             };
         }
     };
+    // Only what is still renewed now, and in flight until the replies are in: an unlock
+    // of one of these holds waits for them (`hold::rounds`).
+    let (holds, _in_flight) = registry.start_round(holds);
+    let groups = group(holds, settings.clustered);
     let round = Round {
         registry,
         lease_ms: settings.lease_ms,

@@ -4,8 +4,9 @@
 //! (`release_script`), and the releases of dropped guards.
 //!
 //! Invariants: an unlock is sent again only with the same latch, and only while the latch
-//! surely lives; every unlock removes one renewal registration; a full release resets the
-//! re-arm lease to the watchdog timeout. The kinds that hand off release through
+//! surely lives; every unlock removes one renewal registration, and its script is sent
+//! only once no renewal round of the hold is in flight (so no renewal lands after it); a
+//! full release resets the re-arm lease to the watchdog timeout. The kinds that hand off release through
 //! `release_or_hand_off` (`local_line.rs`).
 
 use std::sync::atomic::Ordering;
@@ -88,9 +89,20 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
-    /// The second half of every unlock: the release script, then the re-arm lease is
-    /// reset after a full release (Redisson 3.27.2+: not after a partial one).
+    /// The second half of every unlock: once no renewal round of the hold is in flight,
+    /// the release script, then the re-arm lease is reset after a full release (Redisson
+    /// 3.27.2+: not after a partial one).
     pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
+        // A renewal round of this hold in flight answers first: landing after the release,
+        // it would re-arm the watchdog's lease on the holds left (`hold::rounds`).
+        let redis = &self.context.redis;
+        self.context
+            .registry
+            .renewal_over(
+                &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
+                redis.timeout().saturating_mul(2),
+            )
+            .await;
         self.settle_doubt(owner).await?;
         let lease = self.shared.internal_lease_ms.load(Ordering::Relaxed);
         let released = if K::CAPABILITIES.hands_off_locally {

@@ -1144,6 +1144,71 @@ async fn read_renewal_never_shortens_the_hash() {
     client.shutdown().await.unwrap();
 }
 
+/// A renewal round in flight never lands after an unlock called once it started: the
+/// holds left keep their lease. Found by the read-write model after a connection kill:
+/// the sentry's check round after the reconnect was the first renewal on that server,
+/// its `EVALSHA` answered `NOSCRIPT`, and its `EVAL` came after the model's partial
+/// unlock, so the watchdog's lease was written on the 10 s lease hold that was left.
+/// Here the write half holds a watchdog hold, then a 10 s lease hold (the re-entry adds
+/// its lease), and the watchdog hold is given back while the first renewal round waits
+/// in the socket of a stalled Redis. The renewal script is the only one not cached.
+/// With a 900 ms watchdog, a renewal after the unlock cuts the lease hold to 900 ms.
+/// The unlock now waits for the round (`hold::rounds`), so its own re-arm to the 10 s
+/// lease comes last. (The read half cannot show this: a read renewal re-arms every read
+/// hold key of the owner, lease holds included, as Redisson 4.4+ does, whether it lands
+/// before or after the unlock.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_round_in_flight_never_lands_after_a_partial_unlock() {
+    const LEASE: Duration = Duration::from_secs(10);
+    let server = RedisServer::start_pausable();
+    let client = server
+        .client_with(server.config().watchdog_timeout(WATCHDOG))
+        .await;
+    let raw = server.raw().await;
+    let name = key("rw-round-across-unlock");
+    let (_, write) = halves(&client, &name, 1);
+    let _: Value = raw
+        .custom(redisson_lock::fred::cmd!("SCRIPT"), vec!["FLUSH"])
+        .await
+        .unwrap();
+    // Caches the acquire and release scripts, not the renewal's.
+    assert!(write
+        .try_lock_with_lease(Duration::ZERO, LEASE)
+        .await
+        .unwrap());
+    write.unlock().await.unwrap();
+
+    write.lock().await.unwrap();
+    assert!(write
+        .try_lock_with_lease(Duration::ZERO, LEASE)
+        .await
+        .unwrap());
+    // The first round goes out one period after the watchdog hold, into the stall. No
+    // event says it did while Redis sleeps, so the unlock waits a period and a half.
+    let stalled = server.stall(1.5).await;
+    tokio::time::sleep(PERIOD + PERIOD / 2).await;
+    write.unlock().await.unwrap();
+    stalled.await.unwrap();
+    assert_eq!(
+        write.hold_count().await.unwrap(),
+        1,
+        "the lease hold is left"
+    );
+    let mut lowest = i64::MAX;
+    let start = Instant::now();
+    while start.elapsed() < PERIOD * 2 {
+        lowest = lowest.min(pttl(&raw, &name).await);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        lowest > 5_000,
+        "the lease hold left fell to {lowest} ms: a renewal landed after the unlock"
+    );
+    write.unlock().await.unwrap();
+    assert_eq!(client.renewed_locks(), 0);
+    client.shutdown().await.unwrap();
+}
+
 /// Takes a guard of `lock` in watchdog mode, deletes the hash behind its back, and
 /// checks that `lost()` fires within a couple of renewal periods.
 async fn assert_loss_detected<K: redisson_lock::LockKind>(

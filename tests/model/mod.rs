@@ -16,7 +16,9 @@
 //!   lasts a second or two). Watchdog 30 s, leases 10 s and 60 s, so the classes never
 //!   overlap;
 //! * a lease runs out by `PEXPIRE <key> 1` on the lock's keys (not by waiting), then the
-//!   harness waits until they are gone;
+//!   harness waits until they are gone, sending it again when a renewal re-armed a key
+//!   in the millisecond before it expired (without that, the holder's watchdog kept the
+//!   key for good and the step hung: the fair model's 11-minute run);
 //! * a connection kill is `CLIENT KILL ID` of the client's command connection.
 
 pub mod fair;
@@ -124,8 +126,11 @@ pub fn lease_opt() -> impl Strategy<Value = Option<Lease>> {
     prop_oneof![Just(None), lease().prop_map(Some)]
 }
 
+/// How many TTLs one prediction may admit at once (see [`Ttl::OneOf`]).
+pub const TTL_ALTERNATIVES: usize = 12;
+
 /// A key's (or a hold's) remaining time as the model predicts it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub enum Ttl {
     /// No key (`PTTL` -2; `remain_time_to_live` `None`).
     #[default]
@@ -134,11 +139,26 @@ pub enum Ttl {
     Persist,
     /// Set to this many ms by the last write.
     Ms(u64),
-    /// Any of these ms: `Ms(n)` or the watchdog's 30 s when a renewal may have run since
-    /// (a holder took the lock in watchdog mode: renewals come every 10 s, and at once
-    /// after a reconnect, before or after the step's own write), or both results of a
-    /// write re-entry that added its lease to a TTL a renewal may have reset.
-    OneOf([u64; 3]),
+    /// Any of these ms (the first: what the writes set if no renewal ran; the slots past
+    /// the last alternative repeat the first). The watchdog's 30 s when a renewal may have
+    /// run since (a holder took the lock in watchdog mode: renewals come every 10 s, and
+    /// at once after a reconnect, before or after the step's own write), and every result
+    /// of the writes after it that build on the TTL (a write re-entry adds its lease to
+    /// whatever a renewal reset, each re-entry to each earlier outcome; a read unlock
+    /// re-arms `N` to a read hold's key a renewal may have reset). Built with
+    /// [`Ttl::one_of`].
+    OneOf([u64; TTL_ALTERNATIVES]),
+}
+
+impl fmt::Debug for Ttl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ttl::Gone => write!(f, "Gone"),
+            Ttl::Persist => write!(f, "Persist"),
+            Ttl::Ms(x) => write!(f, "Ms({x})"),
+            Ttl::OneOf(_) => write!(f, "OneOf({:?})", self.values()),
+        }
+    }
 }
 
 impl Ttl {
@@ -147,6 +167,46 @@ impl Ttl {
             -2 => Ttl::Gone,
             -1 => Ttl::Persist,
             ms => Ttl::Ms(ms.max(0) as u64),
+        }
+    }
+
+    /// `first` (the outcome without renewals) or any of `others`: `Ms(first)` when they
+    /// add nothing. Panics past [`TTL_ALTERNATIVES`] distinct values (a sequence the
+    /// model cannot follow; raise the constant).
+    pub fn one_of(first: u64, others: impl IntoIterator<Item = u64>) -> Ttl {
+        let mut values = vec![first];
+        for x in others {
+            if !values.contains(&x) {
+                values.push(x);
+            }
+        }
+        if values.len() == 1 {
+            return Ttl::Ms(first);
+        }
+        assert!(
+            values.len() <= TTL_ALTERNATIVES,
+            "the model predicts {} TTLs at once ({values:?}): raise TTL_ALTERNATIVES",
+            values.len()
+        );
+        let mut set = [first; TTL_ALTERNATIVES];
+        set[..values.len()].copy_from_slice(&values);
+        Ttl::OneOf(set)
+    }
+
+    /// The predicted ms, the first first, each once (none for no key or no expiry).
+    pub fn values(self) -> Vec<u64> {
+        match self {
+            Ttl::Ms(x) => vec![x],
+            Ttl::OneOf(set) => {
+                let mut values: Vec<u64> = Vec::new();
+                for x in set {
+                    if !values.contains(&x) {
+                        values.push(x);
+                    }
+                }
+                values
+            }
+            Ttl::Gone | Ttl::Persist => Vec::new(),
         }
     }
 
@@ -163,15 +223,31 @@ impl Ttl {
     pub fn map(self, f: impl Fn(u64) -> u64) -> Ttl {
         match self {
             Ttl::Ms(x) => Ttl::Ms(f(x)),
-            Ttl::OneOf(set) => Ttl::OneOf(set.map(f)),
+            Ttl::OneOf(set) => Ttl::one_of(f(set[0]), set.map(f)),
             Ttl::Gone | Ttl::Persist => Ttl::Ms(f(0)),
         }
+    }
+
+    /// `f` applied to every pair of predicted ms of `self` and `other` (no key or no
+    /// expiry counting as 0, as in [`Ttl::map`]).
+    pub fn combine(self, other: Ttl, f: impl Fn(u64, u64) -> u64) -> Ttl {
+        let values = |t: Ttl| match t.values() {
+            v if v.is_empty() => vec![0],
+            v => v,
+        };
+        let (a, b) = (values(self), values(other));
+        let pairs = a.iter().flat_map(|x| b.iter().map(|y| (*x, *y)));
+        Ttl::one_of(
+            f(a[0], b[0]),
+            pairs.map(|(x, y)| f(x, y)).collect::<Vec<_>>(),
+        )
     }
 
     /// The (first) predicted ms; `PTTL`'s -2 / -1 for no key / no expiry.
     pub fn first_ms(self) -> i64 {
         match self {
-            Ttl::Ms(x) | Ttl::OneOf([x, _, _]) => x as i64,
+            Ttl::Ms(x) => x as i64,
+            Ttl::OneOf(set) => set[0] as i64,
             Ttl::Gone => -2,
             Ttl::Persist => -1,
         }
@@ -180,10 +256,10 @@ impl Ttl {
     /// The 30 s of a renewal admitted too when `renewable`.
     pub fn renewable(self, renewable: bool) -> Ttl {
         match self {
-            Ttl::Ms(x) if renewable && x != WATCHDOG_MS => {
-                Ttl::OneOf([x, WATCHDOG_MS, WATCHDOG_MS])
+            Ttl::Ms(x) if renewable => Ttl::one_of(x, [WATCHDOG_MS]),
+            Ttl::OneOf(set) if renewable => {
+                Ttl::one_of(set[0], set.into_iter().chain([WATCHDOG_MS]))
             }
-            Ttl::OneOf([x, y, _]) if renewable => Ttl::OneOf([x, y, WATCHDOG_MS]),
             t => t,
         }
     }
@@ -431,7 +507,11 @@ impl Ctx {
     }
 
     /// `PEXPIRE 1` on every key of the case that has a TTL (the lease running out), then
-    /// waits until they are gone.
+    /// waits until they are gone. A renewal that runs in the millisecond before the key
+    /// expires (the sentry's check after a reconnect, the watchdog's round) finds the
+    /// holder's field and re-arms the key to 30 s, and the holder's watchdog then keeps it
+    /// for good; so the `PEXPIRE 1` is sent again whenever the key is still there with
+    /// more than 1 ms left.
     pub async fn expire_leased(&self) {
         let keys: Vec<String> = self
             .raw
@@ -444,11 +524,30 @@ impl Ctx {
         for key in &keys {
             let pttl: i64 = self.raw.pttl(key).await.unwrap();
             if pttl > 0 && !key.starts_with("redisson_unlock_latch:") {
-                let _: i64 = self.raw.pexpire(key, 1, None).await.unwrap();
-                while self.raw.exists::<i64, _>(key).await.unwrap() > 0 {
-                    tokio::time::sleep(Duration::from_millis(1)).await;
+                self.expire_now(key).await;
+            }
+        }
+    }
+
+    /// `PEXPIRE key 1`, again after a renewal re-armed it, until `key` is gone.
+    async fn expire_now(&self, key: &str) {
+        let started = Instant::now();
+        let mut sent = 0;
+        loop {
+            let _: i64 = self.raw.pexpire(key, 1, None).await.unwrap();
+            sent += 1;
+            loop {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                match self.raw.pttl::<i64, _>(key).await.unwrap() {
+                    -2 | -1 => return,     // gone (or made anew without expiry: not this lease)
+                    ms if ms > 1 => break, // re-armed by a renewal
+                    _ => {}
                 }
             }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{key} was re-armed after each of {sent} PEXPIRE 1 in 10 s"
+            );
         }
     }
 
@@ -807,4 +906,53 @@ pub fn replay<K: Kind>(ops: Vec<K::Op>) {
     let server = server();
     URL.with(|u| *u.borrow_mut() = server.url());
     Machine::<K>::test_sequential(PropConfig::default(), K::init(), ops, None);
+}
+
+/// `Expire` against a renewal that lands in the key's last millisecond. The fair model
+/// hung on this: after a `Kill`, the sentry's check re-armed `N` to 30 s just after the
+/// `PEXPIRE 1`, and the holder's watchdog then kept `N` alive. Here a raw "renewer" on a
+/// connection of its own re-arms the key to 30 s whenever it finds at most 1 ms left,
+/// twice. The harness must still see the key gone.
+#[test]
+fn expire_outlasts_renewals_in_the_last_millisecond() {
+    const RENEW: &str = "local t = redis.call('pttl', KEYS[1]) \
+        if t >= 0 and t <= 1 then redis.call('pexpire', KEYS[1], 30000) return 1 end \
+        return 0";
+    let server = server();
+    runtime().block_on(async {
+        let ctx = Ctx::open(&server.url(), "expire").await;
+        let key = ctx.name.clone();
+        let _: i64 = ctx.raw.hset(&key, ("field", 1)).await.unwrap();
+        let _: i64 = ctx.raw.pexpire(&key, 30_000, None).await.unwrap();
+        let renewer = {
+            let redis = ctx.clients[0].redis().clone();
+            let key = key.clone();
+            tokio::spawn(async move {
+                let (mut renewed, started) = (0, Instant::now());
+                while renewed < 2 && started.elapsed() < Duration::from_secs(10) {
+                    let args = vec![RENEW.to_string(), "1".to_string(), key.clone()];
+                    let hit: i64 = redis
+                        .custom(redisson_lock::fred::cmd!("EVAL"), args)
+                        .await
+                        .unwrap();
+                    renewed += hit;
+                }
+                renewed
+            })
+        };
+        let expired = tokio::time::timeout(Duration::from_secs(15), ctx.expire_leased()).await;
+        let renewed = renewer.await.unwrap();
+        println!("the renewer re-armed the key {renewed} times");
+        assert!(
+            expired.is_ok(),
+            "the key outlived Expire: {:?}",
+            ctx.raw_state().await
+        );
+        assert!(
+            renewed > 0,
+            "the renewer never hit the key's last millisecond"
+        );
+        assert!(ctx.raw_state().await.is_empty());
+        ctx.close().await;
+    });
 }

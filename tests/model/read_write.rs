@@ -84,8 +84,9 @@ pub struct Rw {
     pub wd: BTreeMap<(Half, Actor), u32>,
     pub waiters: Vec<(Half, Actor)>,
     /// What each client believes its owners hold, per half (its ledger: counted up by acquires,
-    /// down by unlocks, cleared by its own successful force unlock; a foreign force
-    /// unlock or an expiry is not seen). The writers' yield reads it.
+    /// down by unlocks, ended by an unlock that answered `NotOwner` and by its own
+    /// successful force unlock; a foreign force unlock or an expiry is not seen until
+    /// then). The writers' yield reads it.
     pub known: BTreeMap<(Half, Actor), u32>,
     pub guards: Vec<Option<(Half, Actor)>>,
     pub woken: Vec<(Half, Actor)>,
@@ -185,6 +186,9 @@ impl Rw {
         };
         if reply == Reply::NotOwner {
             self.ilt.remove(&(h, a.c));
+            // The client learns the owner holds nothing of that half: its count ends
+            // (`Book::released` after `NotOwner`, src/lock/releasing.rs), whatever it was.
+            self.known.remove(&(h, a));
         }
         reply
     }
@@ -201,19 +205,32 @@ impl Rw {
         }
         self.hold_keys.remove(&(a, c + 1));
         if self.hlen() > 1 {
+            // `N` is re-armed to the longest PTTL of the read holds' keys left. A key a
+            // renewal may have reset (`renewals`: every key of a renewed reader goes to
+            // 30 s, §11.4) may be either, each independently of the others (a superset of
+            // what the renewals can do together): the longest is any of a key's values,
+            // but never below the highest lowest value of a key.
             let mut longest: i64 = -3;
+            let mut floor = 0;
+            let mut values = Vec::new();
             for (r, n) in &self.readers {
                 for i in 1..=*n {
                     let t = self.hold_keys.get(&(*r, i)).copied().unwrap_or(Ttl::Gone);
                     longest = longest.max(t.first_ms());
+                    let own = t.values();
+                    floor = floor.max(own.iter().copied().min().unwrap_or(0));
+                    values.extend(own);
                 }
             }
             if longest > 0 {
-                let longest = longest as u64;
+                let longest = Ttl::one_of(
+                    (longest as u64).max(floor),
+                    values.into_iter().map(|x| x.max(floor)),
+                );
                 self.ttl = if self.mode == Some(Half::W) {
-                    self.ttl.map(|x| x.max(longest))
+                    self.ttl.combine(longest, u64::max)
                 } else {
-                    Ttl::Ms(longest)
+                    longest
                 };
                 return Reply::Done;
             }
