@@ -14,9 +14,9 @@
 //!   every member it names must be one the owner could take, at least a majority, and
 //!   every other member it could take was taken and given back; every later check (the
 //!   raw hashes, what other owners can take, the unlocks) follows from that. A group's
-//!   guardless `try_lock` cannot say which members it kept, so the red model takes the
-//!   group through guards only (the same acquisition); the multi model, all or nothing,
-//!   uses both;
+//!   guardless `try_lock` cannot say which members it kept: the red model reads them
+//!   from the members' hold counts of the owner before and after (those that went up),
+//!   and checks them the same way;
 //! * with a lease, every member taken gets it;
 //! * `unlock`: every member at once (the crate's documented order, `docs/multi-and-redlock.md`);
 //!   a `MultiLock` answers `NotOwner` when a member was not held (after releasing the
@@ -209,6 +209,41 @@ impl<R: Rule> Sut<R> {
     fn reported(&self) -> Option<&[usize]> {
         self.reported.as_deref()
     }
+
+    /// A RedLock's guardless `try_lock` (with a lease or not): when it answers true, the
+    /// members it kept are those whose hold count of the owner went up (read from Redis
+    /// before and after), reported as a guard's would be.
+    async fn red_try_lock(&mut self, op: Op) -> Reply {
+        let (a, lease) = match op {
+            Op::TryLock(a) => (a, None),
+            Op::TryLockLease(a, l) => (a, Some(l.duration())),
+            _ => return Reply::Error(format!("not a try_lock: {op:?}")),
+        };
+        let (group, members) = &self.groups[usize::from(a.c)][usize::from(a.o)];
+        let mut before = Vec::with_capacity(members.len());
+        for member in members {
+            match member.hold_count().await {
+                Ok(count) => before.push(count),
+                Err(error) => return Reply::Error(format!("hold count before: {error}")),
+            }
+        }
+        let took = match lease {
+            None => group.try_lock().await,
+            Some(lease) => group.try_lock_with_lease(Duration::ZERO, lease).await,
+        };
+        if let Ok(true) = took {
+            let mut kept = Vec::new();
+            for (i, member) in members.iter().enumerate() {
+                match member.hold_count().await {
+                    Ok(count) if count > before[i] => kept.push(i),
+                    Ok(_) => {}
+                    Err(error) => return Reply::Error(format!("hold count after: {error}")),
+                }
+            }
+            self.reported = Some(kept);
+        }
+        Reply::of(took, Reply::Bool)
+    }
 }
 
 impl<R: Rule> Kind for GroupTest<R> {
@@ -230,32 +265,24 @@ impl<R: Rule> Kind for GroupTest<R> {
     fn ops(state: &Group) -> BoxedStrategy<Op> {
         let guards = state.guards.len().max(1);
         let member = 0..MEMBERS;
-        // A guardless try_lock of a RedLock cannot say which members it kept (see the
-        // module docs): the red model takes the group through guards only.
-        let takes: Vec<(u32, BoxedStrategy<Op>)> = if state.red {
-            vec![(
-                8,
+        // A RedLock's guardless try_lock reports the members it kept through their hold
+        // counts (see the module docs); its guards through `GroupGuard::members`.
+        let guarded = if state.red { 4 } else { 2 };
+        let takes: Vec<(u32, BoxedStrategy<Op>)> = vec![
+            (4, actor().prop_map(Op::TryLock).boxed()),
+            (
+                2,
+                (actor(), lease())
+                    .prop_map(|(a, l)| Op::TryLockLease(a, l))
+                    .boxed(),
+            ),
+            (
+                guarded,
                 (actor(), lease_opt())
                     .prop_map(|(a, l)| Op::Acquire(a, l))
                     .boxed(),
-            )]
-        } else {
-            vec![
-                (4, actor().prop_map(Op::TryLock).boxed()),
-                (
-                    2,
-                    (actor(), lease())
-                        .prop_map(|(a, l)| Op::TryLockLease(a, l))
-                        .boxed(),
-                ),
-                (
-                    2,
-                    (actor(), lease_opt())
-                        .prop_map(|(a, l)| Op::Acquire(a, l))
-                        .boxed(),
-                ),
-            ]
-        };
+            ),
+        ];
         proptest::strategy::Union::new_weighted(
             takes
                 .into_iter()
@@ -363,16 +390,24 @@ impl<R: Rule> Kind for GroupTest<R> {
         };
     }
 
-    /// An acquisition that made a guard: the members it reports, as they are.
+    /// An acquisition that made a guard, or a RedLock's guardless `try_lock` that
+    /// answered true: the members it reports, as they are.
     fn observe(s: &mut Group, op: &Op, sut: &Sut<R>) {
-        let (Op::Acquire(a, l), Some(reported)) = (op, sut.reported()) else {
+        let (a, l, guard) = match *op {
+            Op::Acquire(a, l) => (a, l, true),
+            Op::TryLock(a) => (a, None, false),
+            Op::TryLockLease(a, l) => (a, Some(l), false),
+            _ => return Self::step(s, op),
+        };
+        let Some(reported) = sut.reported() else {
             return Self::step(s, op);
         };
-        s.reply = match s.take_reported(*a, *l, reported) {
-            Ok(()) => {
-                s.guards.push(Some((*a, reported.to_vec())));
+        s.reply = match s.take_reported(a, l, reported) {
+            Ok(()) if guard => {
+                s.guards.push(Some((a, reported.to_vec())));
                 Reply::Guard(Some(None))
             }
+            Ok(()) => Reply::Bool(true),
             Err(why) => Reply::Error(why),
         };
     }
@@ -425,6 +460,7 @@ impl<R: Rule> Kind for GroupTest<R> {
         let zero = Duration::ZERO;
         sut.reported = None;
         match op {
+            Op::TryLock(_) | Op::TryLockLease(..) if R::RED => sut.red_try_lock(op).await,
             Op::TryLock(a) => Reply::of(g(a).try_lock().await, Reply::Bool),
             Op::TryLockLease(a, l) => Reply::of(
                 g(a).try_lock_with_lease(zero, l.duration()).await,
