@@ -47,3 +47,12 @@ pub fn first(words: &[&str]) -> Option<f64> {
         .find(|(_, line)| words.iter().all(|w| line.contains(w)))
         .map(|(at, _)| *at)
 }
+
+/// How many events of the crate so far hold every one of `words`.
+pub fn count(words: &[&str]) -> usize {
+    SEEN.lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, line)| words.iter().all(|w| line.contains(w)))
+        .count()
+}
