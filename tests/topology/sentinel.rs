@@ -132,7 +132,14 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
             at
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The waiter is subscribed to the lock's channel on the new primary: waiting there.
+    assert!(
+        support::eventually(Duration::from_secs(10), || async {
+            numsub(&on_new_primary, &channel(&name)).await >= 1
+        })
+        .await,
+        "the waiter never subscribed on the new primary"
+    );
     let released = Instant::now();
     lock.unlock().await.unwrap();
     let handoff = waiter.await.unwrap().duration_since(released);
@@ -342,7 +349,21 @@ async fn failover_under_load(fault: Fault, full_sync: bool) {
             }
         }));
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The load is on: every worker group has taken locks.
+    let taking = |seen: &Seen| {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, e)| e.is_none())
+            .count()
+    };
+    assert!(
+        support::eventually(Duration::from_secs(10), || async {
+            taking(&contended) >= 3 && taking(&churned) >= 3
+        })
+        .await,
+        "the workers took no locks before the fault"
+    );
 
     let began = epoch_secs();
     match fault {
@@ -371,10 +392,37 @@ async fn failover_under_load(fault: Fault, full_sync: bool) {
         switched - began
     );
     // A replica that needs a full sync (delayed 3 s by the new primary) attaches now.
-    let _fresh = full_sync
+    let fresh = full_sync
         .then(|| RedisServer::start_with(&["--replicaof", "127.0.0.1", &replica.port.to_string()]));
-    // Past the 10 s watchdog's lease, had it not been renewed on the new primary.
-    tokio::time::sleep(Duration::from_secs(12)).await;
+    // Until both watchdog holds were renewed on the new primary (the 30 s one renews
+    // every 10 s), the workers have run there over 3 s and, with `full_sync`, the new
+    // replica has finished its (3 s delayed) full sync while locks were being taken.
+    let renewed_there = |name: &str| {
+        new_writes
+            .script_commands_after(switched)
+            .iter()
+            .any(|(_, line)| line.contains("\"pexpire\"") && line.contains(name))
+    };
+    let settled = poll_every(Duration::from_secs(30), Duration::from_millis(200), || {
+        let linked = fresh.as_ref().is_none_or(|fresh| {
+            redis_cli(fresh.port, &["info", "replication"]).contains("master_link_status:up")
+        });
+        let ready = epoch_secs() > switched + 3.0
+            && linked
+            && renewed_there(&hold30)
+            && renewed_there(&hold10);
+        async move { ready }
+    })
+    .await;
+    println!(
+        "{fault:?}: holds renewed on the new primary{}: {settled} {:.2} s after the switch",
+        if full_sync {
+            ", fresh replica synced"
+        } else {
+            ""
+        },
+        epoch_secs() - switched
+    );
     stop.store(true, Ordering::Relaxed);
     for worker in workers {
         worker.await.unwrap();
@@ -590,12 +638,12 @@ async fn queries_never_reach_a_replaced_primary() {
 
     let old = Monitor::start(primary.port);
     let stop = Arc::new(AtomicBool::new(false));
+    let rounds = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let asking = {
-        let stop = stop.clone();
+        let (stop, rounds) = (stop.clone(), rounds.clone());
         let (lock, fenced) = (lock.clone(), fenced.clone());
         let (semaphore, latch) = (semaphore.clone(), latch.clone());
         tokio::spawn(async move {
-            let mut rounds = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 // Errors are allowed while the client moves; stale answers are not.
                 let _ = lock.is_locked().await;
@@ -605,12 +653,21 @@ async fn queries_never_reach_a_replaced_primary() {
                 let _ = fenced.token().await;
                 let _ = semaphore.available_permits().await;
                 let _ = latch.get_count().await;
-                rounds += 1;
+                rounds.fetch_add(1, Ordering::Relaxed);
             }
-            rounds
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rounds_past = |n: u64| {
+        let rounds = rounds.clone();
+        move || {
+            let done = rounds.load(Ordering::Relaxed) >= n;
+            async move { done }
+        }
+    };
+    assert!(
+        support::eventually(Duration::from_secs(10), rounds_past(3)).await,
+        "no queries answered before the partition"
+    );
     // The partition: the sentinels can no longer use the primary; the client still can.
     // And the client's first connections to the new primary wait a while.
     proxy.hold_new();
@@ -626,12 +683,29 @@ async fn queries_never_reach_a_replaced_primary() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The client's move is under way: its first connection to the new primary is held by
+    // the proxy (the sentinels' connections through it were opened before). While it is
+    // held, the queries must wait at the gate; had they gone around it they would reach
+    // the old primary within milliseconds: 300 ms of the window is ample to see them.
+    let opened = proxy.connections();
+    assert!(
+        support::eventually(Duration::from_secs(10), || async {
+            proxy.connections() > opened
+        })
+        .await,
+        "the client never connected to the new primary"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
     proxy.release_new();
     // Queries go on for a while on the new primary.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = rounds.load(Ordering::Relaxed);
+    assert!(
+        support::eventually(Duration::from_secs(10), rounds_past(before + 3)).await,
+        "no queries answered by the new primary"
+    );
     stop.store(true, Ordering::Relaxed);
-    let rounds = asking.await.unwrap();
+    asking.await.unwrap();
+    let rounds = rounds.load(Ordering::Relaxed);
     // A command already written when the client heard the switch may still arrive: allow
     // a few milliseconds for it.
     let stale: Vec<(f64, String)> = old
