@@ -402,6 +402,61 @@ fn spawn_watch(url: &str, name: &str, extra: &[&str]) -> std::process::Child {
         .expect("start watch")
 }
 
+/// A running `watch`'s stdout, read line by line by a thread as it comes.
+struct WatchLines {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl WatchLines {
+    fn read(child: &mut std::process::Child) -> WatchLines {
+        let stdout = child.stdout.take().expect("piped stdout");
+        let seen: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+        let reader = {
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+                    seen.lock().unwrap().push(line.unwrap());
+                }
+            })
+        };
+        WatchLines { seen, reader }
+    }
+
+    /// Blocks until a line holds `text` (20 s at most).
+    async fn wait_for(&self, text: &str) {
+        let started = Instant::now();
+        while !self.seen.lock().unwrap().iter().any(|l| l.contains(text)) {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "watch never printed {text}: {:?}",
+                self.seen.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// SIGINT, then the finished process's output, stdout as read.
+    #[cfg(unix)]
+    async fn interrupt(self, child: std::process::Child) -> Output {
+        let killed = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        self.finish(child).await
+    }
+
+    async fn finish(self, child: std::process::Child) -> Output {
+        let mut out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        self.reader.join().unwrap();
+        out.stdout = (self.seen.lock().unwrap().join("\n") + "\n").into_bytes();
+        out
+    }
+}
+
 /// Events of a finished `watch --json`, as (event, line).
 fn events(out: &Output) -> Vec<Json> {
     stdout(out)
@@ -418,17 +473,37 @@ async fn watch_follows_messages_and_holders_until_stopped() {
     let name = key("watched");
     let lock = client.get_lock(&name);
 
-    let child = spawn_watch(&url, &name, &["--duration", "4"]);
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // Until stopped (Ctrl-C), its lines read as they come: each step waits for the watch
+    // to report the last one.
+    let mut child = spawn_watch(&url, &name, &[]);
+    let lines = WatchLines::read(&mut child);
+    lines.wait_for(r#""event":"state""#).await;
+    // It is subscribed to the lock's channel (it reports the messages).
+    let raw = server.raw().await;
+    let lock_channel = channel(&name);
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            numsub(&raw, &lock_channel).await >= 1
+        })
+        .await,
+        "watch never subscribed to {lock_channel}"
+    );
     lock.lock_with_lease(Duration::from_secs(60)).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    lines.wait_for(r#""event":"acquired""#).await;
     lock.lock_with_lease(Duration::from_secs(60)).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    lines.wait_for(r#""event":"re-entered""#).await;
     lock.unlock().await.unwrap();
     lock.unlock().await.unwrap();
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    lines.wait_for(r#""event":"released""#).await;
+    lines.wait_for(r#""event":"message""#).await;
+    #[cfg(unix)]
+    let out = lines.interrupt(child).await;
+    #[cfg(not(unix))]
+    let out = {
+        child.kill().unwrap();
+        lines.finish(child).await
+    };
+    #[cfg(unix)]
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let events = events(&out);
     let kinds: Vec<&str> = events
@@ -456,7 +531,21 @@ async fn watch_follows_messages_and_holders_until_stopped() {
         .iter()
         .all(|e| e["at"].as_str().unwrap().ends_with('Z')));
 
-    // Ctrl-C (SIGINT) ends it with exit code 0.
+    // `--duration` ends it on its own, with exit code 0.
+    let started = Instant::now();
+    let child = spawn_watch(&url, &name, &["--duration", "0.5"]);
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let kinds: Vec<String> = self::events(&out)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds[..2], ["watching", "state"], "{kinds:?}");
+    assert!(started.elapsed() >= Duration::from_millis(500));
+
+    // Ctrl-C (SIGINT) right after its first state ends it with exit code 0.
     #[cfg(unix)]
     {
         let mut child = spawn_watch(&url, &name, &[]);
@@ -507,8 +596,12 @@ async fn force_unlock_wakes(
     kind: &str,
     waiter: tokio::task::JoinHandle<bool>,
 ) {
-    // Let the waiter subscribe (and queue) before the lock goes.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The waiter subscribed (after its first try, which queued it) before the lock goes.
+    let raw = server.raw().await;
+    assert!(
+        waiter_subscribed(&raw, name).await,
+        "{kind}: the waiter never subscribed"
+    );
     assert!(!waiter.is_finished(), "{kind}: the waiter must be waiting");
     let started = Instant::now();
     let out = cli(&server.url(), ["--json", "force-unlock", name, "--yes"]).await;
@@ -808,7 +901,27 @@ async fn list_finds_synchronizers_on_every_primary_of_a_cluster() {
         )
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Every latch's waiter is subscribed (sharded, on its slot's owner).
+    let subscribed = || async {
+        let mut channels = 0;
+        for node in &cluster.nodes {
+            let raw = node.raw().await;
+            let names: Vec<String> = raw
+                .custom(
+                    redisson_lock::fred::cmd!("PUBSUB"),
+                    vec!["SHARDCHANNELS", "*c:latch-*"],
+                )
+                .await
+                .unwrap();
+            let _ = raw.quit().await;
+            channels += names.len();
+        }
+        channels == 3
+    };
+    assert!(
+        eventually(Duration::from_secs(10), subscribed).await,
+        "the latch waiters never subscribed"
+    );
     let out = cli(&url, ["--json", "list", "--match", "c:*"]).await;
     no_panic(&out);
     assert_eq!(code(&out), 0, "{}", stderr(&out));

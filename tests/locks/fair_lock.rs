@@ -934,7 +934,15 @@ async fn a_contended_acquisition_costs_two_scripts_and_keeps_its_channel() {
         let lock = client.get_fair_lock(&name);
         tasks.push(spawn_counting(lock, counter.clone(), stop.clone()));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let warm = eventually(Duration::from_secs(10), || async {
+        client.subscribed_channels() >= TASKS
+    })
+    .await;
+    assert!(
+        warm,
+        "{} of {TASKS} channels subscribed",
+        client.subscribed_channels()
+    );
     reset_stats(&raw).await;
     let before = counter.load(Ordering::SeqCst);
     // A window of 500 acquisitions (under a second on 2 shared cores), not a fixed time:
@@ -1280,7 +1288,14 @@ async fn a_fair_lock_on_an_rlock_queues_and_waits() {
         .unwrap();
     let started = Instant::now();
     let waiter = queued_waiter(&raw, &client, &name, 2).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let channel = waiter_channel(&name, &field(&client, 2));
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            numsub(&raw, &channel).await == 1
+        })
+        .await,
+        "the fair waiter never subscribed"
+    );
     rlock.unlock().await.unwrap();
     waiter.await.unwrap().unwrap();
     let waited = started.elapsed();
@@ -1358,7 +1373,7 @@ async fn the_watchdog_renews_a_fair_lock_and_reports_its_loss() {
     })
     .await;
     let guard = fair(&client, &name, 1).acquire().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(1_500)).await; // 2.5 leases
+    assert!(rearmed(&raw, &name).await, "not renewed");
     assert!(exists(&raw, &name).await, "renewed past its lease");
     assert!(pttl(&raw, &name).await > 100);
     assert!(!guard.is_lost());

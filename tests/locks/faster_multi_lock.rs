@@ -43,6 +43,22 @@ async fn group(raw: &Client, name: &str) -> HashMap<String, String> {
     hgetall(raw, name).await.into_iter().collect()
 }
 
+/// Whether, within 5 s, every `expire_time` field of the group hash lies more than
+/// `lease` (and 50 ms) after `since_ms`: each value was renewed after `since_ms`.
+async fn deadlines_renewed_after(raw: &Client, name: &str, since_ms: i64, lease: Duration) -> bool {
+    let lease = lease.as_millis() as i64;
+    support::eventually(Duration::from_secs(5), || async {
+        let hash = group(raw, name).await;
+        let deadlines: Vec<i64> = hash
+            .iter()
+            .filter(|(field, _)| field.ends_with(":expire_time"))
+            .map(|(_, deadline)| deadline.parse().expect("a decimal deadline"))
+            .collect();
+        !deadlines.is_empty() && deadlines.iter().all(|d| *d > since_ms + lease + 50)
+    })
+    .await
+}
+
 /// Asserts the three fields of `value` held by `owner` with `count`, and a deadline
 /// `lease_ms` after about `at`.
 fn assert_held(
@@ -434,7 +450,10 @@ async fn java_and_rust_exclude_each_other_and_wake_each_other() {
             Instant::now()
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        waiter_subscribed(&raw, &name).await,
+        "the waiter never subscribed"
+    );
     assert!(!waiter.is_finished());
     let unlocked = Instant::now();
     assert_eq!(java_unlock(&raw, &name, &[J, M]).await, Some(1));
@@ -631,7 +650,13 @@ async fn the_watchdog_renews_every_value_of_every_owner() {
     third_b.lock().await.unwrap();
     assert_eq!(client.renewed_locks(), 3, "one entry per (group, owner)");
 
-    tokio::time::sleep(TIMEOUT * 3).await;
+    // Every value's deadline renewed (moved past where its acquisition put it).
+    let taken = now_ms();
+    assert!(
+        deadlines_renewed_after(&raw, &name, taken, TIMEOUT).await,
+        "not every value was renewed: {:?}",
+        group(&raw, &name).await
+    );
     for value in [J, M, B, "Carl_004"] {
         let taker = other.get_multi_lock(&name, [value]).unwrap();
         assert!(!taker.try_lock().await.unwrap(), "{value} lapsed");
@@ -640,7 +665,12 @@ async fn the_watchdog_renews_every_value_of_every_owner() {
 
     // One of the owner's two objects released: its other values still renewed.
     third_a.unlock().await.unwrap();
-    tokio::time::sleep(TIMEOUT * 2).await;
+    let released = now_ms();
+    assert!(
+        deadlines_renewed_after(&raw, &name, released, TIMEOUT).await,
+        "not every value left was renewed: {:?}",
+        group(&raw, &name).await
+    );
     let carl = other.get_multi_lock(&name, ["Carl_004"]).unwrap();
     assert!(!carl.try_lock().await.unwrap(), "Carl_004 lapsed");
     assert!(third_b.is_held_by(LockOwner::from_raw(3)).await.unwrap());

@@ -37,7 +37,14 @@ async fn dropped_guard_releases_in_the_background() {
             took
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The waiter subscribed (after its first try): waiting.
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            numsub(&raw, &channel(&name)).await >= 1
+        })
+        .await,
+        "the waiter never subscribed"
+    );
     assert!(!waiter.is_finished(), "the waiter got a held lock");
 
     drop(guard);
@@ -61,7 +68,7 @@ async fn dropped_guard_without_waiters_deletes_the_key() {
     let lock = client.get_lock(&name);
 
     let guard = lock.acquire().await.unwrap();
-    tokio::time::sleep(PERIOD).await;
+    assert!(rearmed(&raw, &name).await, "the hold was not renewed");
     drop(guard);
     assert_eq!(client.renewed_locks(), 0);
     // Well before the lease could end it: the background release did.
@@ -107,7 +114,10 @@ async fn unlock_releases_and_reentrant_guards_count_holds() {
         1,
         "the remaining hold is still renewed"
     );
-    tokio::time::sleep(TIMEOUT + PERIOD).await;
+    assert!(
+        rearmed(&raw, &name).await,
+        "the remaining hold was not renewed"
+    );
     assert_eq!(
         hgetall(&raw, &name).await,
         vec![(field.clone(), "1".into())]
@@ -179,7 +189,10 @@ async fn into_lock_hands_the_hold_over() {
     assert_eq!(client.renewed_locks(), 1);
 
     // The guard is gone, the hold and its renewal are not.
-    tokio::time::sleep(TIMEOUT * 2).await;
+    assert!(
+        rearmed(&raw, &name).await,
+        "the handed-over hold was not renewed"
+    );
     let field = format!("{}:{}", client.id(), owner);
     assert_eq!(hgetall(&raw, &name).await, vec![(field, "1".into())]);
     assert!(pttl(&raw, &name).await >= 250);
@@ -217,10 +230,15 @@ async fn select_on_lost_stops_a_worker_loop() {
         })
     };
 
-    // The worker keeps going past the timeout while the lock is renewed.
-    tokio::time::sleep(TIMEOUT + PERIOD / 2).await;
+    // The worker keeps going while the lock is renewed.
+    assert!(rearmed(&raw, &name).await, "the hold was not renewed");
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            steps.load(Ordering::Relaxed) > 10
+        })
+        .await
+    );
     assert!(!worker.is_finished());
-    assert!(steps.load(Ordering::Relaxed) > 10);
 
     let deleted: i64 = raw.del(&name).await.unwrap();
     assert_eq!(deleted, 1);

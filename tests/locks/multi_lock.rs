@@ -460,8 +460,10 @@ async fn the_guard_is_lost_when_any_member_is() {
     let names: Vec<String> = (0..3).map(|i| key(&format!("lost{i}"))).collect();
     let group = MultiLock::new((0..3).map(|i| clients[i].get_lock(names[i].clone()))).unwrap();
     let guard = group.acquire().await.unwrap();
-    // Renewed past its first lease.
-    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    // Every member renewed.
+    for i in 0..3 {
+        assert!(rearmed(&raws[i], &names[i]).await, "member {i} not renewed");
+    }
     assert!(!guard.is_lost());
     for i in 0..3 {
         assert!(exists(&raws[i], &names[i]).await);

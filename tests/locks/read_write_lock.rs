@@ -1042,7 +1042,8 @@ async fn a_downgraded_hold_stays_renewed() {
     let (read, write) = halves(&client, &name, 1);
     write.lock().await.unwrap();
     read.lock().await.unwrap();
-    tokio::time::sleep(PERIOD * 2).await;
+    reset_stats(&raw).await;
+    assert!(scripts_ran(&raw, 1).await, "no renewal round");
     write.unlock().await.unwrap();
     let hold = hold_key(&name, &reader(&client, &read), 1);
     assert_kept_alive(&raw, &[name.clone(), hold], WATCHDOG * 3).await;
@@ -1086,7 +1087,14 @@ async fn renewal_touches_only_this_clients_read_holds() {
         let write = write.clone();
         tokio::spawn(async move { write.try_lock_for(Duration::from_secs(10)).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The writer subscribed (after its first try) beside our listener: waiting.
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            numsub(&raw, &channel).await >= 2
+        })
+        .await,
+        "the writer never subscribed"
+    );
     assert!(!writer.is_finished());
     mine.unlock().await.unwrap();
     assert_eq!(payloads(&mut rx, &channel).await, vec!["0"]);
@@ -1121,7 +1129,8 @@ async fn read_renewal_never_shortens_the_hash() {
         .await
         .unwrap();
     mine.lock().await.unwrap();
-    tokio::time::sleep(PERIOD * 4).await;
+    reset_stats(&raw).await;
+    assert!(scripts_ran(&raw, 2).await, "no renewal rounds");
     let ttl = pttl(&raw, &name).await;
     assert!(
         ttl > 2_500,
@@ -1135,7 +1144,8 @@ async fn read_renewal_never_shortens_the_hash() {
     let (read, write) = halves(&client, &name, 1);
     write.lock_with_lease(Duration::from_secs(5)).await.unwrap();
     read.lock().await.unwrap();
-    tokio::time::sleep(PERIOD * 4).await;
+    reset_stats(&raw).await;
+    assert!(scripts_ran(&raw, 2).await, "no renewal rounds");
     read.unlock().await.unwrap();
     let ttl = pttl(&raw, &name).await;
     assert!(ttl > 2_500, "the write lease fell to {ttl} ms");
@@ -1217,8 +1227,9 @@ async fn assert_loss_detected<K: redisson_lock::LockKind>(
     lock: &redisson_lock::Lock<K>,
 ) {
     let guard = lock.acquire().await.unwrap();
-    // Between two renewals, so the loss is seen at the next one.
-    tokio::time::sleep(PERIOD * 5 / 2).await;
+    // Right after a renewal, so the loss is seen at the next one.
+    reset_stats(raw).await;
+    assert!(scripts_ran(raw, 1).await, "no renewal round");
     assert!(!guard.is_lost(), "renewed, not lost");
     let _: i64 = raw.del(lock.name()).await.unwrap();
     let started = Instant::now();
@@ -1576,4 +1587,13 @@ async fn readers_of_the_same_client_let_a_waiting_writer_go_first() {
         client.subscribed_channels()
     );
     client.shutdown().await.unwrap();
+}
+
+/// Whether, within 5 s, `n` scripts ran since the last `CONFIG RESETSTAT` (where only the
+/// watchdog runs any: its renewal rounds, one every `PERIOD`).
+async fn scripts_ran(raw: &Client, n: u64) -> bool {
+    eventually(Duration::from_secs(5), || async {
+        script_calls(raw).await >= n
+    })
+    .await
 }

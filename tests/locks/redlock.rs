@@ -134,8 +134,19 @@ async fn five_servers_the_guard_is_lost_only_when_the_majority_is() {
 
     bed.servers[0].kill();
     bed.servers[1].kill();
-    // Two of five gone: their members are lost, the lock is not.
-    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    // Two of five gone: their members are lost (each once a whole lease passed without a
+    // renewal, which the live members had meanwhile), the lock is not.
+    let killed = Instant::now();
+    let member_lost = format!("lock={name} ");
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let lost = events::count(&["lock lost", &member_lost]);
+            async move { lost >= 2 }
+        })
+        .await,
+        "the two members of the killed servers were never lost"
+    );
+    println!("2 members lost {:?} after the kills", killed.elapsed());
     assert!(!guard.is_lost(), "lost with 3 of 5 servers up");
     for i in 2..5 {
         assert!(

@@ -581,14 +581,15 @@ async fn bad_backoffs_are_invalid_argument_and_extreme_ones_do_not_panic() {
 /// A waiter sleeping a long back-off step still sees a shutdown at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spin_waiter_in_a_long_step_sees_shutdown_promptly() {
-    let Bed(server, client, _raw, name) = Bed::new("spin-shutdown").await;
+    let Bed(server, client, raw, name) = Bed::new("spin-shutdown").await;
     let holder = server.client().await;
     holder.get_spin_lock(&name).lock().await.unwrap();
 
     let lock =
         client.get_spin_lock_with(&name, Backoff::constant(Duration::from_secs(30)).unwrap());
+    reset_stats(&raw).await;
     let waiter = tokio::spawn(async move { lock.lock().await });
-    tokio::time::sleep(ms(300)).await;
+    scripts_at_least(&raw, 1).await; // it tried, and now sleeps its 30 s step
     client.shutdown().await.unwrap();
     let stopped = Instant::now();
     let result = tokio::time::timeout(Duration::from_secs(10), waiter)
@@ -629,7 +630,17 @@ async fn local_waiters_are_handed_the_lock_and_another_client_still_gets_it() {
         tasks.push(spawn_counting(lock, counter.clone(), stop.clone()));
     }
     // Another client's spin waiter, once the local tasks are busy.
-    tokio::time::sleep(ms(300)).await;
+    let busy = |n: u64| {
+        let counter = counter.clone();
+        move || {
+            let done = counter.load(Ordering::SeqCst) >= n;
+            async move { done }
+        }
+    };
+    assert!(
+        eventually(Duration::from_secs(10), busy(10)).await,
+        "the local tasks took nothing"
+    );
     let foreign = other.get_spin_lock_with(&name, Backoff::constant(ms(2)).unwrap());
     let started = Instant::now();
     assert!(
@@ -638,7 +649,12 @@ async fn local_waiters_are_handed_the_lock_and_another_client_still_gets_it() {
     );
     let foreign_wait = started.elapsed();
     foreign.unlock().await.unwrap();
-    tokio::time::sleep(ms(300)).await;
+    // The local tasks go on after it.
+    let after = counter.load(Ordering::SeqCst);
+    assert!(
+        eventually(Duration::from_secs(10), busy((after + 10).max(60))).await,
+        "the local tasks stopped after the other client's hold"
+    );
     stop.store(true, Ordering::Relaxed);
     let mut local = 0u64;
     for task in tasks {

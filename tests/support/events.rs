@@ -66,3 +66,12 @@ pub fn all(words: &[&str]) -> Vec<f64> {
         .map(|(at, _)| *at)
         .collect()
 }
+
+/// How many events of the crate so far hold every one of `words`.
+pub fn count(words: &[&str]) -> usize {
+    SEEN.lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, line)| words.iter().all(|w| line.contains(w)))
+        .count()
+}

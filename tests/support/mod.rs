@@ -373,6 +373,56 @@ where
     }
 }
 
+/// Like [`eventually`], polling every `every`: for a check that costs (reads a file,
+/// runs a process), so that polling does not load the machine the test measures.
+pub async fn poll_every<F, Fut>(limit: Duration, every: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    loop {
+        if check().await {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// Whether something re-armed `key`'s expiry (a watchdog's renewal) within 5 s: it still
+/// exists, and its PTTL rose above what it would be with no renewal since the call.
+pub async fn rearmed(raw: &fred::prelude::Client, key: &str) -> bool {
+    let (before, since) = (pttl(raw, key).await, Instant::now());
+    eventually(Duration::from_secs(5), || async {
+        let now = pttl(raw, key).await;
+        now > 0 && now > before - since.elapsed().as_millis() as i64 + 50
+    })
+    .await
+}
+
+/// How many channels whose name holds `{name}` (a lock's or synchronizer's channels)
+/// have a subscriber on this server (`PUBSUB CHANNELS *{name}*`).
+pub async fn channels_of(raw: &fred::prelude::Client, name: &str) -> usize {
+    let pattern = format!("*{{{name}}}*");
+    let channels: Vec<String> = raw
+        .custom(fred::cmd!("PUBSUB"), vec!["CHANNELS", pattern.as_str()])
+        .await
+        .unwrap();
+    channels.len()
+}
+
+/// Whether, within 5 s, a channel of `name` has a subscriber: a waiter of this crate
+/// subscribes after a first try that failed, and then sleeps (after one more try).
+pub async fn waiter_subscribed(raw: &fred::prelude::Client, name: &str) -> bool {
+    eventually(Duration::from_secs(5), || async {
+        channels_of(raw, name).await >= 1
+    })
+    .await
+}
+
 /// `EXISTS key` as a bool.
 pub async fn exists(raw: &fred::prelude::Client, key: &str) -> bool {
     let n: i64 = raw.exists(key).await.unwrap();

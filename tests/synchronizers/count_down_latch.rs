@@ -500,6 +500,8 @@ async fn the_blocking_latch_waits_on_a_thread() {
     .unwrap();
     let latch = blocking.get_count_down_latch(&name);
     assert_eq!(latch.name(), name);
+    // The thread tells when its bounded wait timed out; it then waits without a bound.
+    let (timed_out, told) = std::sync::mpsc::channel();
     let waiter = std::thread::spawn({
         let latch = latch.clone();
         move || {
@@ -507,12 +509,16 @@ async fn the_blocking_latch_waits_on_a_thread() {
             let t = Instant::now();
             assert!(!latch.wait_for(Duration::from_millis(200)).unwrap());
             assert!(t.elapsed() >= Duration::from_millis(200));
+            timed_out.send(()).unwrap();
             latch.wait().unwrap();
             latch.get_count().unwrap()
         }
     });
     subscribed(&raw, &channel(&name), 1).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::task::spawn_blocking(move || told.recv_timeout(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("the bounded wait timed out");
     client
         .get_count_down_latch(&name)
         .count_down()

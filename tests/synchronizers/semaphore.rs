@@ -195,32 +195,44 @@ async fn a_message_of_three_wakes_three_of_five_waiters() {
     // Both scripts in the server's cache (no NOSCRIPT round in the counts below).
     semaphore.release(1).await.unwrap();
     semaphore.try_acquire(1).await.unwrap().unwrap().forget();
+    // The waiters one by one, each asleep before the next: the first tries, subscribes
+    // and tries again; the others join its subscription and try once.
+    reset_stats(&raw).await;
     let mut waiters = Vec::new();
-    for _ in 0..5 {
+    for attempts in [2, 3, 4, 5, 6] {
         let semaphore = semaphore.clone();
         waiters.push(tokio::spawn(async move {
             semaphore.acquire(1).await.map(|p| p.forget())
         }));
+        assert!(
+            asleep(&raw, &channel, attempts).await,
+            "waiter {} never made its attempt",
+            waiters.len()
+        );
     }
     assert!(eventually(Duration::from_secs(5), || numsub_is(&raw, &channel, 1)).await);
     // Every waiter is asleep; none re-checks before 2 s, and this part takes < 1 s.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(script_calls(&raw).await, 6, "a waiter tried more than once");
     reset_stats(&raw).await;
 
-    // A bare message of 3 with no permits: 3 waiters retry, in vain.
+    // A bare message of 3 with no permits: 3 waiters retry, in vain (a 4th would follow
+    // within milliseconds).
     let _: i64 = raw.publish(&channel, "3").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(calls_reach(&raw, 3).await, "a message of 3 woke nobody");
+    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
         script_calls(&raw).await,
         3,
         "a message of 3 wakes exactly 3 waiters"
     );
-    // 0, negatives and garbage wake nobody.
-    for payload in ["0", "-1", "abc"] {
+    // 0, negatives and garbage wake nobody: a message of 1 after them (in order on the
+    // same channel) wakes one, once they were all read.
+    for payload in ["0", "-1", "abc", "1"] {
         let _: i64 = raw.publish(&channel, payload).await.unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(script_calls(&raw).await, 3, "0, -1 and abc woke someone");
+    assert!(calls_reach(&raw, 4).await, "a message of 1 woke nobody");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(script_calls(&raw).await, 4, "0, -1 and abc woke someone");
 
     // A release that publishes 3: exactly 3 of 5 acquire; 3 attempts + the release.
     semaphore.release(3).await.unwrap();
@@ -230,10 +242,16 @@ async fn a_message_of_three_wakes_three_of_five_waiters() {
         })
         .await
     );
-    assert_eq!(script_calls(&raw).await, 3 + 1 + 3);
+    assert_eq!(script_calls(&raw).await, 4 + 1 + 3);
     assert_eq!(count(&raw, &name).await.as_deref(), Some("0"));
-    // The other two keep waiting (through their re-checks).
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    // The other two keep waiting through their re-checks (2 s after their last try).
+    assert!(
+        poll_every(Duration::from_secs(5), Duration::from_millis(50), || {
+            calls_reach(&raw, 4 + 1 + 3 + 2)
+        })
+        .await,
+        "the two left never re-checked"
+    );
     assert_eq!(waiters.iter().filter(|w| w.is_finished()).count(), 3);
 
     semaphore.release(2).await.unwrap();
@@ -252,6 +270,25 @@ async fn a_message_of_three_wakes_three_of_five_waiters() {
 
 async fn numsub_is(raw: &redisson_lock::fred::prelude::Client, channel: &str, n: i64) -> bool {
     numsub(raw, channel).await == n
+}
+
+/// Whether at least `n` scripts ran since the last `CONFIG RESETSTAT`, within 5 s.
+async fn calls_reach(raw: &redisson_lock::fred::prelude::Client, n: u64) -> bool {
+    eventually(Duration::from_secs(5), || async {
+        script_calls(raw).await >= n
+    })
+    .await
+}
+
+/// Whether, within 5 s, a connection is subscribed to `channel` and `attempts` scripts ran
+/// since the last `CONFIG RESETSTAT`: a waiter whose attempt after subscribing ran (its
+/// wake-up enabled before it) is asleep. The acquire script must be in the server's
+/// cache (a `NOSCRIPT` answer is counted too).
+async fn asleep(raw: &redisson_lock::fred::prelude::Client, channel: &str, attempts: u64) -> bool {
+    eventually(Duration::from_secs(5), || async {
+        numsub(raw, channel).await >= 1 && script_calls(raw).await >= attempts
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -307,11 +344,15 @@ async fn try_acquire_for_waits_its_budget_and_wakes_on_release() {
 async fn a_waiter_rechecks_without_a_message() {
     let Bed(_server, client, raw, name) = Bed::new("sem-recheck").await;
     let semaphore = client.get_semaphore(&name);
+    // The script in the server's cache; then the waiter tries, subscribes, tries again.
+    assert!(semaphore.try_acquire(1).await.unwrap().is_none());
+    reset_stats(&raw).await;
     let waiter = {
         let semaphore = semaphore.clone();
         tokio::spawn(async move { semaphore.acquire(1).await.map(|p| p.forget()) })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let channel = format!("redisson_sc:{{{name}}}");
+    assert!(asleep(&raw, &channel, 2).await, "the waiter never slept");
     let _: () = raw.set(&name, 1, None, None, false).await.unwrap();
     let started = Instant::now();
     tokio::time::timeout(Duration::from_secs(4), waiter)
@@ -633,7 +674,26 @@ async fn sharded_messages_on_a_cluster() {
             Instant::now()
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The waiter is subscribed on the slot's owner (ours is there too): waiting.
+    let owner = {
+        let slot = redisson_lock::fred::util::redis_keyslot(name.as_bytes());
+        tokio::task::block_in_place(|| cluster.owner_of(slot))
+    };
+    let node = RedisServer::raw_at(owner).await;
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            let reply: Vec<redisson_lock::fred::types::Value> = node
+                .custom(
+                    redisson_lock::fred::cmd!("PUBSUB"),
+                    vec!["SHARDNUMSUB", channel.as_str()],
+                )
+                .await
+                .unwrap();
+            reply[1].as_i64() == Some(2)
+        })
+        .await,
+        "the waiter never subscribed on {owner}"
+    );
     cluster.reset_stats().await;
     let released = Instant::now();
     client.get_semaphore(&name).release(1).await.unwrap();
@@ -738,11 +798,14 @@ async fn the_undo_release_with_a_latch_gives_back_once() {
 async fn a_huge_count_wakes_at_once_and_stalls_nothing() {
     let Bed(_server, client, raw, name) = Bed::new("sem-huge").await;
     let semaphore = client.get_semaphore(&name);
+    assert!(semaphore.try_acquire(1).await.unwrap().is_none());
+    reset_stats(&raw).await;
     let waiter = {
         let semaphore = semaphore.clone();
         tokio::spawn(async move { semaphore.acquire(1).await.unwrap().forget() })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let channel = format!("redisson_sc:{{{name}}}");
+    assert!(asleep(&raw, &channel, 2).await, "the waiter never slept");
     let started = Instant::now();
     assert_eq!(
         semaphore.add_permits(2_000_000_000).await.unwrap(),
@@ -758,7 +821,14 @@ async fn a_huge_count_wakes_at_once_and_stalls_nothing() {
         let other = other.clone();
         tokio::spawn(async move { other.acquire(1).await.unwrap().forget() })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let other_channel = format!("redisson_sc:{{{name}-other}}");
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            numsub(&raw, &other_channel).await >= 1
+        })
+        .await,
+        "the second waiter never subscribed"
+    );
     other.release(1).await.unwrap();
     tokio::time::timeout(Duration::from_secs(1), second)
         .await

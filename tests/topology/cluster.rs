@@ -39,8 +39,20 @@ async fn sharded_pubsub_and_per_slot_renewal_on_a_cluster() {
     }
 
     // Renewal: batches must stay within one slot, or the script fails with CROSSSLOT and
-    // the locks expire. After 4 timeouts every lock is still there with a healthy TTL.
-    tokio::time::sleep(Duration::from_millis(3_600)).await;
+    // the locks expire. Once the watchdog re-armed the locks 4 times each on average
+    // (counted from now: 4 periods of 300 ms, past the 900 ms lease any lock left out would
+    // have had), every lock is still there with a healthy TTL.
+    cluster.reset_stats().await;
+    let renewals = names.len() as u64 * 4;
+    let renewed = poll_every(Duration::from_secs(20), Duration::from_millis(100), || {
+        cluster.calls("pexpire").map(|n| n >= renewals)
+    })
+    .await;
+    assert!(
+        renewed,
+        "the watchdog re-armed {} of {renewals} locks",
+        cluster.calls("pexpire").await
+    );
     for name in &names {
         let ttl = pttl(&raw, name).await;
         assert!(ttl > 200, "{name} was not renewed (pttl {ttl})");
@@ -79,7 +91,21 @@ async fn sharded_pubsub_and_per_slot_renewal_on_a_cluster() {
             at
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The waiter is subscribed on the slot's owner: waiting.
+    let owner = {
+        let slot = redisson_lock::fred::util::redis_keyslot(contested.as_bytes());
+        tokio::task::block_in_place(|| cluster.owner_of(slot))
+    };
+    let contested_channel = channel(&contested);
+    assert!(
+        eventually(Duration::from_secs(5), || shard_subscribers(
+            owner,
+            &contested_channel
+        )
+        .map(|n| n == 1))
+        .await,
+        "the waiter never subscribed on {owner}"
+    );
     let released = Instant::now();
     client.get_lock(&contested).unlock().await.unwrap();
     let acquired = waiter.await.unwrap();
@@ -376,16 +402,31 @@ async fn a_classic_waiter_follows_its_node_through_a_failover() {
         moved_at.elapsed()
     );
 
-    // Two scans: the client has seen the failover and re-subscribed where it had to.
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
-    let mut total = 0;
-    let mut counts = Vec::new();
-    for node in &cluster.nodes {
-        let count = classic_subscribers(node.port, &channel).await;
-        counts.push(format!("{}={count}", node.port));
-        total += count;
-    }
-    println!("NUMSUB per node after the failover: {}", counts.join(" "));
+    // The client has seen the failover (a scan, 1 s), dropped its connection to the
+    // demoted node and re-subscribed where it had to.
+    let per_node = || async {
+        let mut counts = Vec::new();
+        for node in &cluster.nodes {
+            counts.push((node.port, classic_subscribers(node.port, &channel).await));
+        }
+        counts
+    };
+    let started = Instant::now();
+    let counts = loop {
+        let counts = per_node().await;
+        let (at_home, total) = counts.iter().fold((0, 0), |(home_n, total), (port, n)| {
+            (home_n + if *port == home { *n } else { 0 }, total + n)
+        });
+        if (at_home == 0 && total >= 1) || started.elapsed() > Duration::from_secs(10) {
+            break counts;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    println!(
+        "NUMSUB per node {:?} after the failover: {counts:?}",
+        started.elapsed()
+    );
+    let total: i64 = counts.iter().map(|(_, n)| n).sum();
     assert!(total >= 1, "the waiter is subscribed nowhere: {counts:?}");
     assert!(!waiting.is_finished(), "the waiter took a lock still held");
 

@@ -132,7 +132,14 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
             at
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The waiter is subscribed to the lock's channel on the new primary: waiting there.
+    assert!(
+        support::eventually(Duration::from_secs(10), || async {
+            numsub(&on_new_primary, &channel(&name)).await >= 1
+        })
+        .await,
+        "the waiter never subscribed on the new primary"
+    );
     let released = Instant::now();
     lock.unlock().await.unwrap();
     let handoff = waiter.await.unwrap().duration_since(released);
@@ -353,7 +360,21 @@ async fn failover_under_load(fault: Fault, full_sync: bool) {
             }
         }));
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The load is on: every worker group has taken locks.
+    let taking = |seen: &Seen| {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, e)| e.is_none())
+            .count()
+    };
+    assert!(
+        support::eventually(Duration::from_secs(10), || async {
+            taking(&contended) >= 3 && taking(&churned) >= 3
+        })
+        .await,
+        "the workers took no locks before the fault"
+    );
 
     let began = epoch_secs();
     match fault {
@@ -382,10 +403,37 @@ async fn failover_under_load(fault: Fault, full_sync: bool) {
         switched - began
     );
     // A replica that needs a full sync (delayed 3 s by the new primary) attaches now.
-    let _fresh = full_sync
+    let fresh = full_sync
         .then(|| RedisServer::start_with(&["--replicaof", "127.0.0.1", &replica.port.to_string()]));
-    // Past the 10 s watchdog's lease, had it not been renewed on the new primary.
-    tokio::time::sleep(Duration::from_secs(12)).await;
+    // Until both watchdog holds were renewed on the new primary (the 30 s one renews
+    // every 10 s), the workers have run there over 3 s and, with `full_sync`, the new
+    // replica has finished its (3 s delayed) full sync while locks were being taken.
+    let renewed_there = |name: &str| {
+        new_writes
+            .script_commands_after(switched)
+            .iter()
+            .any(|(_, line)| line.contains("\"pexpire\"") && line.contains(name))
+    };
+    let settled = poll_every(Duration::from_secs(30), Duration::from_millis(200), || {
+        let linked = fresh.as_ref().is_none_or(|fresh| {
+            redis_cli(fresh.port, &["info", "replication"]).contains("master_link_status:up")
+        });
+        let ready = epoch_secs() > switched + 3.0
+            && linked
+            && renewed_there(&hold30)
+            && renewed_there(&hold10);
+        async move { ready }
+    })
+    .await;
+    println!(
+        "{fault:?}: holds renewed on the new primary{}: {settled} {:.2} s after the switch",
+        if full_sync {
+            ", fresh replica synced"
+        } else {
+            ""
+        },
+        epoch_secs() - switched
+    );
     stop.store(true, Ordering::Relaxed);
     for worker in workers {
         worker.await.unwrap();
