@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use crate::hold::rounds::{RoundId, NO_ROUND};
 use crate::hold::state::{instant, millis, HoldSignal};
 
 /// One (lock, owner)'s count, kept in the registry's slot for that pair (beside what the
@@ -21,6 +22,9 @@ pub(crate) struct Book {
     kept: Kept,
     /// An acquire whose outcome could not be learned.
     doubt: Option<Box<Doubt>>,
+    /// The last renewal round that renewed the hold ([`crate::hold::rounds`]; in the
+    /// padding after `count`: no extra byte).
+    round: RoundId,
 }
 
 /// How a book's last acquisition is kept, which says when its count stops counting.
@@ -49,7 +53,18 @@ impl Book {
             since_ms: 0,
             kept: Kept::Unknown,
             doubt: None,
+            round: NO_ROUND,
         }
+    }
+
+    /// Renewal round `id` renews this hold (see [`crate::hold::rounds`]).
+    pub(crate) fn renewed_in(&mut self, id: RoundId) {
+        self.round = id;
+    }
+
+    /// The last renewal round that renewed this hold ([`NO_ROUND`]: none yet).
+    pub(crate) fn last_round(&self) -> RoundId {
+        self.round
     }
 
     /// The count before an acquire in doubt, if one is.

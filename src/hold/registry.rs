@@ -15,7 +15,7 @@
 //! * Every critical section is one map operation, and no `.await` happens under the
 //!   map's lock.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -26,7 +26,7 @@ use tokio::time::Instant;
 
 use crate::hold::book::Book;
 use crate::hold::held::{Forced, Held};
-use crate::hold::rounds::{InFlight, RoundsInFlight};
+use crate::hold::rounds::{InFlight, RoundsInFlight, NO_ROUND};
 use crate::hold::state::{millis, Cause, HoldSignal, Transition};
 use crate::names::owner::LockOwner;
 
@@ -468,6 +468,36 @@ impl HoldRegistry {
             .collect()
     }
 
+    /// The watchdog's round, taken when it is about to send: every hold that has
+    /// watchdog holds, each marked with the round's id, and the round registered in
+    /// flight, all in one pass under the map's lock (as [`HoldRegistry::start_round`]
+    /// does for a snapshot taken earlier).
+    pub(crate) fn renewal_round(&self) -> (Vec<Snapshot>, InFlight<'_>) {
+        let mut held = self.held();
+        let id = self.rounds.next_id();
+        let mut holds = Vec::with_capacity(held.renewed);
+        for (k, slot) in held.map.iter_mut() {
+            let Slot { entry, book } = slot;
+            let Some(e) = entry.as_ref().filter(|e| e.watchdog_holds > 0) else {
+                continue;
+            };
+            if let Some(book) = book {
+                book.renewed_in(id);
+            }
+            holds.push(Snapshot {
+                hold: k.clone(),
+                key: Value::from(&*k.0),
+                held: e.held.clone(),
+                slot: fred::util::redis_keyslot(k.0.as_bytes()),
+                renewed: true,
+                signal: e.signal.clone(),
+            });
+        }
+        let in_flight = self.rounds.start(id, !holds.is_empty());
+        drop(held);
+        (holds, in_flight)
+    }
+
     /// Starts a renewal round of `holds`, a snapshot taken earlier (before a wait for
     /// the connection, say). A hold that has no watchdog hold left is no longer renewed:
     /// a lease hold that is left is checked instead, and a hold that is gone or was
@@ -475,18 +505,25 @@ impl HoldRegistry {
     /// saw. The holds renewed stay registered in flight until the returned guard drops,
     /// and an unlock of one of them waits until then ([`HoldRegistry::renewal_over`]).
     pub(crate) fn start_round(&self, holds: Vec<Snapshot>) -> (Vec<Snapshot>, InFlight<'_>) {
-        let held = self.held();
-        let mut renewed = HashSet::new();
+        let mut held = self.held();
+        let id = self.rounds.next_id();
+        let mut renews = false;
         let holds: Vec<Snapshot> = holds
             .into_iter()
             .filter_map(|mut item| {
-                let entry = held
-                    .get(&item.hold)
+                let Slot { entry, book } = held.map.get_mut(&item.hold)?;
+                let entry = entry
+                    .as_ref()
                     .filter(|e| Arc::ptr_eq(&e.signal, &item.signal))?;
                 item.held = entry.held.clone();
                 if item.renewed {
                     if entry.watchdog_holds > 0 {
-                        renewed.insert(item.hold.clone());
+                        // On the book, which outlives the registration while an unlock
+                        // is in flight (a hold without one is waited for by every round).
+                        if let Some(book) = book {
+                            book.renewed_in(id);
+                        }
+                        renews = true;
                     } else {
                         item.renewed = false;
                     }
@@ -496,15 +533,33 @@ impl HoldRegistry {
             .collect();
         // Registered before the map's lock is let go: an unlock removes its watchdog hold
         // under that lock, so it either came before (not renewed) or sees the round.
-        let in_flight = self.rounds.start(renewed);
+        let in_flight = self.rounds.start(id, renews);
         drop(held);
         (holds, in_flight)
+    }
+
+    /// Whether a renewal round is in flight (one atomic load): when not, an unlock need
+    /// not ask [`HoldRegistry::renewal_over`].
+    pub(crate) fn renewing(&self) -> bool {
+        self.rounds.any()
     }
 
     /// Completes once no renewal round in flight renews `hold` (an unlock waits for this
     /// after removing its watchdog hold, before its script), or after `limit`.
     pub(crate) async fn renewal_over(&self, hold: &HoldKey, limit: Duration) {
-        self.rounds.renewal_over(hold, limit).await;
+        if !self.rounds.any() {
+            return;
+        }
+        let mark = self
+            .held()
+            .map
+            .get(hold)
+            .and_then(|slot| slot.book.as_ref())
+            .map(Book::last_round);
+        if mark == Some(NO_ROUND) {
+            return;
+        }
+        self.rounds.renewal_over(mark, limit).await;
     }
 
     /// Makes every hold that `pick` selects (by its lock's hash slot) at risk from `at`.
@@ -587,7 +642,13 @@ impl HoldRegistry {
                 let mut book = None;
                 let r = f(&mut book);
                 if book.is_some() {
-                    held.map.insert(hold.clone(), Slot { entry: None, book });
+                    held.map.insert(
+                        hold.clone(),
+                        Slot {
+                            book,
+                            ..Slot::default()
+                        },
+                    );
                 }
                 r
             }

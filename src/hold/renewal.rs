@@ -67,19 +67,28 @@ pub(crate) async fn run(
             _ = tokio::time::sleep(settings.period) => {}
             _ = shutdown.changed() => return,
         }
-        let snapshot = registry.snapshot(|renewed, _| renewed);
-        if snapshot.is_empty() {
+        let locks = registry.renewed_len();
+        if locks == 0 {
             continue;
         }
-        let span = tracing::debug_span!("redisson_lock.renewal", locks = snapshot.len());
+        let span = tracing::debug_span!("redisson_lock.renewal", locks);
         tokio::select! {
-            outcome = send(&registry, &redis, &settings, snapshot).instrument(span) => {
+            outcome = send(&registry, &redis, &settings, Holds::Renewed).instrument(span) => {
                 tracing::debug!(renewed = outcome.confirmed, lost = outcome.gone, failed = outcome.failed, "renewal round");
                 crate::telemetry::renewal_round(outcome.confirmed, outcome.gone, outcome.failed);
             }
             _ = shutdown.changed() => return,
         }
     }
+}
+
+/// What a round sends.
+pub(crate) enum Holds {
+    /// Every hold the watchdog renews, as it is once the connection is ready (the
+    /// watchdog's timer).
+    Renewed,
+    /// These, taken earlier (the sentry's checks), as they are once it is ready.
+    These(Vec<Snapshot>),
 }
 
 /// Sends `holds` in batches (per slot and script) and applies the replies to their
@@ -89,7 +98,7 @@ pub(crate) async fn send(
     registry: &HoldRegistry,
     redis: &Redis,
     settings: &RenewalSettings,
-    holds: Vec<Snapshot>,
+    holds: Holds,
 ) -> Outcome {
     let lease = Value::from(settings.lease_ms as i64);
     // Never to a primary the sentinels replaced: wait for the new one (see
@@ -97,16 +106,23 @@ pub(crate) async fn send(
     let epoch = match redis.ready().await {
         Ok(epoch) => epoch,
         Err(error) => {
-            tracing::warn!(%error, holds = holds.len(), "can't update locks expiration; will retry");
+            let holds = match &holds {
+                Holds::Renewed => registry.renewed_len(),
+                Holds::These(holds) => holds.len(),
+            };
+            tracing::warn!(%error, holds, "can't update locks expiration; will retry");
             return Outcome {
-                failed: holds.len() as u64,
+                failed: holds as u64,
                 ..Outcome::default()
             };
         }
     };
     // Only what is still renewed now, and in flight until the replies are in: an unlock
     // of one of these holds waits for them (`hold::rounds`).
-    let (holds, _in_flight) = registry.start_round(holds);
+    let (holds, _in_flight) = match holds {
+        Holds::Renewed => registry.renewal_round(),
+        Holds::These(holds) => registry.start_round(holds),
+    };
     let groups = group(holds, settings.clustered);
     let round = Round {
         registry,

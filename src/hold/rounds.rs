@@ -11,34 +11,45 @@
 //!
 //! Invariants:
 //! * a round is registered in the same critical section of the registry that checks its
-//!   holds still have watchdog holds (`HoldRegistry::start_round`). So an unlock has
-//!   either removed its watchdog hold before (and the round does not renew it) or finds
-//!   the round here;
+//!   holds still have watchdog holds (`HoldRegistry::start_round`), which marks each hold
+//!   it renews with the round's id (on the hold's slot, which outlives the registration
+//!   while an unlock is in flight). So an unlock has either removed its watchdog hold
+//!   before (and the round does not renew it) or finds its slot marked with a round that
+//!   is still listed here;
+//! * round ids only grow, so a mark of a round that is over names no listed round;
 //! * a round leaves when its send is over: answered, failed or dropped ([`InFlight`]'s
 //!   `Drop`);
 //! * an unlock waits for a round at most the bound it is given, then goes ahead.
+//!
+//! Cost: a round stores one id per hold it renews (no allocation); an unlock with no
+//! round in flight makes one atomic load.
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::hold::registry::HoldKey;
+/// A round's id; [`NO_ROUND`] marks a hold no round has renewed.
+pub(crate) type RoundId = u32;
+
+/// The mark of a hold that no round has renewed yet.
+pub(crate) const NO_ROUND: RoundId = 0;
 
 /// The rounds in flight (usually none or one).
 #[derive(Debug, Default)]
 pub(crate) struct RoundsInFlight {
     /// How many rounds are in flight: an unlock looks no further when there are none.
     count: AtomicUsize,
+    /// The last id given out.
+    last_id: AtomicU32,
     rounds: Mutex<Vec<Arc<Round>>>,
 }
 
-/// One round: the holds it renews, and whether it is over.
+/// One round: its id, and whether it is over.
 #[derive(Debug)]
 struct Round {
-    holds: HashSet<HoldKey>,
+    id: RoundId,
     over: AtomicBool,
     ended: Notify,
 }
@@ -73,16 +84,25 @@ impl Drop for InFlight<'_> {
 }
 
 impl RoundsInFlight {
-    /// Registers a round renewing `holds` (nothing when it renews none).
-    pub(crate) fn start(&self, holds: HashSet<HoldKey>) -> InFlight<'_> {
-        if holds.is_empty() {
+    /// The id of the next round (never [`NO_ROUND`]; ids only grow).
+    pub(crate) fn next_id(&self) -> RoundId {
+        // 2^32 rounds are 1,361 years of the default 10 s period.
+        self.last_id
+            .fetch_add(1, Ordering::AcqRel)
+            .wrapping_add(1)
+            .max(1)
+    }
+
+    /// Registers round `id` in flight when it renews anything (`renews`).
+    pub(crate) fn start(&self, id: RoundId, renews: bool) -> InFlight<'_> {
+        if !renews {
             return InFlight {
                 rounds: self,
                 round: None,
             };
         }
         let round = Arc::new(Round {
-            holds,
+            id,
             over: AtomicBool::new(false),
             ended: Notify::new(),
         });
@@ -106,16 +126,22 @@ impl RoundsInFlight {
         self.rounds.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Completes once no round in flight renews `hold`, or after `limit`. Without rounds
-    /// in flight: one atomic load.
-    pub(crate) async fn renewal_over(&self, hold: &HoldKey, limit: Duration) {
-        if self.count.load(Ordering::Acquire) == 0 {
+    /// Whether any round is in flight (one atomic load).
+    pub(crate) fn any(&self) -> bool {
+        self.count.load(Ordering::Acquire) > 0
+    }
+
+    /// Completes once round `mark` is over (when it is still in flight), or after
+    /// `limit`. `None`: the hold's mark is unknown (its slot is gone): every round in
+    /// flight is waited for.
+    pub(crate) async fn renewal_over(&self, mark: Option<RoundId>, limit: Duration) {
+        if !self.any() || mark == Some(NO_ROUND) {
             return;
         }
         let renewing: Vec<Arc<Round>> = self
             .lock()
             .iter()
-            .filter(|round| round.holds.contains(hold))
+            .filter(|round| mark.is_none_or(|id| round.id == id))
             .cloned()
             .collect();
         if renewing.is_empty() {
@@ -123,7 +149,10 @@ impl RoundsInFlight {
         }
         let all_over = futures::future::join_all(renewing.iter().map(|round| round.over()));
         if tokio::time::timeout(limit, all_over).await.is_err() {
-            tracing::debug!(lock = %hold.0, owner = %hold.1, ?limit, "a renewal round of the hold is still in flight; unlocking anyway");
+            tracing::debug!(
+                ?limit,
+                "a renewal round of the hold is still in flight; unlocking anyway"
+            );
         }
     }
 }
@@ -131,48 +160,51 @@ impl RoundsInFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::names::owner::LockOwner;
-
-    fn hold(name: &str) -> HoldKey {
-        (Arc::from(name), LockOwner::from_raw(1), false)
-    }
 
     #[tokio::test]
-    async fn an_unlock_waits_for_the_round_renewing_its_hold_only() {
+    async fn an_unlock_waits_for_the_round_that_marked_its_hold_only() {
         let rounds = RoundsInFlight::default();
-        let in_flight = rounds.start([hold("a")].into_iter().collect());
+        let id = rounds.next_id();
+        assert_ne!(id, NO_ROUND);
+        let in_flight = rounds.start(id, true);
         let limit = Duration::from_secs(5);
-        // Another hold: no wait.
-        tokio::time::timeout(
-            Duration::from_millis(100),
-            rounds.renewal_over(&hold("b"), limit),
-        )
-        .await
-        .expect("a hold the round does not renew waits for nothing");
-        // The round's hold: waits until the round is over.
-        let held = hold("a");
-        let mut waiting = Box::pin(rounds.renewal_over(&held, limit));
+        // A hold no round renewed, or one an earlier round renewed: no wait.
+        for mark in [Some(NO_ROUND), Some(id - 1)] {
+            tokio::time::timeout(Duration::from_millis(100), rounds.renewal_over(mark, limit))
+                .await
+                .expect("a hold the round does not renew waits for nothing");
+        }
+        // The round's hold, and a hold whose mark is unknown: wait until the round is over.
+        let mut waiting = Box::pin(rounds.renewal_over(Some(id), limit));
+        let mut unknown = Box::pin(rounds.renewal_over(None, limit));
         assert!(futures::poll!(waiting.as_mut()).is_pending());
+        assert!(futures::poll!(unknown.as_mut()).is_pending());
         drop(in_flight);
-        tokio::time::timeout(Duration::from_millis(100), waiting)
-            .await
-            .expect("the round is over");
-        assert_eq!(rounds.count.load(Ordering::Acquire), 0);
+        tokio::time::timeout(Duration::from_millis(100), async {
+            waiting.await;
+            unknown.await;
+        })
+        .await
+        .expect("the round is over");
+        assert!(!rounds.any());
         assert!(rounds.lock().is_empty());
-        // A round renewing nothing is not registered.
-        let none = rounds.start(HashSet::new());
-        assert_eq!(rounds.count.load(Ordering::Acquire), 0);
+        // A round renewing nothing is not registered; ids only grow.
+        let next = rounds.next_id();
+        assert!(next > id);
+        let none = rounds.start(next, false);
+        assert!(!rounds.any());
         drop(none);
-        assert_eq!(rounds.count.load(Ordering::Acquire), 0);
+        assert!(!rounds.any());
     }
 
     #[tokio::test(start_paused = true)]
     async fn an_unlock_waits_no_longer_than_its_bound() {
         let rounds = RoundsInFlight::default();
-        let _in_flight = rounds.start([hold("a")].into_iter().collect());
+        let id = rounds.next_id();
+        let _in_flight = rounds.start(id, true);
         let started = tokio::time::Instant::now();
         rounds
-            .renewal_over(&hold("a"), Duration::from_millis(300))
+            .renewal_over(Some(id), Duration::from_millis(300))
             .await;
         assert_eq!(started.elapsed(), Duration::from_millis(300));
     }

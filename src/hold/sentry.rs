@@ -267,9 +267,13 @@ impl Checker {
             if holds.is_empty() {
                 return;
             }
-            let outcome =
-                crate::hold::renewal::send(&self.registry, &self.redis, &self.settings, holds)
-                    .await;
+            let outcome = crate::hold::renewal::send(
+                &self.registry,
+                &self.redis,
+                &self.settings,
+                crate::hold::renewal::Holds::These(holds),
+            )
+            .await;
             tracing::debug!(
                 checked = count,
                 held = outcome.confirmed,
@@ -294,8 +298,13 @@ impl Checker {
                 .filter(|h| pick(h.slot))
                 .collect();
             if !holds.is_empty() {
-                crate::hold::renewal::send(&self.registry, &self.redis, &self.settings, holds)
-                    .await;
+                crate::hold::renewal::send(
+                    &self.registry,
+                    &self.redis,
+                    &self.settings,
+                    crate::hold::renewal::Holds::These(holds),
+                )
+                .await;
             }
         }
     }

@@ -95,14 +95,12 @@ impl<K: LockKind> Lock<K> {
     pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
         // A renewal round of this hold in flight answers first: landing after the release,
         // it would re-arm the watchdog's lease on the holds left (`hold::rounds`).
-        let redis = &self.context.redis;
-        self.context
-            .registry
-            .renewal_over(
-                &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
-                redis.timeout().saturating_mul(2),
-            )
-            .await;
+        let registry = &self.context.registry;
+        if registry.renewing() {
+            let hold = (self.name.clone(), owner, K::CAPABILITIES.write_lock);
+            let limit = self.context.redis.timeout().saturating_mul(2);
+            registry.renewal_over(&hold, limit).await;
+        }
         self.settle_doubt(owner).await?;
         let lease = self.shared.internal_lease_ms.load(Ordering::Relaxed);
         let released = if K::CAPABILITIES.hands_off_locally {
