@@ -49,11 +49,7 @@ impl<S: Subscriber> Layer<S> for Capture {
 /// When (seconds since the epoch) the crate logged an event whose line holds every one
 /// of `words`, the first such, if any.
 pub fn first(words: &[&str]) -> Option<f64> {
-    SEEN.lock()
-        .unwrap()
-        .iter()
-        .find(|(_, line)| words.iter().all(|w| line.contains(w)))
-        .map(|(at, _)| *at)
+    all(words).first().copied()
 }
 
 /// When (seconds since the epoch) the crate logged each event whose line holds every one
@@ -69,9 +65,18 @@ pub fn all(words: &[&str]) -> Vec<f64> {
 
 /// How many events of the crate so far hold every one of `words`.
 pub fn count(words: &[&str]) -> usize {
-    SEEN.lock()
-        .unwrap()
-        .iter()
-        .filter(|(_, line)| words.iter().all(|w| line.contains(w)))
-        .count()
+    all(words).len()
+}
+
+/// Waits (polling every 5 ms, at most `limit`) for the first event whose line holds every
+/// one of `words`, and answers when it was logged; panics naming `what` after `limit`.
+pub async fn wait_first(words: &[&str], limit: std::time::Duration, what: &str) -> f64 {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(at) = first(words) {
+            return at;
+        }
+        assert!(started.elapsed() < limit, "{what} within {limit:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
 }

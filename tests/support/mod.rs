@@ -356,21 +356,12 @@ pub async fn kill_clients(raw: &fred::prelude::Client, kind: &str) -> i64 {
 }
 
 /// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.
-pub async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
+pub async fn eventually<F, Fut>(limit: Duration, check: F) -> bool
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let start = Instant::now();
-    loop {
-        if check().await {
-            return true;
-        }
-        if start.elapsed() >= limit {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    poll_every(limit, Duration::from_millis(10), check).await
 }
 
 /// Like [`eventually`], polling every `every`: for a check that costs (reads a file,

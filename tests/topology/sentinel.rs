@@ -720,29 +720,21 @@ async fn queries_never_reach_a_replaced_primary() {
     let answer = sentinels[1].failover();
     assert!(answer.contains("OK"), "SENTINEL FAILOVER: {answer}");
     let new_primary = format!("127.0.0.1:{}", replica.port);
-    let started = Instant::now();
     // The switch's text names the new primary as "<ip> <port>".
     let switch_to = format!("127.0.0.1 {}", replica.port);
-    let announced = loop {
-        if let Some(at) = events::first(&["sentinel failover: moving", client.id(), &switch_to]) {
-            break at;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the client never heard the switch to {new_primary}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
-    let arrived = loop {
-        if let Some(at) = events::first(&["on the new primary after", client.id(), &new_primary]) {
-            break at;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the client never reached {new_primary}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let limit = Duration::from_secs(30);
+    let announced = events::wait_first(
+        &["sentinel failover: moving", client.id(), &switch_to],
+        limit,
+        &format!("the client heard the switch to {new_primary}"),
+    )
+    .await;
+    let arrived = events::wait_first(
+        &["on the new primary after", client.id(), &new_primary],
+        limit,
+        &format!("the client reached {new_primary}"),
+    )
+    .await;
     // Queries go on for a while on the new primary.
     let done = rounds.load(Ordering::Relaxed);
     assert!(rounds_past(done + 50).await, "the queries stopped");
