@@ -192,7 +192,12 @@ async fn java_unlock(raw: &Client, group: &str, values: &[&str]) -> Option<i64> 
         Value::from(now_ms()),
     ];
     args.extend(values.iter().map(|v| Value::from(id(v))));
-    let latch = format!("redisson_unlock_latch:{{{group}}}:{}", now_ms());
+    // A request id of its own per call, as Java's: one made of the clock repeated the
+    // answer of an earlier unlock in the same millisecond (its latch).
+    let latch = format!(
+        "redisson_unlock_latch:{{{group}}}:{}",
+        uuid::Uuid::new_v4().simple()
+    );
     raw.eval(
         JAVA_UNLOCK,
         vec![group.to_owned(), channel(group), latch],
