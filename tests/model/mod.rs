@@ -922,37 +922,46 @@ fn expire_outlasts_renewals_in_the_last_millisecond() {
     runtime().block_on(async {
         let ctx = Ctx::open(&server.url(), "expire").await;
         let key = ctx.name.clone();
-        let _: i64 = ctx.raw.hset(&key, ("field", 1)).await.unwrap();
-        let _: i64 = ctx.raw.pexpire(&key, 30_000, None).await.unwrap();
-        let renewer = {
-            let redis = ctx.clients[0].redis().clone();
-            let key = key.clone();
-            tokio::spawn(async move {
-                let (mut renewed, started) = (0, Instant::now());
-                while renewed < 2 && started.elapsed() < Duration::from_secs(10) {
-                    let args = vec![RENEW.to_string(), "1".to_string(), key.clone()];
-                    let hit: i64 = redis
-                        .custom(redisson_lock::fred::cmd!("EVAL"), args)
-                        .await
-                        .unwrap();
-                    renewed += hit;
-                }
-                renewed
-            })
-        };
-        let expired = tokio::time::timeout(Duration::from_secs(15), ctx.expire_leased()).await;
-        let renewed = renewer.await.unwrap();
-        println!("the renewer re-armed the key {renewed} times");
-        assert!(
-            expired.is_ok(),
-            "the key outlived Expire: {:?}",
-            ctx.raw_state().await
-        );
+        // The race needs the renewer's round trip inside the key's last millisecond: on a
+        // loaded machine it may miss it, so the scenario runs again (at most 5 times)
+        // until it raced once; every run must end with the key gone.
+        let mut renewed = 0;
+        for attempt in 1..=5 {
+            let _: i64 = ctx.raw.hset(&key, ("field", 1)).await.unwrap();
+            let _: i64 = ctx.raw.pexpire(&key, 30_000, None).await.unwrap();
+            let renewer = {
+                let redis = ctx.clients[0].redis().clone();
+                let key = key.clone();
+                tokio::spawn(async move {
+                    let (mut renewed, started) = (0, Instant::now());
+                    while renewed < 2 && started.elapsed() < Duration::from_secs(10) {
+                        let args = vec![RENEW.to_string(), "1".to_string(), key.clone()];
+                        let hit: i64 = redis
+                            .custom(redisson_lock::fred::cmd!("EVAL"), args)
+                            .await
+                            .unwrap();
+                        renewed += hit;
+                    }
+                    renewed
+                })
+            };
+            let expired = tokio::time::timeout(Duration::from_secs(15), ctx.expire_leased()).await;
+            renewed = renewer.await.unwrap();
+            println!("attempt {attempt}: the renewer re-armed the key {renewed} times");
+            assert!(
+                expired.is_ok(),
+                "the key outlived Expire: {:?}",
+                ctx.raw_state().await
+            );
+            assert!(ctx.raw_state().await.is_empty());
+            if renewed > 0 {
+                break;
+            }
+        }
         assert!(
             renewed > 0,
-            "the renewer never hit the key's last millisecond"
+            "the renewer never hit the key's last millisecond in 5 attempts"
         );
-        assert!(ctx.raw_state().await.is_empty());
         ctx.close().await;
     });
 }
