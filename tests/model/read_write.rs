@@ -25,7 +25,7 @@
 //!   answers `false` while one waits. "Holds nothing" is the client's own count of the
 //!   owner's holds, which does not see another client's force unlock or an expiry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -88,6 +88,10 @@ pub struct Rw {
     /// successful force unlock; a foreign force unlock or an expiry is not seen until
     /// then). The writers' yield reads it.
     pub known: BTreeMap<(Half, Actor), u32>,
+    /// Owners whose watchdog hold an `Expire` deleted: their client learns it when a check
+    /// or a renewal finds the field gone, at a moment the model cannot tell, and from then
+    /// on counts them as holding nothing (see [`Rw`]'s `observe`).
+    pub unseen: BTreeSet<Actor>,
     pub guards: Vec<Option<(Half, Actor)>>,
     pub woken: Vec<(Half, Actor)>,
     pub reply: Reply,
@@ -460,6 +464,13 @@ impl Kind for Rw {
             Op::IsHeldBy(h, a, o) => Reply::Bool(s.count(h, Actor { c: a.c, o }) > 0),
             Op::Ttl(..) => Reply::Ttl(s.ttl.renewable(s.any_renewable())),
             Op::Expire => {
+                let lost: Vec<Actor> = s
+                    .known
+                    .iter()
+                    .filter(|(k, n)| **n > 0 && s.wd.get(k).is_some_and(|w| *w > 0))
+                    .map(|((_, a), _)| *a)
+                    .collect();
+                s.unseen.extend(lost);
                 s.clear();
                 s.hold_keys.clear();
                 Reply::Done
@@ -526,10 +537,54 @@ impl Kind for Rw {
             halves,
             guards: Vec::new(),
             waiters: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// A reader whose lost watchdog hold its client may or may not have noticed yet
+    /// ([`Rw::unseen`]) yields to its client's waiting writer only once it has: the
+    /// crate's answer says which, and the model goes on from that.
+    fn observe(state: &mut Rw, op: &Op, sut: &Sut) {
+        let before = state.clone();
+        Self::step(state, op);
+        let (Op::TryLock(Half::R, a)
+        | Op::TryLockLease(Half::R, a, _)
+        | Op::Acquire(Half::R, a, _)) = *op
+        else {
+            return;
+        };
+        let Some(actual) = sut.last.as_ref() else {
+            return;
+        };
+        if !before.unseen.contains(&a) || state.reply.admits(actual) {
+            return;
+        }
+        let mut seen = before;
+        seen.known.retain(|(_, w), _| *w != a);
+        seen.unseen.remove(&a);
+        Self::step(&mut seen, op);
+        if seen.reply.admits(actual) {
+            *state = seen;
         }
     }
 
     async fn exec(sut: &mut Sut, ctx: &Ctx, op: Op, after: &Rw) -> Reply {
+        let reply = Self::exec_op(sut, ctx, op, after).await;
+        sut.last = Some(reply.clone());
+        reply
+    }
+
+    async fn close(sut: Sut) {
+        for (_, task) in sut.waiters {
+            task.abort();
+            let _ = task.await;
+        }
+        drop(sut.guards);
+    }
+}
+
+impl Rw {
+    async fn exec_op(sut: &mut Sut, ctx: &Ctx, op: Op, after: &Rw) -> Reply {
         let r = |a: Actor| sut.halves[usize::from(a.c)][usize::from(a.o)].0.clone();
         let w = |a: Actor| sut.halves[usize::from(a.c)][usize::from(a.o)].1.clone();
         let zero = Duration::ZERO;
@@ -653,14 +708,6 @@ impl Kind for Rw {
         }
         reply
     }
-
-    async fn close(sut: Sut) {
-        for (_, task) in sut.waiters {
-            task.abort();
-            let _ = task.await;
-        }
-        drop(sut.guards);
-    }
 }
 
 pub enum RwGuard {
@@ -678,4 +725,6 @@ pub struct Sut {
     halves: Vec<Vec<(ReadLock, WriteLock)>>,
     guards: Vec<Option<RwGuard>>,
     waiters: Vec<Waiter>,
+    /// What the last step answered (for `observe`).
+    last: Option<Reply>,
 }
