@@ -5,6 +5,36 @@
 //! `lost`; the blocking guards get the same with `wait_at_risk`, `wait_held_again`,
 //! `wait_lost` in place of the async waits.
 
+/// `state` and `is_lost`, the same on async and blocking guards; both macros below call it.
+macro_rules! hold_state_methods {
+    ($it:literal, $take:literal) => {
+        /// The hold's state now, exact at the moment of the call
+        /// ([`HoldWatch::state`](crate::HoldWatch::state)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn state(&self) -> crate::hold::state::HoldState {
+            self.watch.state()
+        }
+
+        /// Whether the hold is known to be lost: found gone, its lease ran out, or the
+        /// client was shut down ([`HoldWatch::is_lost`](crate::HoldWatch::is_lost)).
+        ///
+        /// # Examples
+        #[doc = "```no_run"]
+        #[doc = $take]
+        #[doc = concat!("assert!(!", $it, ".is_lost());")]
+        #[doc = "# Ok(()) }\n```"]
+        pub fn is_lost(&self) -> bool {
+            self.watch.is_lost()
+        }
+    };
+}
+pub(crate) use hold_state_methods;
+
 /// The hold methods of an async guard, each delegating to the guard's `watch` field (a
 /// [`HoldWatch`](super::watch::HoldWatch)): `watch`, `state`, `is_lost`, `state_changes`, `at_risk`, `held_again`,
 /// `lost`, the same on every guard. `$it` names the guard in the examples, `$take` is the
@@ -25,29 +55,7 @@ macro_rules! async_hold_methods {
             &self.watch
         }
 
-        /// The hold's state now, exact at the moment of the call
-        /// ([`HoldWatch::state`](crate::HoldWatch::state)).
-        ///
-        /// # Examples
-        #[doc = "```no_run"]
-        #[doc = $take]
-        #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
-        #[doc = "# Ok(()) }\n```"]
-        pub fn state(&self) -> crate::hold::state::HoldState {
-            self.watch.state()
-        }
-
-        /// Whether the hold is known to be lost
-        /// ([`HoldWatch::is_lost`](crate::HoldWatch::is_lost)).
-        ///
-        /// # Examples
-        #[doc = "```no_run"]
-        #[doc = $take]
-        #[doc = concat!("assert!(!", $it, ".is_lost());")]
-        #[doc = "# Ok(()) }\n```"]
-        pub fn is_lost(&self) -> bool {
-            self.watch.is_lost()
-        }
+        crate::hold::guard_methods::hold_state_methods!($it, $take);
 
         /// A receiver of the hold's state changes, a `tokio::sync::watch`
         /// ([`HoldWatch::state_changes`](crate::HoldWatch::state_changes)).
@@ -138,29 +146,7 @@ macro_rules! blocking_hold_methods {
             &self.watch
         }
 
-        /// The hold's state now, exact at the moment of the call
-        /// ([`HoldWatch::state`](crate::HoldWatch::state)).
-        ///
-        /// # Examples
-        #[doc = "```no_run"]
-        #[doc = $take]
-        #[doc = concat!("assert_eq!(", $it, ".state(), redisson_lock::HoldState::Held);")]
-        #[doc = "# Ok(()) }\n```"]
-        pub fn state(&self) -> crate::hold::state::HoldState {
-            self.watch.state()
-        }
-
-        /// Whether the hold is known to be lost: found gone, its lease ran out, or the
-        /// client was shut down ([`HoldWatch::is_lost`](crate::HoldWatch::is_lost)).
-        ///
-        /// # Examples
-        #[doc = "```no_run"]
-        #[doc = $take]
-        #[doc = concat!("assert!(!", $it, ".is_lost());")]
-        #[doc = "# Ok(()) }\n```"]
-        pub fn is_lost(&self) -> bool {
-            self.watch.is_lost()
-        }
+        crate::hold::guard_methods::hold_state_methods!($it, $take);
 
         /// A receiver of the hold's state changes, a `tokio::sync::watch`; from blocking
         /// code, poll it with `has_changed()` and `borrow()`

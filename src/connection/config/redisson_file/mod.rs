@@ -252,6 +252,7 @@ impl RedissonFile {
 
 mod address;
 mod agreement;
+mod literal;
 mod reader;
 mod scalar;
 mod schema;
