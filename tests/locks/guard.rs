@@ -23,13 +23,19 @@ async fn bed(what: &str) -> Bed {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_guard_releases_in_the_background() {
-    let Bed(_server, client, raw, name) = bed("guard-drop").await;
+    let Bed(server, client, raw, name) = bed("guard-drop").await;
     let lock = client.get_lock(&name);
+    // The waiter is another process's: only the unlock message can wake it before the
+    // hold's TTL runs out (a waiter on the holder's client is handed the lock locally).
+    let other = server
+        .client_with(server.config().watchdog_timeout(TIMEOUT))
+        .await;
+    let (_subscriber, mut rx) = listen(&server, &channel(&name)).await;
 
     let guard = lock.acquire().await.unwrap();
     assert_eq!(client.renewed_locks(), 1);
     let waiter = {
-        let lock = client.get_lock(&name);
+        let lock = other.get_lock(&name);
         tokio::spawn(async move {
             lock.lock().await.unwrap();
             let took = lock.hold_count().await.unwrap();
@@ -40,7 +46,7 @@ async fn dropped_guard_releases_in_the_background() {
     // The waiter subscribed (after its first try): waiting.
     assert!(
         eventually(Duration::from_secs(5), || async {
-            numsub(&raw, &channel(&name)).await >= 1
+            numsub(&raw, &channel(&name)).await >= 2
         })
         .await,
         "the waiter never subscribed"
@@ -48,6 +54,12 @@ async fn dropped_guard_releases_in_the_background() {
     assert!(!waiter.is_finished(), "the waiter got a held lock");
 
     drop(guard);
+    // The background release publishes the unlock message (`0`) on the lock's channel.
+    assert_eq!(
+        drain_first(&mut rx, Duration::from_secs(2)).await,
+        Some((channel(&name), b"0".to_vec())),
+        "no unlock message after the guard was dropped"
+    );
     // Renewal stops synchronously in Drop.
     assert_eq!(client.renewed_locks(), 0);
     let hold_count = tokio::time::timeout(Duration::from_secs(2), waiter)
@@ -60,6 +72,7 @@ async fn dropped_guard_releases_in_the_background() {
         .is_some());
     assert_eq!(client.renewed_locks(), 0);
     client.shutdown().await.unwrap();
+    other.shutdown().await.unwrap();
 }
 
 #[tokio::test]

@@ -122,9 +122,15 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
     assert_eq!(hash.len(), 1, "lock not on the new primary: {hash:?}");
     assert!(hash[0].0.starts_with(client.id()));
 
-    // Waiting and waking still work on the new primary.
+    // Waiting and waking still work on the new primary. The waiter is another
+    // process's (a client of its own, through the same sentinel): only the unlock
+    // message on the new primary wakes it before the hold's 30 s TTL (a waiter on the
+    // holder's client is handed the lock locally).
+    let other = Client::connect(Config::from_url(&url).unwrap())
+        .await
+        .unwrap();
     let waiter = {
-        let lock = client.get_lock(&name);
+        let lock = other.get_lock(&name);
         tokio::spawn(async move {
             lock.lock().await.unwrap();
             let at = Instant::now();
@@ -132,16 +138,23 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
             at
         })
     };
+    // Another program listening on the new primary sees what the waiter sees.
+    let (_subscriber, mut rx) = listen(&replica, &channel(&name)).await;
     // The waiter is subscribed to the lock's channel on the new primary: waiting there.
     assert!(
         support::eventually(Duration::from_secs(10), || async {
-            numsub(&on_new_primary, &channel(&name)).await >= 1
+            numsub(&on_new_primary, &channel(&name)).await >= 2
         })
         .await,
         "the waiter never subscribed on the new primary"
     );
     let released = Instant::now();
     lock.unlock().await.unwrap();
+    assert_eq!(
+        drain_first(&mut rx, Duration::from_secs(2)).await,
+        Some((channel(&name), b"0".to_vec())),
+        "no unlock message on the new primary"
+    );
     let handoff = waiter.await.unwrap().duration_since(released);
     println!("hand-off after failover: {handoff:?}");
     assert!(
@@ -149,6 +162,7 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
         "waiter not woken by the message: {handoff:?}"
     );
     client.shutdown().await.unwrap();
+    other.shutdown().await.unwrap();
 }
 
 // ---- issue 34: moving to the announced primary at once -------------------------------
