@@ -501,3 +501,59 @@ async fn shutdown_ends_waiters_and_kept_permits() {
 fn rearmed_since(now: i64, before: i64, since: Instant) -> bool {
     now > 0 && now > before - since.elapsed().as_millis() as i64 + 50
 }
+
+/// A renewal round in flight when a kept permit is given back never brings it back: the
+/// round's script (its `EVALSHA` meeting `NOSCRIPT`, then its `EVAL`, both held up by a
+/// stalled Redis) lands after the release, finds the permit gone and changes nothing
+/// (as the read-write lock's regression `a_renewal_round_in_flight_never_lands_after_a_
+/// partial_unlock`, where a late renewal did re-arm a hold).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_round_in_flight_never_brings_back_a_released_permit() {
+    const WATCHDOG: Duration = Duration::from_millis(900);
+    const PERIOD: Duration = Duration::from_millis(300);
+    let server = RedisServer::start_pausable();
+    let client = server
+        .client_with(server.config().watchdog_timeout(WATCHDOG))
+        .await;
+    let raw = server.raw().await;
+    let name = key("pes-round-across-release");
+    let sem = client.get_permit_expirable_semaphore(&name);
+    sem.try_set_permits(1).await.unwrap();
+    // The acquire and release scripts cached, the renewal's not.
+    let _: Value = raw
+        .custom(redisson_lock::fred::cmd!("SCRIPT"), vec!["FLUSH"])
+        .await
+        .unwrap();
+    sem.acquire_kept().await.unwrap().release().await.unwrap();
+
+    let permit = sem.acquire_kept().await.unwrap();
+    let id = permit.id().to_string();
+    assert_eq!(zrange(&raw, &timeouts(&name)).await.len(), 1);
+    reset_stats(&raw).await;
+    // The first round goes out one period after the acquire, into the stall.
+    let stalled = server.stall(1.5).await;
+    tokio::time::sleep(PERIOD + PERIOD / 2).await;
+    permit.release().await.unwrap();
+    stalled.await.unwrap();
+    // The round ran: its EVAL (after NOSCRIPT) is counted once the stall ended.
+    assert!(
+        eventually(Duration::from_secs(3), || async {
+            command_calls(&raw, "eval").await >= 1
+        })
+        .await,
+        "no renewal round reached Redis after the stall"
+    );
+    let start = Instant::now();
+    while start.elapsed() < PERIOD * 2 {
+        let members = zrange(&raw, &timeouts(&name)).await;
+        assert!(
+            members.is_empty(),
+            "permit {id} is back after its release: {members:?}"
+        );
+        assert_eq!(get(&raw, &name).await.as_deref(), Some("1"));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(sem.available_permits().await.unwrap(), 1);
+    assert_eq!(client.renewed_locks(), 0);
+    client.shutdown().await.unwrap();
+}
