@@ -34,30 +34,35 @@ use crate::names::owner::LockOwner;
 #[derive(Debug)]
 pub(crate) struct HoldLedger {
     registry: Arc<HoldRegistry>,
-    /// Acquires whose caller went away, finished in the background, by (lock, owner);
-    /// and how many there are in all (0 on the happy path: nothing to look up).
+    /// Calls of an owner finished in the background (acquires whose caller went away,
+    /// dropped guards' releases), by (lock, owner); and how many there are in all (0 on
+    /// the happy path: nothing to look up).
     abandoned: Mutex<HashMap<HoldKey, Arc<Abandoned>>>,
     abandoned_now: Arc<AtomicUsize>,
 }
 
-/// The abandoned acquires of one (lock, owner) still running.
+/// The background calls of one (lock, owner) still running.
 #[derive(Debug, Default)]
 struct Abandoned {
     running: AtomicU32,
     done: Notify,
 }
 
-/// One abandoned acquire, finished in the background (its script, then giving back the
-/// hold it took): until this is dropped, the owner's next call on the lock waits (see
-/// [`HoldLedger::abandoned_finished`]), so that neither an `unlock()` nor a new acquisition
-/// of the owner runs between the abandoned hold and its undoing (redisson#7272's race).
+/// One call of an owner finished in the background: an acquire its caller abandoned (its
+/// script, then giving back the hold it took), or a dropped guard's release. Until this
+/// is dropped, the owner's next call on the lock waits (see
+/// [`HoldLedger::abandoned_finished`]), so that the owner's calls keep the order it made
+/// them in: neither an `unlock()` nor a new acquisition runs between an abandoned hold and
+/// its undoing (redisson#7272's race), and no acquisition runs before the release of a
+/// guard dropped earlier (which would otherwise take one count of the new hold, or the
+/// whole of it when the old one had expired).
 #[derive(Debug)]
-pub(crate) struct AbandonedAcquire {
+pub(crate) struct BackgroundCall {
     of: Arc<Abandoned>,
     now: Arc<AtomicUsize>,
 }
 
-impl Drop for AbandonedAcquire {
+impl Drop for BackgroundCall {
     fn drop(&mut self) {
         self.of.running.fetch_sub(1, Ordering::AcqRel);
         self.now.fetch_sub(1, Ordering::AcqRel);
@@ -163,14 +168,10 @@ impl HoldLedger {
         self.read(name, owner, write, Book::settling).flatten()
     }
 
-    /// An acquire of `owner` on `name` was abandoned by its caller and is being finished
-    /// in the background: the owner's next call waits for the returned value's drop.
-    pub(crate) fn abandon(
-        &self,
-        name: &Arc<str>,
-        owner: LockOwner,
-        write: bool,
-    ) -> AbandonedAcquire {
+    /// A call of `owner` on `name` (an acquire its caller abandoned, a dropped guard's
+    /// release) is being finished in the background: the owner's next call waits for the
+    /// returned value's drop.
+    pub(crate) fn abandon(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> BackgroundCall {
         let mut abandoned = self.abandoned.lock().unwrap_or_else(|p| p.into_inner());
         abandoned.retain(|_, a| a.running.load(Ordering::Acquire) > 0);
         let of = abandoned
@@ -179,20 +180,20 @@ impl HoldLedger {
             .clone();
         of.running.fetch_add(1, Ordering::AcqRel);
         self.abandoned_now.fetch_add(1, Ordering::AcqRel);
-        AbandonedAcquire {
+        BackgroundCall {
             of,
             now: self.abandoned_now.clone(),
         }
     }
 
-    /// Whether an acquire of this client abandoned by its caller is still running (one
-    /// atomic load).
+    /// Whether a call of this client finished in the background (an abandoned acquire, a
+    /// dropped guard's release) is still running (one atomic load).
     pub(crate) fn any_abandoned(&self) -> bool {
         self.abandoned_now.load(Ordering::Acquire) != 0
     }
 
-    /// Completes once no abandoned acquire of `owner` on `name` is running (at once on
-    /// the happy path: one atomic load).
+    /// Completes once no background call of `owner` on `name` is running (at once on the
+    /// happy path: one atomic load).
     pub(crate) async fn abandoned_finished(&self, name: &Arc<str>, owner: LockOwner, write: bool) {
         if self.abandoned_now.load(Ordering::Acquire) == 0 {
             return;

@@ -56,8 +56,9 @@ use crate::hold::state::HoldState;
 ///
 /// # Drop
 /// Dropping a guard without `unlock` stops the renewal at once and releases the hold in
-/// the background (a synchronous hand-off to the client's task; it never blocks). If the
-/// client is gone by then, the lease ends the lock. A forgotten guard therefore never
+/// the background (a synchronous hand-off to the client's task; it never blocks). The
+/// owner's next `lock`/`try_lock`/`unlock` on that lock waits for that release, as after
+/// an `unlock`. If the client is gone by then, the lease ends the lock. A forgotten guard therefore never
 /// keeps a lock alive forever.
 #[must_use = "dropping the guard releases the lock"]
 #[clippy::has_significant_drop]

@@ -23,6 +23,7 @@ use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::{outcome_unknown, Resend};
 use crate::error::Result;
+use crate::hold::ledger::BackgroundCall;
 use crate::names::owner::LockOwner;
 use crate::names::unlock_latch;
 use crate::telemetry;
@@ -45,6 +46,15 @@ pub(crate) enum UnlockReply {
     Handed {
         to: usize,
     },
+}
+
+/// Whether a release keeps the order of its owner's calls: an `unlock()` waits for the
+/// owner's calls finished in the background (an abandoned acquire, a dropped guard's
+/// release), and a dropped guard's release, itself one of them, does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    AfterBackground,
+    InBackground,
 }
 
 /// Whom a release may hand the lock to.
@@ -72,7 +82,8 @@ impl<K: LockKind> Lock<K> {
             %owner,
             outcome = tracing::field::Empty,
         );
-        let work = async move { lock.release_settled(owner).await }.instrument(span);
+        let work = async move { lock.release_settled(owner, Order::AfterBackground).await }
+            .instrument(span);
         FinishOnDrop::new(work, |_| async {}).await
     }
 
@@ -91,8 +102,13 @@ impl<K: LockKind> Lock<K> {
 
     /// The second half of every unlock: once no renewal round of the hold is in flight,
     /// the release script, then the re-arm lease is reset after a full release (Redisson
-    /// 3.27.2+: not after a partial one).
-    pub(crate) async fn release_settled(&self, owner: LockOwner) -> Result<UnlockReply> {
+    /// 3.27.2+: not after a partial one). `order`: whether it first waits for the owner's
+    /// calls finished in the background.
+    pub(crate) async fn release_settled(
+        &self,
+        owner: LockOwner,
+        order: Order,
+    ) -> Result<UnlockReply> {
         // A renewal round of this hold in flight answers first: landing after the release,
         // it would re-arm the watchdog's lease on the holds left (`hold::rounds`).
         let registry = &self.context.registry;
@@ -101,7 +117,10 @@ impl<K: LockKind> Lock<K> {
             let limit = self.context.redis.timeout().saturating_mul(2);
             registry.renewal_over(&hold, limit).await;
         }
-        self.settle_doubt(owner).await?;
+        match order {
+            Order::AfterBackground => self.settle_doubt(owner).await?,
+            Order::InBackground => self.settle_in_doubt(owner).await?,
+        }
         let lease = self.shared.internal_lease_ms.load(Ordering::Relaxed);
         let released = if K::CAPABILITIES.hands_off_locally {
             self.release_or_hand_off(owner, lease).await
@@ -162,10 +181,11 @@ impl<K: LockKind> Lock<K> {
         released
     }
 
-    /// The unlock of a dropped guard (whose renewal hold `Drop` already removed).
-    pub(crate) async fn release_dropped(self) {
+    /// The unlock of a dropped guard (whose renewal hold `Drop` already removed); `_call`
+    /// keeps the owner's next call on the lock waiting until it is over.
+    async fn release_dropped(self, _call: BackgroundCall) {
         let owner = self.owner();
-        match self.release_settled(owner).await {
+        match self.release_settled(owner, Order::InBackground).await {
             Ok(UnlockReply::NotOwner) => {
                 tracing::debug!(lock = %self.name, %owner, "dropped guard: lock was already gone")
             }
@@ -177,10 +197,18 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// Hands this handle (acting as a dropped guard's owner) to the client's chore task,
-    /// which releases one hold.
+    /// which releases one hold. The owner's next call on the lock (an acquire, an unlock)
+    /// waits for that release, as it would after an `unlock()`: an acquire that went first
+    /// would lose one count of its hold to the release, or all of it when the dropped
+    /// guard's hold had already expired.
     pub(crate) fn release_in_background(&self) {
+        let call = self
+            .context
+            .holds
+            .abandon(&self.name, self.owner(), K::CAPABILITIES.write_lock);
         let lock = self.clone();
-        self.context.release_later(Box::pin(lock.release_dropped()));
+        self.context
+            .release_later(Box::pin(lock.release_dropped(call)));
     }
 
     /// The kind's release script, retried with the same latch while its outcome is

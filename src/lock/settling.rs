@@ -115,9 +115,9 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
-    /// Whether [`Lock::settle_doubt`] may have something to do: an acquire of this
-    /// client abandoned by its caller is running, or this owner's count is in doubt (a
-    /// map lookup; no I/O).
+    /// Whether [`Lock::settle_doubt`] may have something to do: a call of this client
+    /// finished in the background (an abandoned acquire, a dropped guard's release) is
+    /// running, or this owner's count is in doubt (a map lookup; no I/O).
     pub(super) fn may_need_settling(&self, owner: LockOwner) -> bool {
         let holds = &self.context.holds;
         holds.any_abandoned()
@@ -128,14 +128,21 @@ impl<K: LockKind> Lock<K> {
 
     /// Settles an acquire left in doubt by an earlier call: if it ran, nobody was told,
     /// so its hold is given back before anything else happens. Waits first for the
-    /// owner's acquires abandoned by their callers (see `HoldLedger::abandon`).
+    /// owner's calls finished in the background (see `HoldLedger::abandon`).
     pub(super) async fn settle_doubt(&self, owner: LockOwner) -> Result<()> {
         // An acquire of this owner abandoned by its caller first finishes (and gives back
-        // what it took): no call of the owner runs between its hold and the undoing.
+        // what it took), and a guard it dropped is released: no call of the owner runs
+        // between a hold and its undoing, or before a release it made earlier.
         self.context
             .holds
             .abandoned_finished(&self.name, owner, K::CAPABILITIES.write_lock)
             .await;
+        self.settle_in_doubt(owner).await
+    }
+
+    /// [`Lock::settle_doubt`] without waiting for the owner's background calls: for a
+    /// background call itself (a dropped guard's release), which would wait for itself.
+    pub(super) async fn settle_in_doubt(&self, owner: LockOwner) -> Result<()> {
         let Some(settling) =
             self.context
                 .holds
