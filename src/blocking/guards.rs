@@ -160,10 +160,11 @@ impl<K: LockKind> Drop for LockGuard<K> {
     fn drop(&mut self) {
         if let Some(guard) = self.guard.take() {
             // Disarm the async guard (its own drop would release through the client's
-            // chore task, which a stop of the client does not wait for) and unlock on the
+            // chore task, which a stop of the client does not wait for) and release on the
             // runtime instead, tracked so that stopping waits for it.
             let lock = crate::LockGuard::into_lock(guard);
-            self.lock.shared.release_in_background(lock);
+            lock.stop_renewal(lock.owner());
+            self.lock.shared.track_in_background(lock.release_to_run());
         }
     }
 }

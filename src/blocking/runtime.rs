@@ -12,7 +12,6 @@ use tokio::task::JoinHandle;
 
 use super::{SHUTDOWN_TIMEOUT, THREAD_NAME, WORKER_THREADS};
 use crate::error::{Error, Result};
-use crate::lock::LockKind;
 
 /// At most this many helper threads resolve host names.
 const MAX_HELPER_THREADS: usize = 2;
@@ -97,28 +96,9 @@ impl Shared {
         run_on(&self.handle, future).ok_or(Error::Shutdown)
     }
 
-    /// A dropped guard's unlock: started on the runtime at once, tracked so that
-    /// stopping the client waits for it.
-    pub(super) fn release_in_background<K: LockKind>(&self, lock: crate::Lock<K>) {
-        let task = self.handle.spawn(async move {
-            let owner = lock.owner();
-            match lock.unlock().await {
-                Ok(()) => tracing::debug!(lock = lock.name(), %owner, "dropped guard: released"),
-                Err(error) => tracing::debug!(
-                    lock = lock.name(),
-                    %owner,
-                    %error,
-                    "dropped guard: unlock failed; the lease will end the lock"
-                ),
-            }
-        });
-        let mut releases = locked(&self.releases);
-        releases.retain(|task| !task.is_finished());
-        releases.push(task);
-    }
-
-    /// A dropped semaphore guard's release (or any other background give-back): started
-    /// on the runtime at once, tracked like a dropped lock guard's unlock.
+    /// A dropped guard's release (a lock's, a semaphore's, or any other background
+    /// give-back): started on the runtime at once, tracked so that stopping the client
+    /// waits for it.
     pub(super) fn track_in_background<F>(&self, release: F)
     where
         F: Future<Output = ()> + Send + 'static,

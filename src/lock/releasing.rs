@@ -22,6 +22,7 @@ use super::{Lock, LockKind};
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::{outcome_unknown, Resend};
+use crate::engine::BackgroundRelease;
 use crate::error::Result;
 use crate::hold::ledger::BackgroundCall;
 use crate::names::owner::LockOwner;
@@ -202,13 +203,18 @@ impl<K: LockKind> Lock<K> {
     /// would lose one count of its hold to the release, or all of it when the dropped
     /// guard's hold had already expired.
     pub(crate) fn release_in_background(&self) {
+        self.context.release_later(self.release_to_run());
+    }
+
+    /// The release of one hold of this handle's owner, to be run in the background (by
+    /// the chore task, or the blocking API's runtime); the owner's next call on the lock
+    /// waits for it from now on.
+    pub(crate) fn release_to_run(&self) -> BackgroundRelease {
         let call = self
             .context
             .holds
             .abandon(&self.name, self.owner(), K::CAPABILITIES.write_lock);
-        let lock = self.clone();
-        self.context
-            .release_later(Box::pin(lock.release_dropped(call)));
+        Box::pin(self.clone().release_dropped(call))
     }
 
     /// The kind's release script, retried with the same latch while its outcome is

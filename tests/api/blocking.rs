@@ -953,3 +953,36 @@ fn inside_a_runtime(client: &Client) {
     lock.unlock().unwrap();
     releaser.join().unwrap();
 }
+
+/// A blocking guard dropped and the lock taken again at once by the same thread: the
+/// dropped guard's release runs first, as after an `unlock()`, so the new hold stays (a
+/// release that ran after it deleted the new hold when the dropped one had expired).
+#[test]
+fn a_lock_taken_again_after_a_guard_drop_keeps_its_new_hold() {
+    let _shared = shared();
+    let server = RedisServer::start();
+    let client = connect(&server);
+    let lock = client.get_lock(key("blocking-drop-retake"));
+    for round in 0..10 {
+        let expired = round % 2 == 0;
+        let guard = lock.acquire().unwrap();
+        if expired {
+            redis_cli(server.port, &["del", lock.name()]);
+        }
+        drop(guard);
+        lock.lock().unwrap();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(300) {
+            let hash = redis_cli(server.port, &["hgetall", lock.name()]);
+            let lines: Vec<&str> = hash.lines().collect();
+            assert!(
+                lines.len() == 2 && lines[1] == "1",
+                "round {round} (dropped hold expired: {expired}): {hash:?}"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(lock.hold_count().unwrap(), 1);
+        lock.unlock().unwrap();
+    }
+    client.shutdown().unwrap();
+}
