@@ -51,7 +51,7 @@ struct Abandoned {
 /// One call of an owner finished in the background: an acquire its caller abandoned (its
 /// script, then giving back the hold it took), or a dropped guard's release. Until this
 /// is dropped, the owner's next call on the lock waits (see
-/// [`HoldLedger::abandoned_finished`]), so that the owner's calls keep the order it made
+/// [`HoldLedger::background_over`]), so that the owner's calls keep the order it made
 /// them in: neither an `unlock()` nor a new acquisition runs between an abandoned hold and
 /// its undoing (redisson#7272's race), and no acquisition runs before the release of a
 /// guard dropped earlier (which would otherwise take one count of the new hold, or the
@@ -171,7 +171,12 @@ impl HoldLedger {
     /// A call of `owner` on `name` (an acquire its caller abandoned, a dropped guard's
     /// release) is being finished in the background: the owner's next call waits for the
     /// returned value's drop.
-    pub(crate) fn abandon(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> BackgroundCall {
+    pub(crate) fn background_call(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+    ) -> BackgroundCall {
         let mut abandoned = self.abandoned.lock().unwrap_or_else(|p| p.into_inner());
         abandoned.retain(|_, a| a.running.load(Ordering::Acquire) > 0);
         let of = abandoned
@@ -188,13 +193,13 @@ impl HoldLedger {
 
     /// Whether a call of this client finished in the background (an abandoned acquire, a
     /// dropped guard's release) is still running (one atomic load).
-    pub(crate) fn any_abandoned(&self) -> bool {
+    pub(crate) fn any_in_background(&self) -> bool {
         self.abandoned_now.load(Ordering::Acquire) != 0
     }
 
     /// Completes once no background call of `owner` on `name` is running (at once on the
     /// happy path: one atomic load).
-    pub(crate) async fn abandoned_finished(&self, name: &Arc<str>, owner: LockOwner, write: bool) {
+    pub(crate) async fn background_over(&self, name: &Arc<str>, owner: LockOwner, write: bool) {
         if self.abandoned_now.load(Ordering::Acquire) == 0 {
             return;
         }

@@ -58,6 +58,20 @@ pub(crate) struct Snapshot {
     pub(crate) signal: Arc<HoldSignal>,
 }
 
+impl Snapshot {
+    /// Registered hold `hold` as it is now.
+    fn of(hold: &HoldKey, entry: &Entry) -> Snapshot {
+        Snapshot {
+            hold: hold.clone(),
+            key: Value::from(&*hold.0),
+            held: entry.held.clone(),
+            slot: fred::util::redis_keyslot(hold.0.as_bytes()),
+            renewed: entry.watchdog_holds > 0,
+            signal: entry.signal.clone(),
+        }
+    }
+}
+
 /// One (lock, owner)'s slot: its registered hold ([`Entry`]: what the watchdog renews
 /// and the sentry watches) and its [`Book`] (the ledger's count, see
 /// [`crate::hold::ledger`]). They come and go on their own terms (a count outlives its
@@ -457,14 +471,7 @@ impl HoldRegistry {
         self.held()
             .iter()
             .filter(|(_, e)| filter(e.watchdog_holds > 0, &e.signal))
-            .map(|(k, e)| Snapshot {
-                hold: k.clone(),
-                key: Value::from(&*k.0),
-                held: e.held.clone(),
-                slot: fred::util::redis_keyslot(k.0.as_bytes()),
-                renewed: e.watchdog_holds > 0,
-                signal: e.signal.clone(),
-            })
+            .map(|(k, e)| Snapshot::of(k, e))
             .collect()
     }
 
@@ -484,14 +491,7 @@ impl HoldRegistry {
             if let Some(book) = book {
                 book.renewed_in(id);
             }
-            holds.push(Snapshot {
-                hold: k.clone(),
-                key: Value::from(&*k.0),
-                held: e.held.clone(),
-                slot: fred::util::redis_keyslot(k.0.as_bytes()),
-                renewed: true,
-                signal: e.signal.clone(),
-            });
+            holds.push(Snapshot::of(k, e));
         }
         let in_flight = self.rounds.start(id, !holds.is_empty());
         drop(held);

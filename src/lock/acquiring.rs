@@ -270,9 +270,9 @@ impl<K: LockKind> Lock<K> {
     ) -> Result<Attempt> {
         let lease = lease_ms.unwrap_or(self.context.watchdog_ms);
         // Before the script, not in it: an abandoned attempt's work never waits for
-        // itself (see `HoldLedger::abandon`). Boxed, and only when there is something to
-        // settle: inline, its Redis call would make every `lock()` future (and every
-        // waiting task) several KB larger.
+        // itself (see `HoldLedger::background_call`). Boxed, and only when there is
+        // something to settle: inline, its Redis call would make every `lock()` future
+        // (and every waiting task) several KB larger.
         if self.may_need_settling(owner) {
             Box::pin(self.settle_doubt(owner)).await?;
         }
@@ -305,7 +305,7 @@ impl<K: LockKind> Lock<K> {
         let write = K::CAPABILITIES.write_lock;
         let mark = move || -> Kept {
             Some(Box::new(
-                self.context.holds.abandon(&self.name, owner, write),
+                self.context.holds.background_call(&self.name, owner, write),
             ))
         };
         let token = match FinishOnDrop::new(work, undo).keeping(mark).await? {

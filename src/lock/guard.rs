@@ -58,8 +58,8 @@ use crate::hold::state::HoldState;
 /// Dropping a guard without `unlock` stops the renewal at once and releases the hold in
 /// the background (a synchronous hand-off to the client's task; it never blocks). The
 /// owner's next `lock`/`try_lock`/`unlock` on that lock waits for that release, as after
-/// an `unlock`. If the client is gone by then, the lease ends the lock. A forgotten guard therefore never
-/// keeps a lock alive forever.
+/// an `unlock`. If the client is gone by then, the lease ends the lock. A forgotten guard
+/// therefore never keeps a lock alive forever.
 #[must_use = "dropping the guard releases the lock"]
 #[clippy::has_significant_drop]
 pub struct LockGuard<K: LockKind = Reentrant> {

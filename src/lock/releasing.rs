@@ -210,10 +210,11 @@ impl<K: LockKind> Lock<K> {
     /// the chore task, or the blocking API's runtime); the owner's next call on the lock
     /// waits for it from now on.
     pub(crate) fn release_to_run(&self) -> BackgroundRelease {
-        let call = self
-            .context
-            .holds
-            .abandon(&self.name, self.owner(), K::CAPABILITIES.write_lock);
+        let call = self.context.holds.background_call(
+            &self.name,
+            self.owner(),
+            K::CAPABILITIES.write_lock,
+        );
         Box::pin(self.clone().release_dropped(call))
     }
 

@@ -120,7 +120,7 @@ impl<K: LockKind> Lock<K> {
     /// running, or this owner's count is in doubt (a map lookup; no I/O).
     pub(super) fn may_need_settling(&self, owner: LockOwner) -> bool {
         let holds = &self.context.holds;
-        holds.any_abandoned()
+        holds.any_in_background()
             || holds
                 .settling(&self.name, owner, K::CAPABILITIES.write_lock)
                 .is_some()
@@ -128,14 +128,14 @@ impl<K: LockKind> Lock<K> {
 
     /// Settles an acquire left in doubt by an earlier call: if it ran, nobody was told,
     /// so its hold is given back before anything else happens. Waits first for the
-    /// owner's calls finished in the background (see `HoldLedger::abandon`).
+    /// owner's calls finished in the background (see `HoldLedger::background_call`).
     pub(super) async fn settle_doubt(&self, owner: LockOwner) -> Result<()> {
         // An acquire of this owner abandoned by its caller first finishes (and gives back
         // what it took), and a guard it dropped is released: no call of the owner runs
         // between a hold and its undoing, or before a release it made earlier.
         self.context
             .holds
-            .abandoned_finished(&self.name, owner, K::CAPABILITIES.write_lock)
+            .background_over(&self.name, owner, K::CAPABILITIES.write_lock)
             .await;
         self.settle_in_doubt(owner).await
     }
