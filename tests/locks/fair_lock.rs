@@ -1189,10 +1189,7 @@ async fn a_try_lock_dropped_while_leaving_the_queue_still_leaves() {
     assert!(waiter.as_mut().now_or_never().is_none()); // acquire sent
     tokio::time::sleep(Duration::from_millis(100)).await; // reply in, budget over
     assert_eq!(queue(&raw, &name).await, vec![field(&client, 2)]);
-    let _: () = raw
-        .custom(fred::cmd!("SCRIPT"), vec!["FLUSH"])
-        .await
-        .unwrap();
+    raw.script_flush(false).await.unwrap();
     assert!(waiter.as_mut().now_or_never().is_none()); // queue exit sent
     tokio::time::sleep(Duration::from_millis(50)).await; // NOSCRIPT in
     drop(waiter);

@@ -1177,10 +1177,7 @@ async fn a_renewal_round_in_flight_never_lands_after_a_partial_unlock() {
     let raw = server.raw().await;
     let name = key("rw-round-across-unlock");
     let (_, write) = halves(&client, &name, 1);
-    let _: Value = raw
-        .custom(redisson_lock::fred::cmd!("SCRIPT"), vec!["FLUSH"])
-        .await
-        .unwrap();
+    raw.script_flush(false).await.unwrap();
     // Caches the acquire and release scripts, not the renewal's.
     assert!(write
         .try_lock_with_lease(Duration::ZERO, LEASE)

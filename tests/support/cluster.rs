@@ -181,6 +181,12 @@ impl Cluster {
             .expect("a primary serves the slot")
     }
 
+    /// The port of the primary serving `key`'s slot (see [`Cluster::owner_of`]; from an
+    /// async test, inside `tokio::task::block_in_place`).
+    pub fn owner_of_key(&self, key: &str) -> u16 {
+        self.owner_of(redisson_lock::fred::util::redis_keyslot(key.as_bytes()))
+    }
+
     /// The port of a replica of the primary on `primary`.
     pub fn replica_of(&self, primary: u16) -> u16 {
         let topology = self.topology(primary);
@@ -332,4 +338,18 @@ impl ClusterNode {
     pub fn serves(&self, slot: u16) -> bool {
         self.slots.iter().any(|&(lo, hi)| (lo..=hi).contains(&slot))
     }
+}
+
+/// `PUBSUB SHARDNUMSUB channel` on the node on `port` alone.
+pub async fn shard_subscribers(port: u16, channel: &str) -> i64 {
+    let raw = RedisServer::raw_at(port).await;
+    let reply: Vec<redisson_lock::fred::types::Value> = raw
+        .custom(
+            redisson_lock::fred::cmd!("PUBSUB"),
+            vec!["SHARDNUMSUB", channel],
+        )
+        .await
+        .unwrap();
+    let _ = raw.quit().await;
+    reply[1].as_i64().unwrap()
 }

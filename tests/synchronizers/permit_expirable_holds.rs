@@ -442,22 +442,11 @@ async fn permits_on_a_cluster() {
         })
     };
     // The waiter is subscribed on the slot's owner: waiting.
-    let owner = {
-        let slot = redisson_lock::fred::util::redis_keyslot(name.as_bytes());
-        tokio::task::block_in_place(|| cluster.owner_of(slot))
-    };
-    let node = RedisServer::raw_at(owner).await;
+    let owner = tokio::task::block_in_place(|| cluster.owner_of_key(&name));
     let channel = sc(&name);
     assert!(
         eventually(Duration::from_secs(5), || async {
-            let reply: Vec<Value> = node
-                .custom(
-                    redisson_lock::fred::cmd!("PUBSUB"),
-                    vec!["SHARDNUMSUB", channel.as_str()],
-                )
-                .await
-                .unwrap();
-            reply[1].as_i64() == Some(1)
+            support::cluster::shard_subscribers(owner, &channel).await == 1
         })
         .await,
         "the waiter never subscribed on {owner}"
@@ -520,10 +509,7 @@ async fn a_renewal_round_in_flight_never_brings_back_a_released_permit() {
     let sem = client.get_permit_expirable_semaphore(&name);
     sem.try_set_permits(1).await.unwrap();
     // The acquire and release scripts cached, the renewal's not.
-    let _: Value = raw
-        .custom(redisson_lock::fred::cmd!("SCRIPT"), vec!["FLUSH"])
-        .await
-        .unwrap();
+    raw.script_flush(false).await.unwrap();
     sem.acquire_kept().await.unwrap().release().await.unwrap();
 
     let permit = sem.acquire_kept().await.unwrap();

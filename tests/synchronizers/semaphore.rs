@@ -675,21 +675,10 @@ async fn sharded_messages_on_a_cluster() {
         })
     };
     // The waiter is subscribed on the slot's owner (ours is there too): waiting.
-    let owner = {
-        let slot = redisson_lock::fred::util::redis_keyslot(name.as_bytes());
-        tokio::task::block_in_place(|| cluster.owner_of(slot))
-    };
-    let node = RedisServer::raw_at(owner).await;
+    let owner = tokio::task::block_in_place(|| cluster.owner_of_key(&name));
     assert!(
         eventually(Duration::from_secs(5), || async {
-            let reply: Vec<redisson_lock::fred::types::Value> = node
-                .custom(
-                    redisson_lock::fred::cmd!("PUBSUB"),
-                    vec!["SHARDNUMSUB", channel.as_str()],
-                )
-                .await
-                .unwrap();
-            reply[1].as_i64() == Some(2)
+            support::cluster::shard_subscribers(owner, &channel).await == 2
         })
         .await,
         "the waiter never subscribed on {owner}"

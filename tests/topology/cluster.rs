@@ -4,7 +4,7 @@
 //! waiter's subscription follows its slot to a new owner (a manual failover, a slot
 //! migration), where the server ended it on the old one.
 use crate::support;
-use support::cluster::Cluster;
+use support::cluster::{shard_subscribers, Cluster};
 use support::*;
 
 use std::time::{Duration, Instant};
@@ -122,20 +122,6 @@ async fn sharded_pubsub_and_per_slot_renewal_on_a_cluster() {
     other.shutdown().await.unwrap();
     client.shutdown().await.unwrap();
     let _ = shard_messages.0.quit().await;
-}
-
-/// `PUBSUB SHARDNUMSUB channel` on the node on `port` alone.
-async fn shard_subscribers(port: u16, channel: &str) -> i64 {
-    let raw = support::RedisServer::raw_at(port).await;
-    let reply: Vec<Value> = raw
-        .custom(
-            redisson_lock::fred::cmd!("PUBSUB"),
-            vec!["SHARDNUMSUB", channel],
-        )
-        .await
-        .unwrap();
-    let _ = raw.quit().await;
-    reply[1].as_i64().unwrap()
 }
 
 /// Every node's `PUBSUB SHARDNUMSUB channel`, as `port=count`, for failure messages.
