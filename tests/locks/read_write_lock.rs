@@ -1585,12 +1585,3 @@ async fn readers_of_the_same_client_let_a_waiting_writer_go_first() {
     );
     client.shutdown().await.unwrap();
 }
-
-/// Whether, within 5 s, `n` scripts ran since the last `CONFIG RESETSTAT` (where only the
-/// watchdog runs any: its renewal rounds, one every `PERIOD`).
-async fn scripts_ran(raw: &Client, n: u64) -> bool {
-    eventually(Duration::from_secs(5), || async {
-        script_calls(raw).await >= n
-    })
-    .await
-}

@@ -83,16 +83,6 @@ fn spawn_lock<K: redisson_lock::LockKind>(
     })
 }
 
-/// Waits until `client` has run at least `n` more scripts (read from `INFO`), i.e. a
-/// waiter is past its first attempt.
-async fn scripts_at_least(raw: &Client, n: u64) {
-    let ran = eventually(Duration::from_secs(10), || async {
-        script_calls(raw).await >= n
-    })
-    .await;
-    assert!(ran, "expected {n} script calls");
-}
-
 // ---- 1. raw state, and nothing published ------------------------------------------------
 
 #[tokio::test]
@@ -371,7 +361,7 @@ async fn a_spin_waiter_polls_past_an_rlock_holder() {
     rlock.lock().await.unwrap();
     reset_stats(&raw).await;
     let waiter = spawn_lock(spin_client.get_spin_lock(&name));
-    scripts_at_least(&raw, 3).await; // it is polling
+    assert!(scripts_ran(&raw, 3).await, "the waiter is not polling");
     assert!(!waiter.is_finished());
     assert_no_subscription(&raw, &[&rlock_client, &spin_client], &name).await;
     tokio::time::sleep(ms(500)).await;
@@ -589,7 +579,8 @@ async fn a_spin_waiter_in_a_long_step_sees_shutdown_promptly() {
         client.get_spin_lock_with(&name, Backoff::constant(Duration::from_secs(30)).unwrap());
     reset_stats(&raw).await;
     let waiter = tokio::spawn(async move { lock.lock().await });
-    scripts_at_least(&raw, 1).await; // it tried, and now sleeps its 30 s step
+    // It tried, and now sleeps its 30 s step.
+    assert!(scripts_ran(&raw, 1).await, "the waiter never tried");
     client.shutdown().await.unwrap();
     let stopped = Instant::now();
     let result = tokio::time::timeout(Duration::from_secs(10), waiter)

@@ -388,8 +388,22 @@ where
 pub async fn rearmed(raw: &fred::prelude::Client, key: &str) -> bool {
     let (before, since) = (pttl(raw, key).await, Instant::now());
     eventually(Duration::from_secs(5), || async {
-        let now = pttl(raw, key).await;
-        now > 0 && now > before - since.elapsed().as_millis() as i64 + 50
+        rearmed_since(pttl(raw, key).await, before, since.elapsed())
+    })
+    .await
+}
+
+/// Whether a PTTL read now (`now`) shows the key re-armed since `before` was read,
+/// `elapsed` ago: it exists and has more time left than it would with no renewal.
+pub fn rearmed_since(now: i64, before: i64, elapsed: Duration) -> bool {
+    now > 0 && now > before - elapsed.as_millis() as i64 + 50
+}
+
+/// Whether, within 10 s, at least `n` scripts (`EVALSHA` or `EVAL`) ran since the last
+/// `CONFIG RESETSTAT`.
+pub async fn scripts_ran(raw: &fred::prelude::Client, n: u64) -> bool {
+    eventually(Duration::from_secs(10), || async {
+        script_calls(raw).await >= n
     })
     .await
 }
