@@ -4,6 +4,8 @@
 -- KEYS: the object's keys (one hash slot).
 -- ARGV[1]: 'pexpire' (ARGV[2] = time to live, ms), 'pexpireat' (ARGV[2] = epoch ms) or
 --          'persist'.
+-- ARGV[3]: '' (every key), or Redis 7's 'XX', 'NX', 'GT' or 'LT' (Redisson's expireIfSet,
+--          expireIfNotSet, expireIfGreater, expireIfLess): the keys the command changes.
 -- Reply: 1 when the command changed at least one key (a key that exists got the TTL, or
 -- lost it), else 0: Redisson's boolean.
 local command = ARGV[1]
@@ -12,6 +14,8 @@ for index = 1, #KEYS do
     local done
     if command == 'persist' then
         done = redis.call('persist', KEYS[index])
+    elseif ARGV[3] ~= nil and ARGV[3] ~= '' then
+        done = redis.call(command, KEYS[index], ARGV[2], ARGV[3])
     else
         done = redis.call(command, KEYS[index], ARGV[2])
     end

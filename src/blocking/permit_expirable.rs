@@ -277,6 +277,75 @@ impl PermitExpirableSemaphore {
         /// ```
         pub fn expire_at(&self, at: std::time::SystemTime) -> Result<bool>;
 
+        /// See [`crate::PermitExpirableSemaphore::expire_if_set`]: both keys together.
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let sem = client.get_permit_expirable_semaphore("jobs");
+        /// sem.expire_if_set(std::time::Duration::from_secs(60))?;
+        /// # Ok(()) }
+        /// ```
+        pub fn expire_if_set(&self, when: impl Into<crate::synchronizers::Expiration> + Send + 'static) -> Result<bool>;
+
+        /// See [`crate::PermitExpirableSemaphore::expire_if_not_set`]: both keys together.
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let sem = client.get_permit_expirable_semaphore("jobs");
+        /// sem.expire_if_not_set(std::time::Duration::from_secs(3600))?;
+        /// # Ok(()) }
+        /// ```
+        pub fn expire_if_not_set(&self, when: impl Into<crate::synchronizers::Expiration> + Send + 'static) -> Result<bool>;
+
+        /// See [`crate::PermitExpirableSemaphore::expire_if_greater`]: both keys together.
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let sem = client.get_permit_expirable_semaphore("jobs");
+        /// sem.expire_if_greater(std::time::Duration::from_secs(600))?;
+        /// # Ok(()) }
+        /// ```
+        pub fn expire_if_greater(&self, when: impl Into<crate::synchronizers::Expiration> + Send + 'static) -> Result<bool>;
+
+        /// See [`crate::PermitExpirableSemaphore::expire_if_less`]: both keys together.
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// let sem = client.get_permit_expirable_semaphore("jobs");
+        /// sem.expire_if_less(std::time::Duration::from_secs(60))?;
+        /// # Ok(()) }
+        /// ```
+        pub fn expire_if_less(&self, when: impl Into<crate::synchronizers::Expiration> + Send + 'static) -> Result<bool>;
+
+        /// See [`crate::PermitExpirableSemaphore::expire_time`].
+        ///
+        /// # Errors
+        /// As the async method.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+        /// println!("{:?}", client.get_permit_expirable_semaphore("jobs").expire_time()?);
+        /// # Ok(()) }
+        /// ```
+        pub fn expire_time(&self) -> Result<crate::synchronizers::ExpireTime>;
+
         /// See [`crate::PermitExpirableSemaphore::clear_expire`].
         ///
         /// # Errors

@@ -241,6 +241,79 @@ impl Semaphore {
         self.run(|s| async move { s.expire_at(at).await })
     }
 
+    /// See [`crate::Semaphore::expire_if_set`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// semaphore.expire_if_set(std::time::Duration::from_secs(60))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn expire_if_set(&self, when: impl Into<crate::synchronizers::Expiration>) -> Result<bool> {
+        let when = when.into();
+        self.run(|s| async move { s.expire_if_set(when).await })
+    }
+
+    /// See [`crate::Semaphore::expire_if_not_set`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// semaphore.expire_if_not_set(std::time::Duration::from_secs(3600))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn expire_if_not_set(
+        &self,
+        when: impl Into<crate::synchronizers::Expiration>,
+    ) -> Result<bool> {
+        let when = when.into();
+        self.run(|s| async move { s.expire_if_not_set(when).await })
+    }
+
+    /// See [`crate::Semaphore::expire_if_greater`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// semaphore.expire_if_greater(std::time::Duration::from_secs(600))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn expire_if_greater(
+        &self,
+        when: impl Into<crate::synchronizers::Expiration>,
+    ) -> Result<bool> {
+        let when = when.into();
+        self.run(|s| async move { s.expire_if_greater(when).await })
+    }
+
+    /// See [`crate::Semaphore::expire_if_less`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// semaphore.expire_if_less(std::time::Duration::from_secs(60))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn expire_if_less(
+        &self,
+        when: impl Into<crate::synchronizers::Expiration>,
+    ) -> Result<bool> {
+        let when = when.into();
+        self.run(|s| async move { s.expire_if_less(when).await })
+    }
+
+    /// See [`crate::Semaphore::expire_time`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(semaphore: redisson_lock::blocking::Semaphore) -> redisson_lock::Result<()> {
+    /// println!("{:?}", semaphore.expire_time()?);
+    /// # Ok(()) }
+    /// ```
+    pub fn expire_time(&self) -> Result<crate::synchronizers::ExpireTime> {
+        self.run(|s| async move { s.expire_time().await })
+    }
+
     /// See [`crate::Semaphore::clear_expire`].
     ///
     /// # Examples

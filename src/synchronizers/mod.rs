@@ -35,5 +35,6 @@ pub(crate) mod latch;
 pub(crate) mod permit_expirable;
 pub(crate) mod semaphore;
 
+pub use expiry::{Expiration, ExpireTime};
 pub use permit_expirable::{Permit, PermitId, PermitIdError};
 pub use semaphore::SemaphorePermits;

@@ -15,14 +15,27 @@
 //!   (4.7.0), where the crate answers an empty list at once;
 //! * Java's `tryLockAndGetToken()` without a wait blocks while the crate holds the lock
 //!   (and gets a token once it is released), where the crate's one-attempt form answers
-//!   `None` at once.
+//!   `None` at once;
+//! * the conditional expiry (`expireIfSet`, `expireIfNotSet`, `expireIfGreater`,
+//!   `expireIfLess`, in their `Duration` and `Instant` forms) and `getExpireTime` of both
+//!   semaphores, which the driver has no verbs for: real Redisson's own methods run in
+//!   `probe/ExpiryProbe.java` (compiled here against each version's jars; it needs
+//!   `javac`, a JDK 17); from each starting state (no key, no TTL, a shorter and a longer
+//!   TTL set by Java) both answer alike, and the TTLs Java's `objttl` then reads, and both
+//!   keys of the permit semaphore, are the same.
 
-use std::time::{Duration, SystemTime};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::support::real_java::{JavaClient, Version};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::support::real_java::{java_dir, JavaClient, Version};
 use crate::support::*;
 
 use redisson_lock::fred::prelude::KeysInterface;
+use redisson_lock::synchronizers::{Expiration, ExpireTime};
 
 type Raw = redisson_lock::fred::prelude::Client;
 
@@ -273,5 +286,282 @@ async fn expiry_existence_and_zero_permits_beside_java() {
         started.elapsed()
     );
     let _: i64 = raw.del("x3-sem").await.unwrap();
+    client.shutdown().await.unwrap();
+}
+
+/// Real Redisson's `expireIf*` and `getExpireTime` (`probe/ExpiryProbe.java`), one JVM.
+struct ExpiryProbe {
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+    _child: Child,
+}
+
+impl ExpiryProbe {
+    /// Compiles the probe against `version`'s jars (once per build folder) and starts it
+    /// on `url`.
+    async fn start(version: Version, url: &str) -> ExpiryProbe {
+        let dir = java_dir();
+        let classes =
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("expiry-probe-{version}"));
+        let source =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/java/probe/ExpiryProbe.java");
+        assert!(
+            std::process::Command::new("javac")
+                .arg("-version")
+                .output()
+                .is_ok(),
+            "this test compiles a small Java program against real Redisson and needs `javac` \
+             (a JDK 17): apt-get install -y openjdk-17-jdk-headless"
+        );
+        let script = format!(
+            ". '{}/classpath.sh' {version} && mkdir -p '{classes}' && \
+             javac -nowarn -d '{classes}' -cp \"$JAVA_CP\" '{source}' && \
+             exec java $JAVA_OPTS_BASE -cp '{classes}':\"$JAVA_CP\" ExpiryProbe '{url}'",
+            dir.display(),
+            classes = classes.display(),
+            source = source.display(),
+        );
+        let mut child = Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("bash runs the expiry probe");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        let ready = tokio::time::timeout(Duration::from_secs(60), stdout.next_line()).await;
+        assert!(
+            matches!(&ready, Ok(Ok(Some(line))) if line == "READY"),
+            "the expiry probe of Redisson {version} did not start: {ready:?}"
+        );
+        ExpiryProbe {
+            stdin,
+            stdout,
+            _child: child,
+        }
+    }
+
+    async fn call(&mut self, line: &str) -> String {
+        self.stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        self.stdin.flush().await.unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line()).await;
+        match answer {
+            Ok(Ok(Some(answer))) => answer,
+            other => panic!("the expiry probe did not answer `{line}`: {other:?}"),
+        }
+    }
+}
+
+/// A starting state of an object before a conditional expiry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Start {
+    NoKey,
+    NoTtl,
+    /// A TTL Java set, shorter than the new one (20 s against 40 s).
+    Shorter,
+    /// Longer than the new one (60 s).
+    Longer,
+}
+
+/// Whether a conditional expiry changes a key that is in a [`Start`].
+type Changes = fn(Start) -> bool;
+
+/// The conditional expiries: the probe's verb, and whether Redis changes a key in `start`.
+const CONDITIONS: [(&str, Changes); 4] = [
+    ("ifset", |s| matches!(s, Start::Shorter | Start::Longer)),
+    ("ifnotset", |s| s == Start::NoTtl),
+    ("ifgreater", |s| s == Start::Shorter),
+    ("ifless", |s| matches!(s, Start::NoTtl | Start::Longer)),
+];
+
+/// The new expiry: 40 s from now.
+const NEW_TTL_MS: i64 = 40_000;
+
+/// Sets up `kind`'s object `name` in `start` through Java.
+async fn start_state(java: &JavaClient, kind: &str, name: &str, start: Start) {
+    if start == Start::NoKey {
+        return;
+    }
+    if kind == "sem" {
+        assert!(java.bool(&format!("semset {name} 3")).await);
+    } else {
+        assert!(java.bool(&format!("pesset {name} 2")).await);
+        // A leased permit: the leases' key `{N}:timeout` exists too.
+        let id = java.call(&format!("pesacquire {name} 300000 A")).await;
+        assert_eq!(id.len(), 32, "{id}");
+    }
+    let ttl = match start {
+        Start::Shorter => 20_000,
+        Start::Longer => 60_000,
+        _ => return,
+    };
+    assert!(java.bool(&format!("objexpire {kind} {name} {ttl}")).await);
+}
+
+/// The crate's conditional expiry `verb` on `kind`'s object `name`.
+async fn crate_expire_if(
+    client: &redisson_lock::Client,
+    kind: &str,
+    name: &str,
+    verb: &str,
+    when: Expiration,
+) -> bool {
+    let sem = client.get_semaphore(name);
+    let pes = client.get_permit_expirable_semaphore(name);
+    match (kind, verb) {
+        ("sem", "ifset") => sem.expire_if_set(when).await,
+        ("sem", "ifnotset") => sem.expire_if_not_set(when).await,
+        ("sem", "ifgreater") => sem.expire_if_greater(when).await,
+        ("sem", _) => sem.expire_if_less(when).await,
+        (_, "ifset") => pes.expire_if_set(when).await,
+        (_, "ifnotset") => pes.expire_if_not_set(when).await,
+        (_, "ifgreater") => pes.expire_if_greater(when).await,
+        _ => pes.expire_if_less(when).await,
+    }
+    .unwrap()
+}
+
+/// The crate's `expire_time` of `kind`'s object `name`, as Redisson's number.
+async fn crate_expire_time(client: &redisson_lock::Client, kind: &str, name: &str) -> i64 {
+    let time = if kind == "sem" {
+        client.get_semaphore(name).expire_time().await
+    } else {
+        client
+            .get_permit_expirable_semaphore(name)
+            .expire_time()
+            .await
+    };
+    match time.unwrap() {
+        ExpireTime::Missing => -2,
+        ExpireTime::Never => -1,
+        ExpireTime::At(at) => at.duration_since(UNIX_EPOCH).unwrap().as_millis() as i64,
+    }
+}
+
+/// Two TTLs read a moment apart agree: the same "none"/"no key", or within 2 s.
+fn same_ttl(a: i64, b: i64) -> bool {
+    if a < 0 || b < 0 {
+        return a == b;
+    }
+    (a - b).abs() <= 2_000
+}
+
+/// Every conditional expiry, in both forms, from every start, on both semaphores: Java's
+/// method and the crate's answer alike and leave the same TTLs on every key.
+async fn conditional_expiry(
+    java: &JavaClient,
+    probe: &mut ExpiryProbe,
+    client: &redisson_lock::Client,
+    raw: &Raw,
+) -> usize {
+    let v = java.version();
+    let tag = match v {
+        Version::V3_23_3 => "c3",
+        Version::V4_7_0 => "c4",
+    };
+    let mut cases = 0;
+    for kind in ["sem", "pes"] {
+        for (n, (verb, changes)) in CONDITIONS.iter().enumerate() {
+            // `ifnotset` and `ifless` in Java's `Instant` form, the others as a `Duration`.
+            let instant = n % 2 == 1;
+            for start in [Start::NoKey, Start::NoTtl, Start::Shorter, Start::Longer] {
+                let what =
+                    format!("Redisson {v} {kind} {verb} (instant: {instant}) from {start:?}");
+                let java_name = format!("{tag}-{kind}-{verb}-{start:?}-j");
+                let crate_name = format!("{tag}-{kind}-{verb}-{start:?}-c");
+                start_state(java, kind, &java_name, start).await;
+                start_state(java, kind, &crate_name, start).await;
+                let now = SystemTime::now();
+                let (line, when) = if instant {
+                    let at = now + Duration::from_millis(NEW_TTL_MS as u64);
+                    let ms = at.duration_since(UNIX_EPOCH).unwrap().as_millis();
+                    (
+                        format!("{kind} {java_name} {verb}at {ms}"),
+                        Expiration::At(at),
+                    )
+                } else {
+                    let ttl = Duration::from_millis(NEW_TTL_MS as u64);
+                    (
+                        format!("{kind} {java_name} {verb} {NEW_TTL_MS}"),
+                        Expiration::After(ttl),
+                    )
+                };
+                let java_answer = probe.call(&line).await;
+                let crate_answer = crate_expire_if(client, kind, &crate_name, verb, when).await;
+                assert_eq!(java_answer, crate_answer.to_string(), "{what}");
+                assert_eq!(crate_answer, changes(start), "{what}");
+                // The TTL Java reads, and both keys of the permit semaphore.
+                let java_ttl = java.int(&format!("objttl {kind} {java_name}")).await;
+                let crate_ttl = java.int(&format!("objttl {kind} {crate_name}")).await;
+                assert!(
+                    same_ttl(java_ttl, crate_ttl),
+                    "{what}: objttl {java_ttl} / {crate_ttl}"
+                );
+                if changes(start) {
+                    assert!(same_ttl(crate_ttl, NEW_TTL_MS), "{what}: {crate_ttl}");
+                }
+                if kind == "pes" {
+                    let leases = |name: &str| format!("{{{name}}}:timeout");
+                    let java_leases: i64 = raw.pttl(leases(&java_name)).await.unwrap();
+                    let crate_leases: i64 = raw.pttl(leases(&crate_name)).await.unwrap();
+                    assert!(
+                        same_ttl(java_leases, crate_leases),
+                        "{what}: the leases' TTL {java_leases} / {crate_leases}"
+                    );
+                    assert!(same_ttl(crate_leases, crate_ttl), "{what}: keys apart");
+                }
+                // getExpireTime of the crate's object, read by both: the same millisecond.
+                let java_time = probe.call(&format!("{kind} {crate_name} expiretime")).await;
+                let crate_time = crate_expire_time(client, kind, &crate_name).await;
+                assert_eq!(java_time, crate_time.to_string(), "{what}: expire time");
+                let java_own: i64 = probe
+                    .call(&format!("{kind} {java_name} expiretime"))
+                    .await
+                    .parse()
+                    .unwrap();
+                assert!(
+                    same_ttl(java_own, crate_time),
+                    "{what}: {java_own} / {crate_time}"
+                );
+                for name in [&java_name, &crate_name] {
+                    let _: i64 = raw
+                        .del(vec![name.clone(), format!("{{{name}}}:timeout")])
+                        .await
+                        .unwrap();
+                }
+                cases += 1;
+            }
+        }
+    }
+    cases
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
+async fn conditional_expiry_and_expire_time_beside_java() {
+    let server = RedisServer::start();
+    let raw = server.raw().await;
+    let url = server.url();
+    let ([old, new], client, mut probe3, mut probe4) = tokio::join!(
+        JavaClient::both(&url),
+        server.client(),
+        ExpiryProbe::start(Version::V3_23_3, &url),
+        ExpiryProbe::start(Version::V4_7_0, &url)
+    );
+    let started = std::time::Instant::now();
+    let (n3, n4) = tokio::join!(
+        conditional_expiry(&old, &mut probe3, &client, &raw),
+        conditional_expiry(&new, &mut probe4, &client, &raw)
+    );
+    eprintln!(
+        "conditional expiry: {n3} cases (3.23.3) and {n4} (4.7.0) agreed ({:?})",
+        started.elapsed()
+    );
     client.shutdown().await.unwrap();
 }

@@ -204,3 +204,92 @@ fn blocking_twins() {
     assert!(!client.get_count_down_latch("nope").is_exists().unwrap());
     client.shutdown().unwrap();
 }
+
+/// Redis 7's conditional expiry (Redisson's `expireIfSet`, `expireIfNotSet`,
+/// `expireIfGreater`, `expireIfLess`) and `PEXPIRETIME` (`getExpireTime`): on the
+/// semaphore's key, and on both keys of the permit-expirable semaphore, the leases' key
+/// with a TTL of its own that only the condition decides about.
+#[tokio::test]
+async fn conditional_expiry_and_expire_time() {
+    use redisson_lock::synchronizers::ExpireTime;
+    let server = RedisServer::start();
+    let raw = server.raw().await;
+    let client = server.client().await;
+    let name = key("sem-if");
+    let sem = client.get_semaphore(&name);
+    let ttl = |s: u64| Duration::from_secs(s);
+
+    // No key: nothing changes, and no expire time.
+    assert!(!sem.expire_if_not_set(ttl(10)).await.unwrap());
+    assert!(!sem.expire_if_less(ttl(10)).await.unwrap());
+    assert_eq!(sem.expire_time().await.unwrap(), ExpireTime::Missing);
+    assert!(!exists(&raw, &name).await);
+
+    assert!(sem.try_set_permits(2).await.unwrap());
+    assert_eq!(sem.expire_time().await.unwrap(), ExpireTime::Never);
+    assert!(!sem.expire_if_set(ttl(30)).await.unwrap(), "XX: no TTL yet");
+    assert!(
+        !sem.expire_if_greater(ttl(30)).await.unwrap(),
+        "GT: none is forever"
+    );
+    assert_eq!(pttl(&raw, &name).await, -1);
+    assert!(sem.expire_if_not_set(ttl(30)).await.unwrap(), "NX");
+    assert!(about(pttl(&raw, &name).await, 30_000));
+    assert!(
+        !sem.expire_if_not_set(ttl(90)).await.unwrap(),
+        "NX: one is set"
+    );
+    assert!(
+        !sem.expire_if_less(ttl(60)).await.unwrap(),
+        "LT: 60 s is later"
+    );
+    assert!(sem.expire_if_greater(ttl(60)).await.unwrap(), "GT");
+    assert!(about(pttl(&raw, &name).await, 60_000));
+    let at = SystemTime::now() + ttl(20);
+    assert!(sem.expire_if_less(at).await.unwrap(), "LT, an instant");
+    assert!(about(pttl(&raw, &name).await, 20_000));
+    assert!(sem.expire_if_set(ttl(45)).await.unwrap(), "XX");
+    let ExpireTime::At(when) = sem.expire_time().await.unwrap() else {
+        panic!("no expire time");
+    };
+    let left = when.duration_since(SystemTime::now()).unwrap_or_default();
+    assert!(left > ttl(40) && left <= ttl(46), "{left:?}");
+    assert!(
+        sem.expire_if_less(Duration::ZERO).await.is_err(),
+        "under 1 ms"
+    );
+
+    // The permit-expirable semaphore: both keys, each by its own TTL.
+    let pes_name = key("pes-if");
+    let pes = client.get_permit_expirable_semaphore(&pes_name);
+    let leases = format!("{{{pes_name}}}:timeout");
+    assert!(pes.try_set_permits(2).await.unwrap());
+    let _id = pes.acquire(Some(ttl(300))).await.unwrap();
+    assert!(exists(&raw, &leases).await);
+    let _: bool = raw.pexpire(&leases, 50_000, None).await.unwrap();
+    // NX: only the count, which has no TTL; XX then changes both.
+    assert!(pes.expire_if_not_set(ttl(30)).await.unwrap());
+    assert!(about(pttl(&raw, &pes_name).await, 30_000));
+    assert!(
+        about(pttl(&raw, &leases).await, 50_000),
+        "the leases kept theirs"
+    );
+    assert!(
+        pes.expire_if_greater(ttl(40)).await.unwrap(),
+        "GT: the count's 30 s"
+    );
+    assert!(about(pttl(&raw, &pes_name).await, 40_000));
+    assert!(about(pttl(&raw, &leases).await, 50_000), "GT: 50 s stays");
+    assert!(pes.expire_if_set(ttl(20)).await.unwrap());
+    assert!(about(pttl(&raw, &pes_name).await, 20_000));
+    assert!(about(pttl(&raw, &leases).await, 20_000));
+    assert!(
+        !pes.expire_if_not_set(ttl(20)).await.unwrap(),
+        "both have one"
+    );
+    assert!(matches!(
+        pes.expire_time().await.unwrap(),
+        ExpireTime::At(_)
+    ));
+    client.shutdown().await.unwrap();
+}

@@ -7,12 +7,17 @@ use std::time::{Duration, SystemTime};
 
 use super::PermitExpirableSemaphore;
 use crate::error::Result;
-use crate::synchronizers::expiry::{self, Expiry};
+use crate::synchronizers::expiry::{self, Expiration, ExpireTime, Expiry, If};
 
 #[cfg(doc)]
 use crate::error::Error;
 
 impl PermitExpirableSemaphore {
+    /// A conditional expiry of both keys.
+    async fn change_if(&self, when: Expiration, only: If) -> Result<bool> {
+        self.change_expiry(Expiry::Set(when, Some(only))).await
+    }
+
     /// Applies `expiry` to both keys.
     async fn change_expiry(&self, expiry: Expiry) -> Result<bool> {
         self.shared.check_usable()?;
@@ -47,7 +52,7 @@ impl PermitExpirableSemaphore {
     /// # Ok(()) }
     /// ```
     pub async fn expire(&self, ttl: Duration) -> Result<bool> {
-        self.change_expiry(Expiry::After(ttl)).await
+        self.change_expiry(Expiry::after(ttl)).await
     }
 
     /// Makes both keys expire at `at` (`PEXPIREAT`, the server's clock); whether either
@@ -68,7 +73,7 @@ impl PermitExpirableSemaphore {
     /// # Ok(()) }
     /// ```
     pub async fn expire_at(&self, at: SystemTime) -> Result<bool> {
-        self.change_expiry(Expiry::At(at)).await
+        self.change_expiry(Expiry::at(at)).await
     }
 
     /// Removes both keys' expiry (`PERSIST`); whether either had one.
@@ -128,5 +133,126 @@ impl PermitExpirableSemaphore {
     pub async fn is_exists(&self) -> Result<bool> {
         self.shared.check_usable()?;
         expiry::exists(&self.shared.context, &self.shared.name).await
+    }
+
+    /// `PEXPIRE ... XX`: sets the expiry of each of the semaphore's two keys (its count `N` and its leases `{N}:timeout`) only where one is set already; whether either changed (Redisson's boolean: `false` also for a semaphore that does not
+    /// exist). `when` is a time to live ([`Duration`], Java's `Duration`) or a wall-clock
+    /// time ([`SystemTime`], Java's `Instant`). Needs Redis 7.0 or later (Valkey 7.2+), as
+    /// Redisson's method does.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a time to live under 1 ms or a time before 1970;
+    /// [`Error::Redis`] (a server before 7.0 refuses the option), [`Error::Shutdown`].
+    ///
+    /// # Redisson equivalent
+    /// `RPermitExpirableSemaphore#expireIfSet(Duration)` / `expireIfSet(Instant)` (`RExpirable`)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(sem: redisson_lock::PermitExpirableSemaphore) -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// // Shorten (or lengthen) a TTL that exists; leave a semaphore without one alone.
+    /// sem.expire_if_set(Duration::from_secs(60)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn expire_if_set(&self, when: impl Into<Expiration>) -> Result<bool> {
+        self.change_if(when.into(), If::Set).await
+    }
+
+    /// `PEXPIRE ... NX`: sets the expiry of each of the semaphore's two keys (its count `N` and its leases `{N}:timeout`) only where none is set; whether either changed (Redisson's boolean: `false` also for a semaphore that does not
+    /// exist). `when` is a time to live ([`Duration`], Java's `Duration`) or a wall-clock
+    /// time ([`SystemTime`], Java's `Instant`). Needs Redis 7.0 or later (Valkey 7.2+), as
+    /// Redisson's method does.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a time to live under 1 ms or a time before 1970;
+    /// [`Error::Redis`] (a server before 7.0 refuses the option), [`Error::Shutdown`].
+    ///
+    /// # Redisson equivalent
+    /// `RPermitExpirableSemaphore#expireIfNotSet(Duration)` / `expireIfNotSet(Instant)` (`RExpirable`)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(sem: redisson_lock::PermitExpirableSemaphore) -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// // Give it a TTL unless someone already did.
+    /// sem.expire_if_not_set(Duration::from_secs(3600)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn expire_if_not_set(&self, when: impl Into<Expiration>) -> Result<bool> {
+        self.change_if(when.into(), If::NotSet).await
+    }
+
+    /// `PEXPIRE ... GT`: sets the expiry of each of the semaphore's two keys (its count `N` and its leases `{N}:timeout`) only where the new one is later than the one it has (a key without an expiry never expires, so it is left alone); whether either changed (Redisson's boolean: `false` also for a semaphore that does not
+    /// exist). `when` is a time to live ([`Duration`], Java's `Duration`) or a wall-clock
+    /// time ([`SystemTime`], Java's `Instant`). Needs Redis 7.0 or later (Valkey 7.2+), as
+    /// Redisson's method does.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a time to live under 1 ms or a time before 1970;
+    /// [`Error::Redis`] (a server before 7.0 refuses the option), [`Error::Shutdown`].
+    ///
+    /// # Redisson equivalent
+    /// `RPermitExpirableSemaphore#expireIfGreater(Duration)` / `expireIfGreater(Instant)` (`RExpirable`)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(sem: redisson_lock::PermitExpirableSemaphore) -> redisson_lock::Result<()> {
+    /// use std::time::{Duration, SystemTime};
+    /// // Extend, never shorten: an `Instant` as Java's expireIfGreater(Instant).
+    /// sem.expire_if_greater(SystemTime::now() + Duration::from_secs(600)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn expire_if_greater(&self, when: impl Into<Expiration>) -> Result<bool> {
+        self.change_if(when.into(), If::Greater).await
+    }
+
+    /// `PEXPIRE ... LT`: sets the expiry of each of the semaphore's two keys (its count `N` and its leases `{N}:timeout`) only where the new one is earlier than the one it has, or where it has none; whether either changed (Redisson's boolean: `false` also for a semaphore that does not
+    /// exist). `when` is a time to live ([`Duration`], Java's `Duration`) or a wall-clock
+    /// time ([`SystemTime`], Java's `Instant`). Needs Redis 7.0 or later (Valkey 7.2+), as
+    /// Redisson's method does.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a time to live under 1 ms or a time before 1970;
+    /// [`Error::Redis`] (a server before 7.0 refuses the option), [`Error::Shutdown`].
+    ///
+    /// # Redisson equivalent
+    /// `RPermitExpirableSemaphore#expireIfLess(Duration)` / `expireIfLess(Instant)` (`RExpirable`)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(sem: redisson_lock::PermitExpirableSemaphore) -> redisson_lock::Result<()> {
+    /// use std::time::Duration;
+    /// // Make sure it is gone within a minute at the latest.
+    /// sem.expire_if_less(Duration::from_secs(60)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn expire_if_less(&self, when: impl Into<Expiration>) -> Result<bool> {
+        self.change_if(when.into(), If::Less).await
+    }
+
+    /// When the count key `N` expires (`PEXPIRETIME`, as Redisson reads it):
+    /// [`ExpireTime::Missing`] when the semaphore does not exist (Redisson's `-2`),
+    /// [`ExpireTime::Never`] without an expiry (`-1`), else the time by the server's clock.
+    /// Needs Redis 7.0 or later.
+    ///
+    /// # Errors
+    /// [`Error::Redis`] (a server before 7.0 has no `PEXPIRETIME`), [`Error::Shutdown`].
+    ///
+    /// # Redisson equivalent
+    /// `RPermitExpirableSemaphore#getExpireTime()` (`RExpirable`)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(sem: redisson_lock::PermitExpirableSemaphore) -> redisson_lock::Result<()> {
+    /// use redisson_lock::synchronizers::ExpireTime;
+    /// if let ExpireTime::At(at) = sem.expire_time().await? {
+    ///     println!("gone at {at:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn expire_time(&self) -> Result<ExpireTime> {
+        self.shared.check_usable()?;
+        expiry::expire_time(&self.shared.context, &self.shared.name).await
     }
 }
