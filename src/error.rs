@@ -175,7 +175,7 @@ pub enum Error {
     /// that was not given or that it does not trust, or the server does not speak TLS.
     #[error("TLS connection to Redis failed: {reason}")]
     Tls {
-        /// What the TLS library or the server said.
+        /// The address(es) tried and what the TLS library or the server said.
         reason: String,
     },
 
@@ -230,7 +230,10 @@ pub enum Error {
         reply: String,
     },
 
-    /// Redis or the connection failed. The source is fred's error.
+    /// Redis or the connection failed. The source is fred's error. When
+    /// [`Client::connect`](crate::Client::connect) fails, its text names the address(es)
+    /// tried and the reason, as in `Redis error: IO Error: cannot connect to Redis at
+    /// 127.0.0.1:1: Connection refused (os error 111)`.
     #[error("Redis error: {0}")]
     Redis(#[from] fred::error::Error),
 }

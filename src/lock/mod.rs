@@ -46,6 +46,11 @@
 //! acquisition registers with the renewal registry before the caller sees it, and every
 //! unlock removes one registration.
 
+// `handle` first: rustdoc lists a type's impl blocks in module order, so `Lock<K>`'s page
+// opens with `handle.rs`'s general methods (`lock`, `unlock`) and the fenced-only ones
+// (`fenced.rs`) follow.
+mod handle;
+
 mod acquiring;
 mod backoff;
 pub(crate) mod base;
@@ -55,7 +60,6 @@ pub(crate) mod fair;
 pub(crate) mod faster_multi;
 pub(crate) mod fenced;
 mod guard;
-mod handle;
 pub(crate) mod holds;
 mod key_cache;
 mod kind;

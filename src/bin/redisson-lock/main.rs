@@ -430,8 +430,9 @@ async fn connect(url: &str, access: &Access, timeout: Duration) -> Result<Sessio
         Ok(Err(error)) => {
             return Err(Failure::Redis {
                 url: shown,
-                cause: format!("cannot connect: {error}"),
-            })
+                // The error names what it tried to reach and why ("cannot connect to ...").
+                cause: error.to_string(),
+            });
         }
         Err(_) => {
             return Err(Failure::Redis {
