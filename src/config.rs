@@ -24,7 +24,7 @@ pub use crate::connection::config::{
 };
 #[cfg(feature = "redisson-yaml")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redisson-yaml")))]
-pub use crate::connection::config::{RedissonFile, RedissonTopology};
+pub use crate::connection::config::{RedissonFile, RedissonFileOptions, RedissonTopology};
 pub use crate::connection::secrets::redacted_url;
 pub use crate::connection::tls::{ClusterTlsNames, TlsBackend, TlsOptions};
 pub use crate::error::RedissonFileError;

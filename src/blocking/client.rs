@@ -344,7 +344,8 @@ impl Client {
     }
 
     /// The per-key locks, semaphores and latches of the Java map `name`, keys encoded with
-    /// Redisson's default codec `Kryo5Codec` (see [`crate::Client::map`]). No I/O.
+    /// the client's codec (its configuration's [`codec`](crate::Config::codec): Redisson's
+    /// default `Kryo5Codec` unless it names another; see [`crate::Client::map`]). No I/O.
     ///
     /// # Redisson equivalent
     /// `RedissonClient#getMap(String name)`, then `getLock(key)` and its siblings
@@ -381,7 +382,7 @@ impl Client {
         self.entries(self.shared.client.map_with_codec(name, codec))
     }
 
-    /// The per-value objects of the Java set `name` (`Kryo5Codec`; see
+    /// The per-value objects of the Java set `name` (the client's codec; see
     /// [`crate::Client::set`]). No I/O.
     ///
     /// # Redisson equivalent

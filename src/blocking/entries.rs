@@ -59,7 +59,8 @@ impl EntryObjects {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::blocking::Client) {
-    /// assert_eq!(client.map("orders").codec(), redisson_lock::codec::JavaCodec::Kryo5);
+    /// // The client's codec: Kryo5Codec unless the configuration names another.
+    /// println!("{:?}", client.map("orders").codec());
     /// # }
     /// ```
     pub fn codec(&self) -> JavaCodec {

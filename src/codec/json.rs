@@ -28,6 +28,16 @@ pub(super) fn encode(
             out.push(b']');
         }
         JavaValue::Boolean(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        JavaValue::Uuid(_) if uuids == JsonUuids::Unknown => {
+            return Err(CodecError::Unsupported {
+                codec: "JsonJacksonCodec",
+                java_class: "java.util.UUID",
+                reason: "Redisson before 3.55.0 writes a UUID as a JSON string, 3.55.0 and \
+                         later (4.x) as a typed array, and the configuration does not say \
+                         which the Java side runs; give JsonUuids::Plain or JsonUuids::Typed \
+                         (ConfigBuilder::codec, Client::map_with_codec)",
+            });
+        }
         JavaValue::Uuid(id) => {
             if uuids == JsonUuids::Typed {
                 out.extend_from_slice(br#"["java.util.UUID","#);

@@ -94,6 +94,8 @@ pub use uuid::Uuid;
 /// # Ok::<(), redisson_lock::codec::CodecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 #[non_exhaustive]
 pub enum JavaCodec {
     /// `org.redisson.client.codec.StringCodec`: the value's `toString()` in UTF-8.
@@ -139,8 +141,8 @@ pub enum JavaCodec {
 ///
 /// There is no default: a UUID key under the JSON codec hashes differently in the two
 /// series, and a wrong guess would name other objects than the Java app's without any
-/// error, so the caller says which Redisson the Java side runs. Keys of other types encode
-/// the same under both.
+/// error, so the caller says which Redisson the Java side runs ([`JsonUuids::Unknown`]
+/// refuses UUIDs). Keys of other types encode the same under both.
 ///
 /// # Examples
 /// ```
@@ -159,6 +161,8 @@ pub enum JavaCodec {
 /// # Ok::<(), redisson_lock::codec::CodecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 #[non_exhaustive]
 pub enum JsonUuids {
     /// A JSON string, `"123e4567-e89b-12d3-a456-426614174000"`: Redisson before 3.55.0
@@ -168,6 +172,12 @@ pub enum JsonUuids {
     /// 3.55.0 and later, 4.x included (its `JsonJacksonCodec` adds a UUID mix-in; checked
     /// with 4.7.0).
     Typed,
+    /// Not known: a UUID is refused ([`CodecError::Unsupported`]), every other value is
+    /// encoded as both series encode it. What a `redisson.yaml` naming `JsonJacksonCodec`
+    /// gives when the file does not tell the Java side's series (a file both series read,
+    /// or one in 3.x's layout, which 3.55.0 and later read too); say which with
+    /// [`ConfigBuilder::codec`](crate::ConfigBuilder::codec) to take UUID keys.
+    Unknown,
 }
 
 /// A Java map key or set value of one of the types [`JavaCodec::encode`] can write: what
@@ -378,6 +388,32 @@ impl JavaCodec {
             JavaCodec::String => "org.redisson.client.codec.StringCodec",
             JavaCodec::Kryo5 => "org.redisson.codec.Kryo5Codec",
             JavaCodec::JsonJackson { .. } => "org.redisson.codec.JsonJacksonCodec",
+        }
+    }
+
+    /// The codec whose map-key bytes are those of the Java codec class `class` (a name
+    /// as a `redisson.yaml` gives it, `org.redisson.client.codec.StringCodec`), with
+    /// `uuids` for `JsonJacksonCodec`; `None` for a codec whose bytes this crate does
+    /// not write (a compressing codec, Java serialization, Protobuf, ...).
+    /// `LongCodec`, `IntegerCodec` and `DoubleCodec` extend `StringCodec` and keep its
+    /// encoders, so they are [`JavaCodec::String`].
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::codec::{JavaCodec, JsonUuids};
+    /// let string = JavaCodec::from_java_class("org.redisson.client.codec.LongCodec", JsonUuids::Typed);
+    /// assert_eq!(string, Some(JavaCodec::String));
+    /// assert_eq!(JavaCodec::from_java_class("org.redisson.codec.LZ4CodecV2", JsonUuids::Typed), None);
+    /// ```
+    pub fn from_java_class(class: &str, uuids: JsonUuids) -> Option<JavaCodec> {
+        match class {
+            "org.redisson.client.codec.StringCodec"
+            | "org.redisson.client.codec.LongCodec"
+            | "org.redisson.client.codec.IntegerCodec"
+            | "org.redisson.client.codec.DoubleCodec" => Some(JavaCodec::String),
+            "org.redisson.codec.Kryo5Codec" => Some(JavaCodec::Kryo5),
+            "org.redisson.codec.JsonJacksonCodec" => Some(JavaCodec::JsonJackson { uuids }),
+            _ => None,
         }
     }
 

@@ -51,13 +51,15 @@ pub(crate) enum Collection {
 /// each key, each the crate's ordinary handle on the key Redisson uses. Made by
 /// [`Client::map`], [`Client::map_with_codec`], [`Client::set`], [`Client::set_with_codec`].
 ///
-/// A key is named by its bytes under the map's codec: **give the codec the Java map
-/// uses**. `Client::map` assumes Redisson's default, `Kryo5Codec` (a Java app that never
-/// calls `Config.setCodec` and passes no codec to `getMap`); a map made with
-/// `getMap(name, StringCodec.INSTANCE)`, or a client with `config.setCodec(...)`, needs
-/// [`Client::map_with_codec`]. A wrong codec names other objects, silently (their keys
-/// differ). Keys are Java `String`, `Integer`, `Long`, `UUID`, `Boolean`, `Double` values
-/// ([`EntryKey`]); anything else as [`KeyBytes`].
+/// A key is named by its bytes under the map's codec: **the codec must be the one the
+/// Java map uses**. [`Client::map`] takes the client's codec, as Java's `getMap(name)`
+/// does: Redisson's default `Kryo5Codec`, or what the configuration names
+/// ([`ConfigBuilder::codec`](crate::ConfigBuilder::codec), `codec:` in a `redisson.yaml`
+/// read with [`RedissonFile`](crate::config::RedissonFile)). A map made with
+/// `getMap(name, codec)` needs [`Client::map_with_codec`]. A wrong codec names other
+/// objects, silently (their keys differ). Keys are Java `String`, `Integer`, `Long`,
+/// `UUID`, `Boolean`, `Double` values ([`EntryKey`]; a Rust `42` is Java's `Integer`,
+/// `42i64` its `Long`); anything else as [`KeyBytes`].
 ///
 /// Cheap to clone; making handles does no I/O. The handles are exactly those of
 /// [`Client::get_lock`] and its siblings, so everything they do (waiting, the watchdog,
@@ -74,8 +76,8 @@ pub(crate) enum Collection {
 /// lock.unlock().await?;
 ///
 /// // Java: redisson.getMap("orders", StringCodec.INSTANCE).getSemaphore(42L)
-/// let stock = client.map_with_codec("stock", JavaCodec::String).get_semaphore(42i64)?;
-/// stock.try_set_permits(10).await?;
+/// let seats = client.map_with_codec("orders", JavaCodec::String).get_semaphore(42i64)?;
+/// seats.try_set_permits(10).await?;
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -130,7 +132,8 @@ impl EntryObjects {
     /// # Examples
     /// ```no_run
     /// # fn demo(client: redisson_lock::Client) {
-    /// assert_eq!(client.map("orders").codec(), redisson_lock::codec::JavaCodec::Kryo5);
+    /// // The client's codec: Kryo5Codec unless the configuration names another.
+    /// assert_eq!(client.map("orders").codec(), client.config().codec());
     /// # }
     /// ```
     pub fn codec(&self) -> JavaCodec {
@@ -344,8 +347,11 @@ impl EntryObjects {
 impl Client {
     /// The per-key locks, semaphores and latches of the Java map `name`
     /// (`redisson.getMap(name)`, also `getMapCache` and `getLocalCachedMap`), keys
-    /// encoded with Redisson's default codec, `Kryo5Codec`: what a Java app uses when it
-    /// never calls `Config.setCodec` and passes no codec to `getMap`. Otherwise use
+    /// encoded with the client's codec, as Java's `getMap(name)` encodes them with its
+    /// `Config.getCodec()`: [`Config::codec`](crate::Config::codec), Redisson's default
+    /// `Kryo5Codec` unless the configuration names another
+    /// ([`ConfigBuilder::codec`](crate::ConfigBuilder::codec), or the `codec:` of a
+    /// `redisson.yaml`). A map Java makes with `getMap(name, codec)` needs
     /// [`Client::map_with_codec`]. The map's name goes through the client's name mapper,
     /// as Java's does. No I/O.
     ///
@@ -362,7 +368,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub fn map(&self, name: impl Into<String>) -> EntryObjects {
-        self.map_with_codec(name, JavaCodec::Kryo5)
+        self.map_with_codec(name, self.config().codec())
     }
 
     /// [`Client::map`] for a map whose keys Java encodes with `codec`
@@ -386,7 +392,7 @@ impl Client {
     }
 
     /// The per-value locks, semaphores and latches of the Java set `name`
-    /// (`redisson.getSet(name)`), values encoded with `Kryo5Codec` (see
+    /// (`redisson.getSet(name)`), values encoded with the client's codec (see
     /// [`Client::map`]). A set's object for a value is the map's object for the same key
     /// and name: the names are built alike. No I/O.
     ///
@@ -401,7 +407,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub fn set(&self, name: impl Into<String>) -> EntryObjects {
-        self.set_with_codec(name, JavaCodec::Kryo5)
+        self.set_with_codec(name, self.config().codec())
     }
 
     /// [`Client::set`] for a set whose values Java encodes with `codec`. No I/O.

@@ -49,7 +49,6 @@ async fn single_server_file_gives_a_working_client_with_the_fleets_settings() {
         [
             "threads",
             "nettyThreads",
-            "codec",
             "transportMode",
             "singleServerConfig.connectTimeout",
             "singleServerConfig.idleConnectionTimeout",
@@ -136,8 +135,9 @@ async fn cluster_file_gives_a_working_client() {
     assert!(file
         .ignored()
         .contains(&"clusterServersConfig.loadBalancer".to_owned()));
-    assert!(file.ignored().contains(&"codec".to_owned()));
+    assert!(!file.ignored().contains(&"codec".to_owned()));
     let config = file.build().unwrap();
+    assert_eq!(config.codec(), redisson_lock::codec::JavaCodec::Kryo5);
     assert!(config.redis().server.is_clustered());
     assert_eq!(config.watchdog_timeout(), Duration::from_secs(20));
     assert_eq!(config.replicas_sync_timeout(), Duration::from_millis(1_500));
@@ -255,7 +255,6 @@ async fn json_file_of_redisson_3() {
     assert_eq!(
         file.ignored(),
         [
-            "codec",
             "singleServerConfig.retryAttempts",
             "singleServerConfig.retryInterval",
             "singleServerConfig.connectionPoolSize",

@@ -28,7 +28,8 @@ fn settings_read_from_a_services_configuration() {
             "publish_mode": "sharded",
             "fair_queue_names": "unmapped",
             "renewal_batch_size": 50,
-            "check_lock_synced_replicas": false
+            "check_lock_synced_replicas": false,
+            "codec": "string"
         }
     }))
     .unwrap();
@@ -46,6 +47,7 @@ fn settings_read_from_a_services_configuration() {
     assert_eq!(locks.fair_queue_names, FairQueueNames::Unmapped);
     assert_eq!(locks.renewal_batch_size, 50);
     assert!(!locks.check_lock_synced_replicas);
+    assert_eq!(locks.codec, redisson_lock::codec::JavaCodec::String);
     // What was not given keeps Redisson's default.
     assert_eq!(locks.response_timeout, Duration::from_secs(3));
     assert_eq!(locks.subscription_timeout, Duration::from_millis(7_500));
@@ -68,9 +70,16 @@ fn settings_round_trip() {
     locks.local_handoffs = 0;
     locks.validity_margin = Some(Duration::from_millis(20));
     locks.metrics_lock_names = true;
+    locks.codec = redisson_lock::codec::JavaCodec::JsonJackson {
+        uuids: redisson_lock::codec::JsonUuids::Typed,
+    };
     settings.locks = locks;
     let text = serde_json::to_string(&settings).unwrap();
     assert!(text.contains(r#""watchdog_timeout":"12s 345ms""#), "{text}");
+    assert!(
+        text.contains(r#""codec":{"json-jackson":{"uuids":"typed"}}"#),
+        "{text}"
+    );
     let back: Settings = serde_json::from_str(&text).unwrap();
     assert_eq!(back, settings);
     // The defaults too, and an empty document is the defaults.

@@ -490,6 +490,20 @@ fn compare(
         "checkLockSyncedSlaves",
         config.check_lock_synced_replicas().to_string(),
     );
+    // The codec `client.map(..)` / `client.set(..)` encode keys with: the file's class
+    // (none: Redisson's default Kryo5Codec), as the crate writes its bytes.
+    let codec_class = json["codec"]
+        .as_str()
+        .unwrap_or("org.redisson.codec.Kryo5Codec");
+    let codec = redisson_lock::codec::JavaCodec::from_java_class(
+        codec_class,
+        redisson_lock::codec::JsonUuids::Unknown,
+    );
+    check(
+        "codec",
+        format!("{:?}", codec.map(|c| c.java_class())),
+        format!("{:?}", Some(config.codec().java_class())),
+    );
     // What the crate honours only at Redisson's default.
     let mapper = json["nameMapper"].as_str().unwrap_or("DefaultNameMapper");
     check(

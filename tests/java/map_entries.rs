@@ -233,13 +233,10 @@ async fn entry_lock_cross(
 
 /// A map entry's semaphore: Java's release wakes the crate's waiter and the crate's
 /// release wakes Java's.
-async fn semaphore_cross(topo: &Topo, java: &JavaClient, client: &LockClient, map: &str) {
+async fn semaphore_cross(topo: &Topo, java: &JavaClient, entries: &EntryObjects) {
     let what = format!("Redisson {} entry semaphore", java.version());
-    let java_name = format!("mapkey:{map}={KEY}");
-    let sem = client
-        .map_with_codec(map, JavaCodec::String)
-        .get_semaphore(KEY)
-        .unwrap();
+    let java_name = format!("mapkey:{}={KEY}", entries.name());
+    let sem = entries.get_semaphore(KEY).unwrap();
     let channel = format!("redisson_sc:{}", sem.raw_name());
     assert!(java.bool(&format!("semset {java_name} 0")).await, "{what}");
     assert_eq!(
@@ -338,7 +335,7 @@ async fn single_server_checks(
         );
         entry_lock_cross(topo, java, mapped, &lock, "map entry lock, name mapper").await;
     }
-    semaphore_cross(topo, java, plain, map).await;
+    semaphore_cross(topo, java, &plain.map_with_codec(map, JavaCodec::String)).await;
 
     // The permit-expirable semaphore and the latch read each other's writes.
     let pes = strings.get_permit_expirable_semaphore(KEY).unwrap();
@@ -441,7 +438,7 @@ async fn cluster_checks(
         )
         .await;
     }
-    semaphore_cross(topo, java, plain, map).await;
+    semaphore_cross(topo, java, &plain.map_with_codec(map, JavaCodec::String)).await;
 
     // The latch's channel wraps its braced name again: another slot. Java fails on the
     // server, the crate before any I/O.
@@ -477,4 +474,151 @@ async fn map_entries_beside_java_on_a_cluster() {
     eprintln!("cluster: every check passed ({:?})", started.elapsed());
     plain.shutdown().await.unwrap();
     mapped.shutdown().await.unwrap();
+}
+
+/// A `redisson.yaml` naming `codec` (or none) for a client on `port`.
+fn fleet_file(codec: Option<&str>, port: u16) -> std::path::PathBuf {
+    let codec = codec
+        .map(|class| format!("codec: !<{class}> {{}}\n"))
+        .unwrap_or_default();
+    let yaml = format!(
+        "{codec}lockWatchdogTimeout: {WATCHDOG_MS}\nthreads: 16\nsingleServerConfig:\n  \
+         address: \"redis://127.0.0.1:{port}\"\n  connectionPoolSize: 8\n"
+    );
+    let path = std::env::temp_dir().join(format!(
+        "redisson-lock-codec-{}-{port}-{}.yaml",
+        std::process::id(),
+        codec.len()
+    ));
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
+/// The first key `o-<n>` whose lock in `map` is named without a `/` under every codec in
+/// `codecs` (the driver reads a name with `/` as an alias's).
+fn key_without_slash(client: &LockClient, map: &str, codecs: &[JavaCodec]) -> String {
+    (1..1000)
+        .map(|n| format!("o-{n}"))
+        .find(|key| {
+            codecs.iter().all(|codec| {
+                let lock = client.map_with_codec(map, *codec).get_lock(key.as_str());
+                !lock.unwrap().raw_name().contains('/')
+            })
+        })
+        .unwrap()
+}
+
+/// One version's checks of `client.map(..)` / `client.set(..)` on clients built from a
+/// `redisson.yaml` per codec: the names are Java's, and Java's hold makes the crate wait
+/// until Java's unlock wakes it.
+async fn fleet_codec_checks(topo: &Topo, java: &JavaClient, port: u16, map: &str) -> usize {
+    let json = JavaCodec::JsonJackson {
+        uuids: redisson_lock::codec::JsonUuids::Unknown,
+    };
+    let mut checked = 0;
+    for (class, codec, word) in [
+        (None, JavaCodec::Kryo5, "kryo5"),
+        (
+            Some("org.redisson.codec.Kryo5Codec"),
+            JavaCodec::Kryo5,
+            "kryo5",
+        ),
+        (
+            Some("org.redisson.client.codec.StringCodec"),
+            JavaCodec::String,
+            "string",
+        ),
+        (Some("org.redisson.codec.JsonJacksonCodec"), json, "json"),
+    ] {
+        let what = format!("codec {}", class.unwrap_or("none"));
+        let path = fleet_file(class, port);
+        let config = redisson_lock::config::RedissonFile::read(&path)
+            .unwrap()
+            .build()
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(config.codec(), codec, "{what}");
+        let client = LockClient::connect(config).await.unwrap();
+        let entries = client.map(map);
+        assert_eq!(entries.codec(), codec, "{what}");
+        // The driver names a StringCodec entry `mapkey:`; another codec's entry lock is
+        // Java's plain lock of the raw name `mapobj` answers.
+        let key = if word == "string" {
+            KEY.to_owned()
+        } else {
+            key_without_slash(&client, map, &[codec])
+        };
+        let lock = entries.get_lock(key.as_str()).unwrap();
+        let java_raw = java.call(&format!("mapobj {map} {key} lock {word}")).await;
+        assert_eq!(
+            lock.raw_name(),
+            java_raw,
+            "Redisson {} {what}",
+            java.version()
+        );
+        let java_name = if word == "string" {
+            format!("mapkey:{map}={key}")
+        } else {
+            java_raw.clone()
+        };
+        let handle: Arc<dyn DynLock> = Arc::new(lock);
+        let entry = EntryLock {
+            kind: Kind::Reentrant,
+            java_holder: java_name.clone(),
+            java_contender: java_name,
+            raw: java_raw,
+            holder: handle.with_owner(1),
+            contender: handle.with_owner(2),
+            alias: None,
+        };
+        entry_lock_cross(
+            topo,
+            java,
+            &client,
+            &entry,
+            &format!("map entry lock, {what}"),
+        )
+        .await;
+        checked += 1;
+        if word == "string" {
+            // A set value's lock and a map entry's semaphore, through the same codec.
+            let set = client.set(map);
+            let set_lock = EntryLock::new(Kind::Reentrant, &set, None);
+            let java_raw = java.call(&format!("setobj {map} {KEY} lock")).await;
+            assert_eq!(set_lock.raw, java_raw, "{what}");
+            entry_lock_cross(
+                topo,
+                java,
+                &client,
+                &set_lock,
+                "set value lock, StringCodec",
+            )
+            .await;
+            semaphore_cross(topo, java, &entries).await;
+            checked += 2;
+        }
+        client.shutdown().await.unwrap();
+    }
+    checked
+}
+
+/// Issue 46: a client built from the fleet's `redisson.yaml` takes the map-entry lock
+/// Java takes, for every codec the file may name (none, Kryo5Codec, StringCodec,
+/// JsonJacksonCodec): the crate waits on Java's hold and is woken by Java's unlock, and
+/// the raw key is the one Java wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
+async fn map_entries_follow_the_codec_of_the_fleets_redisson_yaml() {
+    let server = RedisServer::start();
+    let topo = Topo::sentinel_primary(server.url(), server.port).await;
+    let [old, new] = java_pair(&topo.url).await;
+    let started = Instant::now();
+    let (n3, n4) = tokio::join!(
+        fleet_codec_checks(&topo, &old, server.port, "orders-3"),
+        fleet_codec_checks(&topo, &new, server.port, "orders")
+    );
+    eprintln!(
+        "fleet codecs: {n3} cross checks (3.23.3) and {n4} (4.7.0) passed ({:?})",
+        started.elapsed()
+    );
 }

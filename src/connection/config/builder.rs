@@ -544,6 +544,30 @@ impl ConfigBuilder {
         self
     }
 
+    /// Redisson's `codec` (`Config.setCodec(..)`, `codec:` in `redisson.yaml`): the codec
+    /// whose bytes name the per-key objects of [`Client::map`](crate::Client::map) and
+    /// [`Client::set`](crate::Client::set), as Java's `getMap(name)` / `getSet(name)`
+    /// without a codec use the client's. Default [`JavaCodec::Kryo5`](crate::codec::JavaCodec::Kryo5),
+    /// Redisson's default. Give the codec the Java services configure: another one names
+    /// other keys, with no error. A map or set with a codec of its own
+    /// (`getMap(name, codec)`) is [`Client::map_with_codec`](crate::Client::map_with_codec).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::codec::JavaCodec;
+    /// // Java: config.setCodec(StringCodec.INSTANCE)
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .codec(JavaCodec::String)
+    ///     .build()?;
+    /// assert_eq!(config.codec(), JavaCodec::String);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn codec(mut self, codec: crate::codec::JavaCodec) -> Self {
+        self.settings.locks.codec = codec;
+        self
+    }
+
     /// Checks the settings and returns the [`Config`].
     ///
     /// # Errors

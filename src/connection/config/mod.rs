@@ -28,7 +28,7 @@ mod settings;
 
 pub use builder::ConfigBuilder;
 #[cfg(feature = "redisson-yaml")]
-pub use redisson_file::{RedissonFile, RedissonTopology};
+pub use redisson_file::{RedissonFile, RedissonFileOptions, RedissonTopology};
 pub use settings::{LockSettings, Settings, TlsFiles};
 
 /// Redisson's `lockWatchdogTimeout`: the lease of a lock taken without one.
@@ -161,7 +161,7 @@ pub const URL_SCHEMES: &[&str] = &[
 ];
 
 /// The largest lease Redis accepts without overflowing its expiry clock, with room to
-/// spare: about 146,000 years.
+/// spare: 2^52 ms, about 142,700 years.
 ///
 /// # Examples
 /// ```
@@ -441,6 +441,19 @@ impl Config {
     /// ```
     pub fn fair_queue_names(&self) -> FairQueueNames {
         self.settings.fair_queue_names
+    }
+
+    /// Redisson's `codec`: how [`Client::map`](crate::Client::map) and
+    /// [`Client::set`](crate::Client::set) encode keys (see [`ConfigBuilder::codec`];
+    /// default [`JavaCodec::Kryo5`](crate::codec::JavaCodec::Kryo5)).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert_eq!(config.codec(), redisson_lock::codec::JavaCodec::Kryo5);
+    /// ```
+    pub fn codec(&self) -> crate::codec::JavaCodec {
+        self.settings.codec
     }
 
     /// Whether the connections use TLS.

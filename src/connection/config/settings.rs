@@ -13,6 +13,7 @@ use super::{
     DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
     DEFAULT_WATCHDOG_TIMEOUT,
 };
+use crate::codec::JavaCodec;
 use crate::names::mapper::FairQueueNames;
 
 /// How the locks behave: the settings of [`ConfigBuilder`](super::ConfigBuilder) that
@@ -77,6 +78,10 @@ pub struct LockSettings {
     /// Which name a fair lock's queue is built from under a name mapper (`mapped`,
     /// `unmapped`).
     pub fair_queue_names: FairQueueNames,
+    /// Redisson's `codec`: how [`Client::map`](crate::Client::map) and
+    /// [`Client::set`](crate::Client::set) encode keys (default `kryo5`; `string`,
+    /// `{ json-jackson = { uuids = "typed" } }`).
+    pub codec: JavaCodec,
 }
 
 impl Default for LockSettings {
@@ -96,6 +101,7 @@ impl Default for LockSettings {
             local_handoff_time: DEFAULT_LOCAL_HANDOFF_TIME,
             validity_margin: None,
             fair_queue_names: FairQueueNames::Mapped,
+            codec: JavaCodec::Kryo5,
         }
     }
 }

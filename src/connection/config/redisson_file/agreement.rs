@@ -22,7 +22,7 @@ struct Compared {
 /// Every setting compared, in the order they are reported. `renewal_batch_size` and
 /// `publish_mode` are 4.x's only; `subscriptionTimeout` and `fairLockWaitTimeout` are
 /// compared only when both versions have them.
-const COMPARED: [Compared; 14] = [
+const COMPARED: [Compared; 15] = [
     Compared {
         key: "<file>",
         differ: |a, b| a.topology != b.topology,
@@ -82,6 +82,11 @@ const COMPARED: [Compared; 14] = [
         key: "checkLockSyncedSlaves",
         differ: |a, b| a.check_lock_synced_replicas != b.check_lock_synced_replicas,
         shown: Some(|r| r.check_lock_synced_replicas.to_string()),
+    },
+    Compared {
+        key: "codec",
+        differ: |a, b| a.codec != b.codec,
+        shown: Some(|r| format!("{:?}", r.codec)),
     },
     Compared {
         key: "subscriptionTimeout",

@@ -18,15 +18,17 @@
 //!   it; when both do they must agree ([`agreement`]), else the setting is refused as
 //!   [`RedissonFileError::Unsupported`].
 //!
-//! What matters to locks is used; what does not (codec, thread and connection pools,
-//! retries, load balancer) is listed by [`RedissonFile::ignored`]; what matters and cannot
-//! be honoured (a Java keystore, a custom name mapper or NAT mapper, a replicated or
-//! master/slave topology) is an [`Error::RedissonFile`] of kind
-//! [`RedissonFileError::Unsupported`] naming the setting.
+//! What matters to locks is used (the `codec` too: the bytes the per-key objects of maps
+//! and sets are named by); what does not (thread and connection pools, retries, load
+//! balancer) is listed by [`RedissonFile::ignored`]; what matters and cannot be honoured (a
+//! codec whose bytes the crate does not write, a Java keystore, a custom name mapper or
+//! NAT mapper, a replicated or master/slave topology) is an [`Error::RedissonFile`] of
+//! kind [`RedissonFileError::Unsupported`] naming the setting.
 
 use std::path::Path;
 
 use super::ConfigBuilder;
+use crate::codec::{JavaCodec, JsonUuids};
 use crate::connection::tls::TlsOptions;
 use crate::error::{Error, RedissonFileError, Result};
 
@@ -56,7 +58,10 @@ pub enum RedissonTopology {
 /// (also those in the address, `rediss://user:pass@host:6380`, which Redisson prefers),
 /// database, TLS switch, `lockWatchdogTimeout`, `lockWatchdogBatchSize`,
 /// `checkLockSyncedSlaves`, `slavesSyncTimeout`, `fairLockWaitTimeout`, `timeout`,
-/// `subscriptionTimeout`, `shardedSubscriptionMode` and name mapper cannot drift apart.
+/// `subscriptionTimeout`, `shardedSubscriptionMode`, name mapper and `codec` (the one
+/// [`Client::map`](crate::Client::map) and [`Client::set`](crate::Client::set) encode keys
+/// with; see [`RedissonFile::options`] for a codec whose bytes the crate does not write)
+/// cannot drift apart.
 /// The file is read as Redisson 3.x and 4.x read it (docs/redisson-yaml.md): it loads when
 /// one of them loads it, as that one reads it.
 /// [`builder`](RedissonFile::builder) hands the settings over as a [`ConfigBuilder`] to
@@ -70,17 +75,20 @@ pub enum RedissonTopology {
 ///
 /// let yaml = r#"
 /// lockWatchdogTimeout: 10000
-/// codec: !<org.redisson.codec.Kryo5Codec> {}
+/// codec: !<org.redisson.client.codec.StringCodec> {}
+/// threads: 16
 /// singleServerConfig:
 ///   address: "redis://${REDIS_HOST:-127.0.0.1}:6379"
 ///   database: 2
 ///   connectionPoolSize: 64
 /// "#;
 /// let file = RedissonFile::from_yaml_with_env(yaml, |_| None)?;
-/// assert_eq!(file.ignored(), ["codec", "singleServerConfig.connectionPoolSize"]);
+/// assert_eq!(file.ignored(), ["threads", "singleServerConfig.connectionPoolSize"]);
 /// let config = file.build()?;
 /// assert_eq!(config.watchdog_timeout(), Duration::from_secs(10));
 /// assert_eq!(config.redis().database, Some(2));
+/// // `client.map(..)` / `client.set(..)` encode keys as the Java services do.
+/// assert_eq!(config.codec(), redisson_lock::codec::JavaCodec::String);
 /// # Ok::<(), redisson_lock::Error>(())
 /// ```
 #[derive(Debug)]
@@ -104,13 +112,25 @@ impl RedissonFile {
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn read(path: impl AsRef<Path>) -> Result<RedissonFile> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::invalid(format!("cannot read {}: {e}", path.display())))?;
-        let json = path
-            .extension()
-            .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
-        read_text(&text, json, &env_var)
+        let (text, json) = read_file(path.as_ref())?;
+        read_text(&text, json, &env_var, None)
+    }
+
+    /// Options for reading a file: [`RedissonFileOptions`] (the codec of `client.map(..)`
+    /// and `client.set(..)` given in code instead of the file's).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::codec::JavaCodec;
+    /// use redisson_lock::config::RedissonFile;
+    /// let yaml = "codec: !<org.redisson.codec.LZ4CodecV2> {}\nsingleServerConfig:\n  address: redis://h:6379\n";
+    /// assert!(RedissonFile::from_yaml(yaml).is_err()); // bytes this crate does not write
+    /// let file = RedissonFile::options().codec(JavaCodec::String).from_yaml(yaml)?;
+    /// assert_eq!(file.build()?.codec(), JavaCodec::String);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn options() -> RedissonFileOptions {
+        RedissonFileOptions::default()
     }
 
     /// Reads a `redisson.yaml` text, `${...}` substituted from the environment.
@@ -129,7 +149,7 @@ impl RedissonFile {
     /// assert!(matches!(typo, Err(Error::RedissonFile { kind: RedissonFileError::Unknown, .. })));
     /// ```
     pub fn from_yaml(text: &str) -> Result<RedissonFile> {
-        read_text(text, false, &env_var)
+        read_text(text, false, &env_var, None)
     }
 
     /// As [`from_yaml`](RedissonFile::from_yaml), with `${NAME}` looked up by `env`
@@ -150,7 +170,7 @@ impl RedissonFile {
         text: &str,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<RedissonFile> {
-        read_text(text, false, &env)
+        read_text(text, false, &env, None)
     }
 
     /// Reads a Redisson 3.x `redisson.json` text (classes as `{"class": "..."}`),
@@ -162,13 +182,14 @@ impl RedissonFile {
     /// # Examples
     /// ```
     /// let json = r#"{"singleServerConfig": {"address": "redis://127.0.0.1:6379"},
-    ///                "codec": {"class": "org.redisson.client.codec.StringCodec"}}"#;
+    ///                "codec": {"class": "org.redisson.client.codec.StringCodec"}, "threads": 8}"#;
     /// let file = redisson_lock::config::RedissonFile::from_json(json)?;
-    /// assert_eq!(file.ignored(), ["codec"]);
+    /// assert_eq!(file.ignored(), ["threads"]);
+    /// assert_eq!(file.build()?.codec(), redisson_lock::codec::JavaCodec::String);
     /// # Ok::<(), redisson_lock::Error>(())
     /// ```
     pub fn from_json(text: &str) -> Result<RedissonFile> {
-        read_text(text, true, &env_var)
+        read_text(text, true, &env_var, None)
     }
 
     /// As [`from_json`](RedissonFile::from_json), with `${NAME}` looked up by `env`.
@@ -187,11 +208,11 @@ impl RedissonFile {
         text: &str,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<RedissonFile> {
-        read_text(text, true, &env)
+        read_text(text, true, &env, None)
     }
 
     /// The settings found in the file that do not matter to locks and were not used, as
-    /// paths (`codec`, `singleServerConfig.connectionPoolSize`), in file order.
+    /// paths (`threads`, `singleServerConfig.connectionPoolSize`), in file order.
     ///
     /// # Examples
     /// ```
@@ -253,18 +274,30 @@ impl RedissonFile {
 mod address;
 mod agreement;
 mod literal;
+mod options;
 mod reader;
 mod scalar;
 mod schema;
 mod text;
 mod tree;
 
+pub use options::RedissonFileOptions;
 use reader::{Reading, Refusal, Resolved, Walk};
 use scalar::Redisson;
 use tree::{Kind, Node};
 
 pub(super) fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
+}
+
+/// The file's text, and whether it is JSON (by its name's extension).
+fn read_file(path: &Path) -> Result<(String, bool)> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid(format!("cannot read {}: {e}", path.display())))?;
+    let json = path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+    Ok((text, json))
 }
 
 pub(super) fn file_error(
@@ -360,7 +393,12 @@ impl Secrets {
     }
 }
 
-fn read_text(text: &str, json: bool, env: &dyn Fn(&str) -> Option<String>) -> Result<RedissonFile> {
+fn read_text(
+    text: &str,
+    json: bool,
+    env: &dyn Fn(&str) -> Option<String>,
+    codec: Option<JavaCodec>,
+) -> Result<RedissonFile> {
     let (text, pasted) = text::substitute_tracked(text, env);
     let mut secrets = Secrets::default();
     secrets.add_variables(&pasted);
@@ -423,7 +461,7 @@ fn read_text(text: &str, json: bool, env: &dyn Fn(&str) -> Option<String>) -> Re
             })
             .collect()
     };
-    combine(outcomes, &secrets)
+    combine(outcomes, &secrets, codec)
 }
 
 /// The crate loads a file when at least one Redisson version loads it, reading it as
@@ -431,6 +469,7 @@ fn read_text(text: &str, json: bool, env: &dyn Fn(&str) -> Option<String>) -> Re
 fn combine(
     outcomes: Vec<(Redisson, std::result::Result<Reading, Refusal>)>,
     secrets: &Secrets,
+    codec: Option<JavaCodec>,
 ) -> Result<RedissonFile> {
     let mut loaded = Vec::new();
     let mut refused = Vec::new();
@@ -483,6 +522,7 @@ fn combine(
             return Err(error);
         }
     }
+    let only_v4 = matches!(resolved.as_slice(), [(Redisson::V4, _)]);
     let Some((_, resolved)) = resolved.into_iter().next() else {
         return Err(file_error(
             RedissonFileError::NoServers,
@@ -493,7 +533,44 @@ fn combine(
     let mut ignored = ignored.unwrap_or_default();
     let mut seen = std::collections::HashSet::new();
     ignored.retain(|setting| seen.insert(setting.clone()));
-    Ok(build(resolved, ignored))
+    let codec = match codec {
+        Some(codec) => codec,
+        None => file_codec(&resolved, only_v4)?,
+    };
+    Ok(build(resolved, ignored, codec))
+}
+
+/// The codec the file names, as the crate writes it: Redisson's default `Kryo5Codec`
+/// when it names none; `JsonJacksonCodec`'s UUIDs as 4.x writes them when only 4.x reads
+/// the file, else not known (3.x's layout is also read by 3.55.0 and later, which write
+/// them as 4.x does). A codec whose bytes the crate does not write is refused: the
+/// per-key objects would be other keys than Java's.
+fn file_codec(resolved: &Resolved, only_v4: bool) -> Result<JavaCodec> {
+    let Some(class) = &resolved.codec else {
+        return Ok(JavaCodec::Kryo5);
+    };
+    let uuids = if only_v4 {
+        JsonUuids::Typed
+    } else {
+        JsonUuids::Unknown
+    };
+    JavaCodec::from_java_class(class, uuids).ok_or_else(|| {
+        let path = resolved.paths.get("codec").map_or("codec", String::as_str);
+        file_error(
+            RedissonFileError::Unsupported,
+            path,
+            format!(
+                "`{class}`: this crate does not write this codec's bytes, so the per-key \
+                 objects of maps and sets (`client.map(..)`, `client.set(..)`) would be other \
+                 keys than the Java services', with no error. It writes those of StringCodec \
+                 (and LongCodec, IntegerCodec, DoubleCodec), Kryo5Codec and JsonJacksonCodec. \
+                 To read the file all the same, say which codec those objects use: \
+                 `RedissonFile::options().codec(JavaCodec::..).read(..)` (a service that takes \
+                 none of them may give any); a map whose Java codec writes other bytes takes \
+                 its keys as `KeyBytes`"
+            ),
+        )
+    })
 }
 
 /// The error when both versions refuse: the one that is not merely the other version's
@@ -543,7 +620,7 @@ fn refusal_of_both(refused: Vec<(Redisson, Refusal)>) -> Error {
 }
 
 /// The crate's settings from what Redisson resolved.
-fn build(r: Resolved, ignored: Vec<String>) -> RedissonFile {
+fn build(r: Resolved, ignored: Vec<String>, codec: JavaCodec) -> RedissonFile {
     use fred::types::config::ServerConfig;
     let mut nodes = r.nodes;
     let server = match r.topology {
@@ -566,7 +643,8 @@ fn build(r: Resolved, ignored: Vec<String>) -> RedissonFile {
         .watchdog_timeout(r.watchdog_timeout)
         .check_lock_synced_replicas(r.check_lock_synced_replicas)
         .replicas_sync_timeout(r.replicas_sync_timeout)
-        .response_timeout(r.response_timeout);
+        .response_timeout(r.response_timeout)
+        .codec(codec);
     if r.tls {
         builder = builder.tls(TlsOptions::new());
     }
@@ -621,11 +699,20 @@ mod tests {
         RedissonFile::from_yaml_with_env(yaml, |_| None)
     }
 
-    fn kind(result: Result<RedissonFile>) -> (RedissonFileError, String) {
+    fn refusal(result: Result<RedissonFile>) -> (RedissonFileError, String, String) {
         match result {
-            Err(Error::RedissonFile { kind, setting, .. }) => (kind, setting),
+            Err(Error::RedissonFile {
+                kind,
+                setting,
+                reason,
+            }) => (kind, setting, reason),
             other => panic!("not refused: {other:?}"),
         }
+    }
+
+    fn kind(result: Result<RedissonFile>) -> (RedissonFileError, String) {
+        let (kind, setting, _) = refusal(result);
+        (kind, setting)
     }
 
     #[test]
@@ -726,5 +813,101 @@ mod tests {
             config.lock_settings().response_timeout,
             Duration::from_millis(9)
         );
+    }
+
+    #[test]
+    fn the_files_codec_names_the_per_key_objects() {
+        use crate::codec::{JavaCodec, JsonUuids};
+        let file = |codec: &str| format!("{codec}singleServerConfig:\n  address: redis://h:6379\n");
+        let codec_of = |yaml: &str| read(yaml).unwrap().build().unwrap().codec();
+        // None, or null: Redisson's default.
+        assert_eq!(codec_of(&file("")), JavaCodec::Kryo5);
+        assert_eq!(codec_of(&file("codec: null\n")), JavaCodec::Kryo5);
+        for (class, codec) in [
+            ("org.redisson.codec.Kryo5Codec", JavaCodec::Kryo5),
+            ("org.redisson.client.codec.StringCodec", JavaCodec::String),
+            ("org.redisson.client.codec.LongCodec", JavaCodec::String),
+            ("org.redisson.client.codec.IntegerCodec", JavaCodec::String),
+            ("org.redisson.client.codec.DoubleCodec", JavaCodec::String),
+            // Both series read the file: how UUIDs are written is not known.
+            (
+                "org.redisson.codec.JsonJacksonCodec",
+                JavaCodec::JsonJackson {
+                    uuids: JsonUuids::Unknown,
+                },
+            ),
+        ] {
+            assert_eq!(codec_of(&file(&format!("codec: !<{class}> {{}}\n"))), codec);
+        }
+        // 3.x's JSON names a class as `{"class": ...}`.
+        let json = r#"{"codec": {"class": "org.redisson.client.codec.StringCodec"},
+                       "singleServerConfig": {"address": "redis://h:6379"}}"#;
+        let config = RedissonFile::from_json_with_env(json, |_| None)
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(config.codec(), JavaCodec::String);
+        // Only 4.x reads a top-level password: its JsonJacksonCodec types UUIDs.
+        let v4 = "password: pw\ncodec: !<org.redisson.codec.JsonJacksonCodec> {}\n\
+                  singleServerConfig:\n  address: redis://h:6379\n";
+        assert_eq!(
+            codec_of(v4),
+            JavaCodec::JsonJackson {
+                uuids: JsonUuids::Typed
+            }
+        );
+        // A UUID key under a JSON codec of unknown series is refused, a string key is not.
+        let unknown = JavaCodec::JsonJackson {
+            uuids: JsonUuids::Unknown,
+        };
+        assert!(unknown.encode(crate::codec::Uuid::nil()).is_err());
+        assert_eq!(unknown.encode("o-1").unwrap(), br#""o-1""#);
+    }
+
+    #[test]
+    fn a_codec_whose_bytes_the_crate_does_not_write_is_refused_unless_one_is_given() {
+        use crate::codec::JavaCodec;
+        let yaml = "threads: 4\ncodec: !<org.redisson.codec.LZ4CodecV2> {}\n\
+                    singleServerConfig:\n  address: redis://h:6379\n";
+        let (kind, setting, reason) = refusal(read(yaml));
+        assert_eq!(
+            (kind, setting.as_str()),
+            (RedissonFileError::Unsupported, "codec")
+        );
+        assert!(reason.contains("org.redisson.codec.LZ4CodecV2"), "{reason}");
+        assert!(
+            reason.contains("RedissonFile::options().codec("),
+            "{reason}"
+        );
+        let file = RedissonFile::options()
+            .codec(JavaCodec::String)
+            .from_yaml_with_env(yaml, |_| None)
+            .unwrap();
+        assert_eq!(file.ignored(), ["threads"]);
+        assert_eq!(file.build().unwrap().codec(), JavaCodec::String);
+        // The option also wins over a codec the crate writes.
+        let kryo = "codec: !<org.redisson.codec.Kryo5Codec> {}\n\
+                    singleServerConfig:\n  address: redis://h:6379\n";
+        let config = RedissonFile::options()
+            .codec(JavaCodec::String)
+            .from_yaml_with_env(kryo, |_| None)
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(config.codec(), JavaCodec::String);
+    }
+
+    #[test]
+    fn a_duration_out_of_range_names_the_bounds() {
+        let yaml = "slavesSyncTimeout: 9223372036854775807\n\
+                    singleServerConfig:\n  address: redis://h:6379\n";
+        let (kind, setting, reason) = refusal(read(yaml));
+        assert_eq!(kind, RedissonFileError::Unsupported);
+        assert_eq!(setting, "slavesSyncTimeout");
+        assert!(reason.contains("1 to 4503599627370496 ms"), "{reason}");
+        let yaml = "lockWatchdogTimeout: 2\nsingleServerConfig:\n  address: redis://h:6379\n";
+        let (_, setting, reason) = refusal(read(yaml));
+        assert_eq!(setting, "lockWatchdogTimeout");
+        assert!(reason.contains("3 to 4503599627370496 ms"), "{reason}");
     }
 }

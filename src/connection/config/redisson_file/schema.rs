@@ -105,6 +105,8 @@ pub(super) enum Use {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Setting {
     Section,
+    /// `codec`: the bytes `getMap(name)` / `getSet(name)` hash for a key.
+    Codec,
     WatchdogTimeout,
     BatchSize,
     CheckSynced,
@@ -171,7 +173,8 @@ const ROWS: &[Row] = &[
     (TOP, &["reliableTopicWatchdogTimeout"], Some(Long), Some(Long), I),
     (TOP, &["referenceEnabled", "keepPubSubOrder", "useScriptCache", "useThreadClassLoader", "lazyInitialization"], Some(Bool), Some(Bool), I),
     (TOP, &["transportMode"], Some(Enum(TRANSPORT_MODES)), Some(Enum(TRANSPORT_MODES)), I),
-    (TOP, &["codec", "nettyHook", "connectionListener", "addressResolverGroupFactory"], Some(Class), Some(Class), I),
+    (TOP, &["codec"], Some(Class), Some(Class), h(S::Codec)),
+    (TOP, &["nettyHook", "connectionListener", "addressResolverGroupFactory"], Some(Class), Some(Class), I),
     (TOP, &["executor", "eventLoopGroup"], Some(Any), Some(Class), I),
     (TOP, &["nettyExecutor"], None, Some(Class), I),
     (TOP, &["protocol"], None, Some(Enum(PROTOCOLS)), I),

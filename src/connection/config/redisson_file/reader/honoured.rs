@@ -126,6 +126,10 @@ impl Walk<'_> {
     ) -> Step<()> {
         match setting {
             Setting::Section => self.check(value, ty, path)?,
+            Setting::Codec => {
+                let class = self.lens.class(value).map_err(|why| self.bad(path, why))?;
+                self.codec = class.map(|class| (class, path.to_owned()));
+            }
             Setting::WatchdogTimeout => self.watchdog_timeout = Some(self.number(value, ty, path)?),
             Setting::BatchSize => self.renewal_batch_size = Some(self.number(value, ty, path)?),
             Setting::CheckSynced => {

@@ -65,6 +65,8 @@ pub(super) struct Resolved {
     pub(super) replicas_sync_timeout: Duration,
     pub(super) fair_lock_wait_timeout: Option<Duration>,
     pub(super) publish_mode: Option<PublishMode>,
+    /// The `codec` class the file names (`None`: none, Redisson's default `Kryo5Codec`).
+    pub(super) codec: Option<String>,
     /// Where each resolved setting was written (for messages about it).
     pub(super) paths: HashMap<&'static str, String>,
 }
@@ -109,6 +111,8 @@ pub(super) struct Walk<'s> {
     check_lock_synced_replicas: Option<bool>,
     replicas_sync_timeout: Option<(i64, String)>,
     fair_lock_wait_timeout: Option<(i64, String)>,
+    /// The `codec` class, with where it was written.
+    codec: Option<(String, String)>,
     sections: Vec<Section>,
     /// 4.x builds an anchored node once: the Java type of its first use.
     anchors: HashMap<usize, Ty>,
@@ -130,6 +134,7 @@ impl<'s> Walk<'s> {
             check_lock_synced_replicas: None,
             replicas_sync_timeout: None,
             fair_lock_wait_timeout: None,
+            codec: None,
             sections: Vec::new(),
             anchors: HashMap::new(),
         }

@@ -110,6 +110,10 @@ impl Walk<'_> {
             .transpose()?;
         let publish_mode = (v4 && topology == RedissonTopology::Cluster)
             .then(|| section.publish_mode.unwrap_or(PublishMode::Auto));
+        let codec = self.codec.as_ref().map(|(class, path)| {
+            paths.insert("codec", path.clone());
+            class.clone()
+        });
         Ok(Resolved {
             topology,
             nodes: parsed
@@ -130,6 +134,7 @@ impl Walk<'_> {
             replicas_sync_timeout,
             fair_lock_wait_timeout,
             publish_mode,
+            codec,
             paths,
         })
     }
@@ -302,14 +307,15 @@ impl Walk<'_> {
             }
             None => (setting.default, setting.key),
         };
-        let (min, max) = (
-            setting.min,
-            i64::try_from(MAX_LEASE.as_millis()).unwrap_or(i64::MAX),
-        );
+        let (min, max) = (setting.min, max_millis());
         if ms < min || ms > max {
             return Err(self.unsupported(
                 path,
-                &format!("{ms} ms is outside what this crate takes ({min} ms and up)"),
+                &format!(
+                    "{ms} ms is outside what this crate takes: {min} to {max} ms (2^52 ms, \
+                     about 142,700 years: the longest expiry Redis keeps without overflowing \
+                     its clock)"
+                ),
             ));
         }
         Ok(Duration::from_millis(ms.unsigned_abs()))
@@ -324,11 +330,21 @@ impl Walk<'_> {
             return Ok(BATCH_SIZE);
         };
         paths.insert("lockWatchdogBatchSize", path.clone());
-        usize::try_from(*n)
-            .ok()
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| self.unsupported(path, &format!("a batch of {n} locks: at least 1")))
+        usize::try_from(*n).ok().filter(|n| *n >= 1).ok_or_else(|| {
+            self.unsupported(
+                path,
+                &format!(
+                    "a batch of {n} locks is outside what this crate takes: 1 to \
+                         2147483647 (Java's int)"
+                ),
+            )
+        })
     }
+}
+
+/// The most milliseconds a duration setting may have: [`MAX_LEASE`].
+fn max_millis() -> i64 {
+    i64::try_from(MAX_LEASE.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The master's name: a Sentinel configuration needs one; the others have none.
