@@ -75,8 +75,9 @@ macro_rules! async_hold_methods {
         }
 
         /// Completes as soon as the hold is no longer surely held (at risk, or lost), with
-        /// that state; always before it can have expired in Redis. Cancel safe
-        /// ([`HoldWatch::at_risk`](crate::HoldWatch::at_risk)).
+        /// that state; always before it can have expired in Redis; for a risk that begins
+        /// after the call however short it is, with `AtRisk` even if the hold is `Held`
+        /// again by then. Cancel safe ([`HoldWatch::at_risk`](crate::HoldWatch::at_risk)).
         ///
         /// # Examples
         #[doc = "```no_run"]
@@ -86,8 +87,10 @@ macro_rules! async_hold_methods {
         #[doc = "    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}"]
         #[doc = "}"]
         #[doc = "# Ok(()) }\n```"]
-        pub async fn at_risk(&self) -> crate::hold::state::HoldState {
-            self.watch.at_risk().await
+        pub fn at_risk(
+            &self,
+        ) -> impl std::future::Future<Output = crate::hold::state::HoldState> + Send + '_ {
+            self.watch.at_risk()
         }
 
         /// Completes when the hold is confirmed held again after being at risk; at once if

@@ -29,7 +29,7 @@
 //!   soon as a confirmation moves the deadline into the future.
 //! * `Lost` is final.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -173,12 +173,20 @@ struct Timings {
     confirmed_ms: u64,
 }
 
+/// The bits of [`HoldSignal`]'s state word that hold the `HoldState`.
+const STATE_BITS: u32 = 0b11;
+/// Where the risk count starts in that word.
+const RISK_SHIFT: u32 = 2;
+
 /// The state of one hold (one lock, one owner), shared by its guards' watches, the
 /// renewal registry and the sentry. See the module docs.
 #[derive(Debug)]
 pub(crate) struct HoldSignal {
-    /// The state as published (a `HoldState` as `u8`).
-    state: AtomicU8,
+    /// The state as published (a `HoldState` in the low two bits) and, above them, how
+    /// many times it went from `Held` to `AtRisk`, changed together: a risk that ended
+    /// before a waiter read the state (the channel keeps the last state only) still
+    /// counts, so `at_risk()` never misses one however short.
+    state: AtomicU32,
     /// Made by the first subscriber (a watch's `state_changes()`, `at_risk()`, ...): a
     /// hold nobody watches costs no channel.
     watchers: OnceLock<watch::Sender<HoldState>>,
@@ -236,7 +244,7 @@ impl HoldSignal {
             )
         };
         HoldSignal {
-            state: AtomicU8::new(state as u8),
+            state: AtomicU32::new(state as u32),
             watchers: OnceLock::new(),
             timings: Mutex::new(timings),
             deadline_ms: AtomicU64::new(deadline_ms),
@@ -310,7 +318,7 @@ impl HoldSignal {
     }
 
     fn published(&self) -> HoldState {
-        match self.state.load(Ordering::Acquire) {
+        match self.state.load(Ordering::Acquire) & STATE_BITS {
             0 => HoldState::Held,
             1 => HoldState::AtRisk,
             _ => HoldState::Lost,
@@ -329,16 +337,27 @@ impl HoldSignal {
         }
     }
 
+    /// How many times the hold has gone from `Held` to `AtRisk` so far (wrapping).
+    pub(crate) fn risks(&self) -> u32 {
+        self.state.load(Ordering::Acquire) >> RISK_SHIFT
+    }
+
     /// Moves the state from `from` (any but `Lost` when `None`) to `to`; whether it did.
+    /// A move from `Held` to `AtRisk` counts one more risk, in the same step.
     fn transition(&self, from: Option<HoldState>, to: HoldState) -> bool {
         let moved = self
             .state
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
+                let current = word & STATE_BITS;
                 let ok = match from {
-                    Some(from) => current == from as u8,
-                    None => current != HoldState::Lost as u8,
+                    Some(from) => current == from as u32,
+                    None => current != HoldState::Lost as u32,
                 };
-                ok.then_some(to as u8)
+                let mut risks = word >> RISK_SHIFT;
+                if current == HoldState::Held as u32 && to == HoldState::AtRisk {
+                    risks = risks.wrapping_add(1) & (u32::MAX >> RISK_SHIFT);
+                }
+                ok.then_some(risks << RISK_SHIFT | to as u32)
             })
             .is_ok();
         if moved {

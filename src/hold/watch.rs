@@ -214,6 +214,19 @@ impl HoldWatch {
         }
     }
 
+    /// How many risks the watched holds have had (`HoldSignal::risks`, summed), where
+    /// one member's risk is the watch's: a single hold, or a group that tolerates none.
+    /// `None` for a Redlock, where a member's risk may not be the group's.
+    fn risks(&self) -> Option<u64> {
+        let (signals, tolerance, _) = self.parts();
+        (tolerance == 0).then(|| signals.iter().map(|s| u64::from(s.risks())).sum())
+    }
+
+    /// Whether a risk came (and may already have passed) since the watch had `seen`.
+    fn risk_since(&self, seen: Option<u64>) -> bool {
+        seen.is_some_and(|seen| self.risks() != Some(seen))
+    }
+
     fn subscribe_all(&self) -> Changes {
         match self.parts().0 {
             [one] => Changes::One(one.subscribe()),
@@ -221,14 +234,19 @@ impl HoldWatch {
         }
     }
 
-    /// Completes once the state satisfies `done`, with that state. Cancel safe.
-    async fn until(&self, done: impl Fn(HoldState) -> bool) -> HoldState {
+    /// Completes once the state satisfies `done`, with that state, or with `AtRisk` once
+    /// a risk came after the watch had seen `risks` (see [`HoldWatch::risks`]), even if it
+    /// has passed by the time this task reads the state. Cancel safe.
+    async fn until(&self, done: impl Fn(HoldState) -> bool, risks: Option<u64>) -> HoldState {
         let mut changes = self.subscribe_all();
         loop {
             changes.mark_seen();
             let (state, next) = self.state_at(Instant::now());
             if done(state) {
                 return state;
+            }
+            if self.risk_since(risks) {
+                return HoldState::AtRisk;
             }
             match next {
                 Some(at) => {
@@ -244,7 +262,12 @@ impl HoldWatch {
 
     /// Blocks the calling thread until the state satisfies `done` (that state) or
     /// `timeout` passes (`None`). Needs no runtime.
-    fn wait_until(&self, done: impl Fn(HoldState) -> bool, timeout: Duration) -> Option<HoldState> {
+    fn wait_until(
+        &self,
+        done: impl Fn(HoldState) -> bool,
+        risks: Option<u64>,
+        timeout: Duration,
+    ) -> Option<HoldState> {
         let end = std::time::Instant::now().checked_add(timeout);
         let mut changes = self.subscribe_all();
         loop {
@@ -252,6 +275,9 @@ impl HoldWatch {
             let (state, next) = self.state_at(Instant::now());
             if done(state) {
                 return Some(state);
+            }
+            if self.risk_since(risks) {
+                return Some(HoldState::AtRisk);
             }
             if end.is_some_and(|end| std::time::Instant::now() >= end) {
                 return None;
@@ -333,6 +359,12 @@ impl HoldWatch {
     /// that state; at once if it already is. Always before the hold can have expired in
     /// Redis. Cancel safe, and cheap to call again, so it fits a `tokio::select!` loop.
     ///
+    /// A risk that begins after the call completes it however short it is: with
+    /// `AtRisk` even when the hold was confirmed again (`Held`) before this task ran, so
+    /// read [`state`](HoldWatch::state) to tell (a risk is never lost to the order of
+    /// the wake-up and the read). For a Redlock's guard, which tolerates a minority of
+    /// members at risk, the group's state decides.
+    ///
     /// # Examples
     /// ```no_run
     /// # async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {
@@ -343,8 +375,10 @@ impl HoldWatch {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn at_risk(&self) -> HoldState {
-        self.until(|s| s != HoldState::Held).await
+    pub fn at_risk(&self) -> impl std::future::Future<Output = HoldState> + Send + '_ {
+        // The risks seen when called, not when first polled: one in between counts.
+        let risks = self.risks();
+        self.until(|s| s != HoldState::Held, risks)
     }
 
     /// Completes when the hold is confirmed safe again (`Held`) after being at risk; at
@@ -363,7 +397,7 @@ impl HoldWatch {
     /// # Ok(()) }
     /// ```
     pub async fn held_again(&self) {
-        if self.until(|s| s != HoldState::AtRisk).await == HoldState::Lost {
+        if self.until(|s| s != HoldState::AtRisk, None).await == HoldState::Lost {
             std::future::pending::<()>().await;
         }
     }
@@ -383,13 +417,15 @@ impl HoldWatch {
     /// # Ok(()) }
     /// ```
     pub async fn lost(&self) {
-        self.until(|s| s == HoldState::Lost).await;
+        self.until(|s| s == HoldState::Lost, None).await;
     }
 
     /// [`at_risk`](HoldWatch::at_risk) for blocking code: blocks the calling thread until
     /// the hold is no longer surely held (returns that state; at once if it already is),
-    /// or until `timeout` passes (`None`: still held). Needs no runtime, and never panics
-    /// inside or outside one (inside an async task it blocks that task's thread).
+    /// or until `timeout` passes (`None`: still held). A risk that begins after the call
+    /// returns `Some(AtRisk)` however short it is, as [`at_risk`](HoldWatch::at_risk).
+    /// Needs no runtime, and never panics inside or outside one (inside an async task it
+    /// blocks that task's thread).
     ///
     /// # Examples
     /// ```no_run
@@ -401,7 +437,7 @@ impl HoldWatch {
     /// # Ok(()) }
     /// ```
     pub fn wait_at_risk(&self, timeout: Duration) -> Option<HoldState> {
-        self.wait_until(|s| s != HoldState::Held, timeout)
+        self.wait_until(|s| s != HoldState::Held, self.risks(), timeout)
     }
 
     /// [`held_again`](HoldWatch::held_again) for blocking code: blocks the calling thread
@@ -421,7 +457,7 @@ impl HoldWatch {
     /// # Ok(()) }
     /// ```
     pub fn wait_held_again(&self, timeout: Duration) -> bool {
-        self.wait_until(|s| s != HoldState::AtRisk, timeout) == Some(HoldState::Held)
+        self.wait_until(|s| s != HoldState::AtRisk, None, timeout) == Some(HoldState::Held)
     }
 
     /// [`lost`](HoldWatch::lost) for blocking code: blocks the calling thread until the
@@ -437,7 +473,8 @@ impl HoldWatch {
     /// # Ok(()) }
     /// ```
     pub fn wait_lost(&self, timeout: Duration) -> bool {
-        self.wait_until(|s| s == HoldState::Lost, timeout).is_some()
+        self.wait_until(|s| s == HoldState::Lost, None, timeout)
+            .is_some()
     }
 }
 
@@ -488,7 +525,7 @@ impl HoldWatch {
                 return;
             }
             tokio::select! {
-                _ = self.until(|s| s != state) => {}
+                _ = self.until(|s| s != state, None) => {}
                 () = sender.closed() => {
                     group.feeding.store(false, Ordering::SeqCst);
                     // A receiver made meanwhile, whose call found this feeder running,
@@ -575,6 +612,58 @@ mod tests {
     fn a_watch_is_small() {
         // A lock guard's watch is its signal's `Arc` and its lease end: no allocation.
         assert!(std::mem::size_of::<HoldWatch>() <= 32);
+    }
+
+    /// A risk that begins and ends before the waiting task runs still completes
+    /// `at_risk()` (the channel then holds `Held` again), as it does the blocking wait; a
+    /// risk seen before the call does not; a Redlock member's is not the group's.
+    #[tokio::test]
+    async fn a_risk_shorter_than_a_wake_up_still_completes_at_risk() {
+        let short_risk = |signal: &HoldSignal| {
+            signal.suspend(Cause::ConnectionLost, Instant::now());
+            confirm(signal);
+            assert_eq!(signal.state(), HoldState::Held);
+        };
+        let within = Duration::from_secs(2);
+        let signal = held(30_000);
+        let watch = HoldWatch::one(signal.clone(), None);
+        let waiting = watch.at_risk();
+        short_risk(&signal);
+        let state = tokio::time::timeout(within, waiting).await;
+        assert_eq!(state, Ok(HoldState::AtRisk), "the short risk was missed");
+        let later = watch.at_risk();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), later)
+                .await
+                .is_err(),
+            "a risk seen before the call"
+        );
+
+        let members: Vec<_> = (0..2).map(|_| held(30_000)).collect();
+        let multi = HoldWatch::group(members.clone(), 0, None);
+        let waiting = multi.at_risk();
+        short_risk(&members[1]);
+        assert_eq!(
+            tokio::time::timeout(within, waiting).await,
+            Ok(HoldState::AtRisk)
+        );
+        let members: Vec<_> = (0..3).map(|_| held(30_000)).collect();
+        let redlock = HoldWatch::group(members.clone(), 1, None);
+        let waiting = redlock.at_risk();
+        short_risk(&members[0]);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), waiting)
+                .await
+                .is_err(),
+            "one member of three at risk is not the Redlock's risk"
+        );
+
+        // The blocking wait, on a thread of its own.
+        let blocking = watch.clone();
+        let waiter = std::thread::spawn(move || blocking.wait_at_risk(Duration::from_secs(5)));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        short_risk(&signal);
+        assert_eq!(waiter.join().unwrap(), Some(HoldState::AtRisk));
     }
 
     #[tokio::test(start_paused = true)]

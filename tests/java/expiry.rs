@@ -258,7 +258,12 @@ async fn zero_permits_and_token(
     java.ok(&format!("unlock {name}-fenced Y")).await;
 }
 
-async fn check_version(java: &JavaClient, client: &redisson_lock::Client, raw: &Raw) {
+async fn check_version(
+    java: &JavaClient,
+    probe: &mut ExpiryProbe,
+    client: &redisson_lock::Client,
+    raw: &Raw,
+) -> usize {
     let tag = match java.version() {
         Version::V3_23_3 => "x3",
         Version::V4_7_0 => "x4",
@@ -267,6 +272,7 @@ async fn check_version(java: &JavaClient, client: &redisson_lock::Client, raw: &
     permit_semaphore_expiry(java, client, raw, &format!("{tag}-pes")).await;
     latch_existence(java, client, &format!("{tag}-latch")).await;
     zero_permits_and_token(java, client, raw, &format!("{tag}-zero")).await;
+    conditional_expiry(java, probe, client, raw).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -275,14 +281,20 @@ async fn expiry_existence_and_zero_permits_beside_java() {
     let server = RedisServer::start();
     let raw = server.raw().await;
     let url = server.url();
-    let ([old, new], client) = tokio::join!(JavaClient::both(&url), server.client());
+    let ([old, new], client, mut probe3, mut probe4) = tokio::join!(
+        JavaClient::both(&url),
+        server.client(),
+        ExpiryProbe::start(Version::V3_23_3, &url),
+        ExpiryProbe::start(Version::V4_7_0, &url)
+    );
     let started = std::time::Instant::now();
-    tokio::join!(
-        check_version(&old, &client, &raw),
-        check_version(&new, &client, &raw)
+    let (n3, n4) = tokio::join!(
+        check_version(&old, &mut probe3, &client, &raw),
+        check_version(&new, &mut probe4, &client, &raw)
     );
     eprintln!(
-        "expiry beside Redisson 3.23.3 and 4.7.0: agreed ({:?})",
+        "expiry beside Redisson 3.23.3 and 4.7.0: agreed, with {n3} and {n4} conditional \
+         expiries ({:?})",
         started.elapsed()
     );
     let _: i64 = raw.del("x3-sem").await.unwrap();
@@ -540,28 +552,4 @@ async fn conditional_expiry(
         }
     }
     cases
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
-async fn conditional_expiry_and_expire_time_beside_java() {
-    let server = RedisServer::start();
-    let raw = server.raw().await;
-    let url = server.url();
-    let ([old, new], client, mut probe3, mut probe4) = tokio::join!(
-        JavaClient::both(&url),
-        server.client(),
-        ExpiryProbe::start(Version::V3_23_3, &url),
-        ExpiryProbe::start(Version::V4_7_0, &url)
-    );
-    let started = std::time::Instant::now();
-    let (n3, n4) = tokio::join!(
-        conditional_expiry(&old, &mut probe3, &client, &raw),
-        conditional_expiry(&new, &mut probe4, &client, &raw)
-    );
-    eprintln!(
-        "conditional expiry: {n3} cases (3.23.3) and {n4} (4.7.0) agreed ({:?})",
-        started.elapsed()
-    );
-    client.shutdown().await.unwrap();
 }
