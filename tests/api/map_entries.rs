@@ -260,3 +260,46 @@ fn blocking_handles_name_the_same_keys() {
     lock.unlock().unwrap();
     client.shutdown().unwrap();
 }
+
+/// `Client::map` / `Client::set` (async and blocking) take the configuration's codec, as
+/// Java's `getMap(name)` takes its `Config.getCodec()`; `map_with_codec` still wins.
+#[tokio::test]
+async fn map_and_set_take_the_configured_codec() {
+    let server = RedisServer::start();
+    let string = server.config().codec(JavaCodec::String).build().unwrap();
+    assert_eq!(string.codec(), JavaCodec::String);
+    let client = redisson_lock::Client::connect(string.clone())
+        .await
+        .unwrap();
+    let strings = "{orders}:SCr6VJrRQp772OGd8PWr8Q:lock";
+    assert_eq!(client.map("orders").codec(), JavaCodec::String);
+    assert_eq!(
+        client.map("orders").get_lock("o-1").unwrap().raw_name(),
+        strings
+    );
+    assert_eq!(
+        client.set("orders").get_lock("o-1").unwrap().raw_name(),
+        strings
+    );
+    let kryo = client.map_with_codec("orders", JavaCodec::Kryo5);
+    assert_eq!(
+        kryo.get_lock("o-1").unwrap().raw_name(),
+        "{orders}:SqBMO/H/ZbaHHTFor61/4A:lock"
+    );
+    client.shutdown().await.unwrap();
+    #[cfg(feature = "blocking")]
+    {
+        let blocking = tokio::task::spawn_blocking(move || {
+            let client = redisson_lock::blocking::Client::connect(string).unwrap();
+            let name = client
+                .map("orders")
+                .get_lock("o-1")
+                .unwrap()
+                .raw_name()
+                .to_owned();
+            client.shutdown().unwrap();
+            name
+        });
+        assert_eq!(blocking.await.unwrap(), strings);
+    }
+}
