@@ -18,6 +18,7 @@
 //! synchronizers and the hold machinery send through it. Nothing here knows a lock kind.
 
 pub(crate) mod config;
+pub(crate) mod connect_error;
 pub(crate) mod detach;
 pub(crate) mod primary_switch;
 pub(crate) mod redis;
