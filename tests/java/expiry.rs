@@ -24,14 +24,9 @@
 //!   TTL set by Java) both answer alike, and the TTLs Java's `objttl` then reads, and both
 //!   keys of the permit semaphore, are the same.
 
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-
-use crate::support::real_java::{java_dir, JavaClient, Version};
+use crate::support::real_java::{JavaClient, Version};
 use crate::support::*;
 
 use redisson_lock::fred::prelude::KeysInterface;
@@ -260,7 +255,7 @@ async fn zero_permits_and_token(
 
 async fn check_version(
     java: &JavaClient,
-    probe: &mut ExpiryProbe,
+    probe: &JavaClient,
     client: &redisson_lock::Client,
     raw: &Raw,
 ) -> usize {
@@ -281,16 +276,16 @@ async fn expiry_existence_and_zero_permits_beside_java() {
     let server = RedisServer::start();
     let raw = server.raw().await;
     let url = server.url();
-    let ([old, new], client, mut probe3, mut probe4) = tokio::join!(
+    let ([old, new], client, probe3, probe4) = tokio::join!(
         JavaClient::both(&url),
         server.client(),
-        ExpiryProbe::start(Version::V3_23_3, &url),
-        ExpiryProbe::start(Version::V4_7_0, &url)
+        JavaClient::start_probe(Version::V3_23_3, &url, "ExpiryProbe"),
+        JavaClient::start_probe(Version::V4_7_0, &url, "ExpiryProbe")
     );
     let started = std::time::Instant::now();
     let (n3, n4) = tokio::join!(
-        check_version(&old, &mut probe3, &client, &raw),
-        check_version(&new, &mut probe4, &client, &raw)
+        check_version(&old, &probe3, &client, &raw),
+        check_version(&new, &probe4, &client, &raw)
     );
     eprintln!(
         "expiry beside Redisson 3.23.3 and 4.7.0: agreed, with {n3} and {n4} conditional \
@@ -299,75 +294,6 @@ async fn expiry_existence_and_zero_permits_beside_java() {
     );
     let _: i64 = raw.del("x3-sem").await.unwrap();
     client.shutdown().await.unwrap();
-}
-
-/// Real Redisson's `expireIf*` and `getExpireTime` (`probe/ExpiryProbe.java`), one JVM.
-struct ExpiryProbe {
-    stdin: ChildStdin,
-    stdout: Lines<BufReader<ChildStdout>>,
-    _child: Child,
-}
-
-impl ExpiryProbe {
-    /// Compiles the probe against `version`'s jars (once per build folder) and starts it
-    /// on `url`.
-    async fn start(version: Version, url: &str) -> ExpiryProbe {
-        let dir = java_dir();
-        let classes =
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("expiry-probe-{version}"));
-        let source =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/java/probe/ExpiryProbe.java");
-        assert!(
-            std::process::Command::new("javac")
-                .arg("-version")
-                .output()
-                .is_ok(),
-            "this test compiles a small Java program against real Redisson and needs `javac` \
-             (a JDK 17): apt-get install -y openjdk-17-jdk-headless"
-        );
-        let script = format!(
-            ". '{}/classpath.sh' {version} && mkdir -p '{classes}' && \
-             javac -nowarn -d '{classes}' -cp \"$JAVA_CP\" '{source}' && \
-             exec java $JAVA_OPTS_BASE -cp '{classes}':\"$JAVA_CP\" ExpiryProbe '{url}'",
-            dir.display(),
-            classes = classes.display(),
-            source = source.display(),
-        );
-        let mut child = Command::new("bash")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("bash runs the expiry probe");
-        let stdin = child.stdin.take().expect("piped stdin");
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
-        let ready = tokio::time::timeout(Duration::from_secs(60), stdout.next_line()).await;
-        assert!(
-            matches!(&ready, Ok(Ok(Some(line))) if line == "READY"),
-            "the expiry probe of Redisson {version} did not start: {ready:?}"
-        );
-        ExpiryProbe {
-            stdin,
-            stdout,
-            _child: child,
-        }
-    }
-
-    async fn call(&mut self, line: &str) -> String {
-        self.stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-        self.stdin.flush().await.unwrap();
-        let answer = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line()).await;
-        match answer {
-            Ok(Ok(Some(answer))) => answer,
-            other => panic!("the expiry probe did not answer `{line}`: {other:?}"),
-        }
-    }
 }
 
 /// A starting state of an object before a conditional expiry.
@@ -468,7 +394,7 @@ fn same_ttl(a: i64, b: i64) -> bool {
 /// method and the crate's answer alike and leave the same TTLs on every key.
 async fn conditional_expiry(
     java: &JavaClient,
-    probe: &mut ExpiryProbe,
+    probe: &JavaClient,
     client: &redisson_lock::Client,
     raw: &Raw,
 ) -> usize {

@@ -493,8 +493,9 @@ async fn map_entries_beside_java_on_a_cluster() {
     mapped.shutdown().await.unwrap();
 }
 
-/// A `redisson.yaml` naming `codec` (or none) for a client on `port`.
-fn fleet_file(codec: Option<&str>, port: u16) -> std::path::PathBuf {
+/// A `redisson.yaml` naming `codec` (or none) for a client on `port`, in a file of
+/// `map`'s own.
+fn fleet_file(codec: Option<&str>, port: u16, map: &str) -> std::path::PathBuf {
     let codec = codec
         .map(|class| format!("codec: !<{class}> {{}}\n"))
         .unwrap_or_default();
@@ -503,12 +504,22 @@ fn fleet_file(codec: Option<&str>, port: u16) -> std::path::PathBuf {
          address: \"redis://127.0.0.1:{port}\"\n  connectionPoolSize: 8\n"
     );
     let path = std::env::temp_dir().join(format!(
-        "redisson-lock-codec-{}-{port}-{}.yaml",
+        "redisson-lock-codec-{}-{port}-{map}-{}.yaml",
         std::process::id(),
-        codec.len()
+        class_word(&codec)
     ));
     std::fs::write(&path, yaml).unwrap();
     path
+}
+
+/// A file-name word for a `codec:` line: its class's simple name, `none` without one.
+fn class_word(codec_line: &str) -> &str {
+    codec_line
+        .rsplit('.')
+        .next()
+        .and_then(|tail| tail.split('>').next())
+        .filter(|word| !word.is_empty())
+        .unwrap_or("none")
 }
 
 /// The first key `o-<n>` whose lock in `map` is named without a `/` under every codec in
@@ -548,7 +559,7 @@ async fn fleet_codec_checks(topo: &Topo, java: &JavaClient, port: u16, map: &str
         (Some("org.redisson.codec.JsonJacksonCodec"), json, "json"),
     ] {
         let what = format!("codec {}", class.unwrap_or("none"));
-        let path = fleet_file(class, port);
+        let path = fleet_file(class, port, map);
         let config = redisson_lock::config::RedissonFile::read(&path)
             .unwrap()
             .build()

@@ -130,16 +130,55 @@ impl JavaClient {
     /// As [`JavaClient::start`], with `lockWatchdogTimeout` = `watchdog_ms`.
     pub async fn start_with_watchdog(version: Version, url: &str, watchdog_ms: u64) -> JavaClient {
         let dir = java_dir();
-        let mut child = Command::new(dir.join("run.sh"))
+        let mut command = Command::new(dir.join("run.sh"));
+        command
             .arg(version.as_str())
             .arg(url)
-            .arg(watchdog_ms.to_string())
+            .arg(watchdog_ms.to_string());
+        Self::spawn_process(version, url, command).await
+    }
+
+    /// A Java program of the tests' own beside the drivers (`tests/java/probe/<class>.java`,
+    /// for calls the drivers have no verb for), compiled with `javac` against `version`'s
+    /// jars (once per build folder) and run on `url`. It speaks the drivers' protocol:
+    /// `READY <what>`, then one answer line a command line.
+    pub async fn start_probe(version: Version, url: &str, class: &str) -> JavaClient {
+        let dir = java_dir();
+        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("tests/java/probe/{class}.java"));
+        let classes =
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("probe-{class}-{version}"));
+        assert!(
+            std::process::Command::new("javac")
+                .arg("-version")
+                .output()
+                .is_ok(),
+            "{class} is compiled against real Redisson and needs `javac` (a JDK 17): \
+             apt-get install -y openjdk-17-jdk-headless"
+        );
+        let script = format!(
+            ". '{}/classpath.sh' {version} && mkdir -p '{classes}' && \
+             javac -nowarn -d '{classes}' -cp \"$JAVA_CP\" '{source}' && \
+             exec java $JAVA_OPTS_BASE -cp '{classes}':\"$JAVA_CP\" {class} '{url}'",
+            dir.display(),
+            classes = classes.display(),
+            source = source.display(),
+        );
+        let mut command = Command::new("bash");
+        command.arg("-c").arg(script);
+        Self::spawn_process(version, url, command).await
+    }
+
+    /// Starts `command` (a driver, or a probe speaking its protocol) and waits for its
+    /// `READY <id>`.
+    async fn spawn_process(version: Version, url: &str, mut command: Command) -> JavaClient {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}/run.sh: {e}", dir.display()));
+            .unwrap_or_else(|e| panic!("cannot start Redisson {version}'s process: {e}"));
         let stdin = child.stdin.take().expect("piped stdin");
         let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
         let log = Arc::new(SyncMutex::new(VecDeque::new()));

@@ -1,9 +1,10 @@
 // Real Redisson's conditional expiry and expire time on RSemaphore and
 // RPermitExpirableSemaphore, which the driver in ../shared/redisson-java has no verbs for
-// (tests/java/expiry.rs compiles this against each version's jars and runs it).
+// (tests/java/expiry.rs compiles this against each version's jars and runs it, through
+// JavaClient::start_probe in tests/support/real_java.rs: the drivers' line protocol).
 //
 // usage: java -cp <redisson jars> ExpiryProbe <redis-url>
-// Prints READY, then answers one command a line (blank lines are skipped):
+// Prints READY ExpiryProbe, then answers one command a line (blank lines are skipped):
 //   <sem|pes> <name> <ifset|ifnotset|ifgreater|ifless> <ttlMs>   the Duration form: true|false
 //   <sem|pes> <name> <ifsetat|ifnotsetat|ifgreaterat|iflessat> <epochMs>
 //                                                                the Instant form: true|false
@@ -32,7 +33,7 @@ public final class ExpiryProbe {
         RedissonClient redisson = Redisson.create(config);
         try {
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            System.out.println("READY");
+            System.out.println("READY ExpiryProbe");
             System.out.flush();
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 String[] words = line.trim().split("\\s+");
