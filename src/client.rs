@@ -603,6 +603,9 @@ fn start_hold_keeping(
         settings.clone(),
         shutdown.subscribe(),
     ));
+    if config.settings.key_tracking {
+        start_key_tracking(config, registry, &redis, &settings, shutdown);
+    }
     tokio::spawn(crate::hold::renewal::run(
         registry.clone(),
         redis.clone(),
@@ -610,6 +613,37 @@ fn start_hold_keeping(
         shutdown.subscribe(),
     ));
     redis
+}
+
+/// Starts `CLIENT TRACKING` on the command connection (see [`crate::hold::tracking`]):
+/// its listener connects in the background, so connecting waits for nothing more.
+fn start_key_tracking(
+    config: &Config,
+    registry: &Arc<HoldRegistry>,
+    redis: &Redis,
+    settings: &RenewalSettings,
+    shutdown: &watch::Sender<bool>,
+) {
+    let listener = match fred_client(config, 1024) {
+        Ok(listener) => listener,
+        Err(error) => {
+            tracing::warn!(%error, "key tracking: cannot build the listener");
+            return;
+        }
+    };
+    tokio::spawn(crate::hold::tracking::listener::run(
+        listener,
+        redis.clone(),
+        registry.clone(),
+        config.redis.server.is_clustered(),
+        shutdown.subscribe(),
+    ));
+    tokio::spawn(crate::hold::tracking::tracker::run(
+        registry.clone(),
+        redis.clone(),
+        settings.clone(),
+        shutdown.subscribe(),
+    ));
 }
 
 /// Java Redisson's probe: a server that answers `PUBSUB SHARDNUMSUB` has sharded pub/sub.

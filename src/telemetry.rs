@@ -82,6 +82,13 @@ pub(crate) mod names {
     /// Counter: count-down latch `count_down` calls applied, by `opened` (`true` when it
     /// left a count of 0 or less).
     pub(crate) const LATCH_COUNT_DOWN: &str = "redisson_lock_latch_count_down_total";
+    /// Counter: key-tracking set-ups, by `outcome` (`on`; `refused`: the server or the
+    /// user refused `CLIENT TRACKING` or `EVALSHA_RO`, and holders hear of other
+    /// clients' changes at the next renewal only).
+    pub(crate) const KEY_TRACKING: &str = "redisson_lock_key_tracking_total";
+    /// Counter: holds checked because Redis invalidated their keys, by `outcome`
+    /// (`held`, `shortened`, `gone`).
+    pub(crate) const TRACKING_CHECKS: &str = "redisson_lock_tracking_checks_total";
 }
 
 #[cfg(feature = "metrics")]
@@ -143,6 +150,25 @@ pub(crate) fn renewal_round(renewed: u64, lost: u64, failed: u64) {
             if n > 0 {
                 metrics::counter!(names::RENEWALS, "outcome" => outcome).increment(n);
             }
+        }
+    }
+}
+
+/// Key tracking was set up (`true`) or refused (`false`).
+#[allow(unused_variables)]
+pub(crate) fn key_tracking(on: bool) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(names::KEY_TRACKING, "outcome" => if on { "on" } else { "refused" })
+        .increment(1);
+}
+
+/// Holds checked after invalidations: still as set, shortened, gone.
+#[allow(unused_variables)]
+pub(crate) fn tracking_checks(held: u64, shortened: u64, gone: u64) {
+    #[cfg(feature = "metrics")]
+    for (outcome, n) in [("held", held), ("shortened", shortened), ("gone", gone)] {
+        if n > 0 {
+            metrics::counter!(names::TRACKING_CHECKS, "outcome" => outcome).increment(n);
         }
     }
 }

@@ -42,5 +42,7 @@ mod reentrancy;
 mod scripts;
 #[path = "locks/spin_lock.rs"]
 mod spin_lock;
+#[path = "locks/told_at_once.rs"]
+mod told_at_once;
 #[path = "locks/watchdog.rs"]
 mod watchdog;

@@ -132,7 +132,7 @@ impl Script {
         timeout: Duration,
     ) -> Result<Value, fred::error::Error> {
         let (slot, len, push_call) = keyed_call(keys, args);
-        self.run_core(client, slot, resend, timeout, (len, push_call), None)
+        self.run_core(client, slot, resend, timeout, (len, push_call), None, false)
             .await
             .map(|(reply, _)| reply)
     }
@@ -148,9 +148,32 @@ impl Script {
         timeout: Duration,
         push_call: impl Fn(&mut Vec<Value>),
     ) -> Result<Value, fred::error::Error> {
-        self.run_core(client, slot, resend, timeout, (8, push_call), None)
+        self.run_core(client, slot, resend, timeout, (8, push_call), None, false)
             .await
             .map(|(reply, _)| reply)
+    }
+
+    /// [`Script::run_in_slot`] of a read-only script as `EVALSHA_RO` (`EVAL_RO` after a
+    /// `NOSCRIPT`; Redis 7+): a read command, so a connection with `CLIENT TRACKING` on
+    /// tracks its keys (a plain `EVALSHA` is a write command and tracks nothing).
+    pub(crate) async fn run_read_only_in_slot(
+        &self,
+        client: &fred::prelude::Client,
+        slot: u16,
+        timeout: Duration,
+        push_call: impl Fn(&mut Vec<Value>),
+    ) -> Result<Value, fred::error::Error> {
+        self.run_core(
+            client,
+            slot,
+            Resend::Allowed,
+            timeout,
+            (8, push_call),
+            None,
+            true,
+        )
+        .await
+        .map(|(reply, _)| reply)
     }
 
     /// [`Script::run`] followed by `WAIT` for the replicas (see [`ReplicaSync`]): the
@@ -165,23 +188,32 @@ impl Script {
         sync: &Arc<ReplicaSync>,
     ) -> Result<(Value, Synced), fred::error::Error> {
         let (slot, len, push_call) = keyed_call(keys, args);
-        self.run_core(client, slot, resend, timeout, (len, push_call), Some(sync))
-            .await
+        self.run_core(
+            client,
+            slot,
+            resend,
+            timeout,
+            (len, push_call),
+            Some(sync),
+            false,
+        )
+        .await
     }
 
     /// One attempt's command in hash slot `slot`: `EVALSHA` with the SHA-1, or (after a
     /// `NOSCRIPT`) `EVAL` with the body, followed by what `push_call` appends.
     fn call(
         &self,
-        noscript: bool,
+        (noscript, read_only): (bool, bool),
         slot: u16,
         len: usize,
         push_call: &impl Fn(&mut Vec<Value>),
     ) -> (CustomCommand, Vec<Value>) {
-        let (command, script) = if noscript {
-            ("EVAL", &self.body_arg)
-        } else {
-            ("EVALSHA", &self.sha_arg)
+        let (command, script) = match (noscript, read_only) {
+            (true, false) => ("EVAL", &self.body_arg),
+            (false, false) => ("EVALSHA", &self.sha_arg),
+            (true, true) => ("EVAL_RO", &self.body_arg),
+            (false, true) => ("EVALSHA_RO", &self.sha_arg),
         };
         // `len`: the whole call (script, key count, keys, arguments), in one allocation.
         let mut args = Vec::with_capacity(len);
@@ -199,6 +231,7 @@ impl Script {
         timeout: Duration,
         (len, push_call): (usize, impl Fn(&mut Vec<Value>)),
         sync: Option<&Arc<ReplicaSync>>,
+        read_only: bool,
     ) -> Result<(Value, Synced), fred::error::Error> {
         let wait = match sync {
             Some(sync) => sync.wait_for(client, slot).await.map(|w| (sync, w)),
@@ -218,7 +251,7 @@ impl Script {
         // future holds one fred call (about 5 KB), not one per command.
         let mut noscript = false;
         loop {
-            let (command, args) = self.call(noscript, slot, len, &push_call);
+            let (command, args) = self.call((noscript, read_only), slot, len, &push_call);
             // The script and its WAIT, handed to fred together, script first: fred writes
             // them in that order on the node's connection, in one pipeline. The WAIT
             // (Sentinel and Cluster only) is boxed: the common call carries no room for it.

@@ -59,6 +59,13 @@ pub(crate) trait Held: Send + Sync + Debug + Any {
     /// value.
     fn push(&self, purpose: Purpose, key: &Value, keys: &mut Vec<Value>, args: &mut Vec<Value>);
 
+    /// The key Redis tracks for this hold (`CLIENT TRACKING`), given the hold's name: the
+    /// key an invalidation names when somebody else changes it. The name itself (a lock
+    /// hash) unless the hold lives in another key.
+    fn tracked_key<'a>(&'a self, name: &'a str) -> &'a [u8] {
+        name.as_bytes()
+    }
+
     /// Whether another acquisition by the same (name, owner) can differ from this one
     /// (then [`Held::join`] is asked); `false` for holds that are all alike, so that a
     /// re-entry builds nothing.

@@ -18,7 +18,9 @@
 //!   waits for;
 //! * [`sentry`]: tells holders at risk on a fault or a deadline, and checks their holds
 //!   after a reconnect;
-//! * [`failover_watch`]: the sentinels' `+switch-master`.
+//! * [`failover_watch`]: the sentinels' `+switch-master`;
+//! * [`tracking`]: `CLIENT TRACKING`: a holder told at once when anyone else changes its
+//!   key.
 //!
 //! Who uses it: the lock engine (`lock/`) registers and releases holds; every guard
 //! (locks', groups', kept permits', async and blocking) tells its holder through a
@@ -36,4 +38,5 @@ pub(crate) mod renewal;
 pub(crate) mod rounds;
 pub(crate) mod sentry;
 pub(crate) mod state;
+pub(crate) mod tracking;
 pub(crate) mod watch;

@@ -28,6 +28,7 @@ use crate::hold::book::Book;
 use crate::hold::held::{Forced, Held};
 use crate::hold::rounds::{InFlight, RoundsInFlight, NO_ROUND};
 use crate::hold::state::{millis, Cause, HoldSignal, Transition};
+use crate::hold::tracking::queue::TrackQueue;
 use crate::names::owner::LockOwner;
 
 /// A lock name, the owner that holds it, and whether the hold is a write lock's (whose
@@ -165,6 +166,8 @@ pub(crate) struct HoldRegistry {
     /// The watchdog lease and the margins.
     pub(crate) watchdog_ms: u64,
     margin: Option<Duration>,
+    /// What the tracker (`CLIENT TRACKING`) has to read or check next.
+    pub(crate) tracking: TrackQueue,
 }
 
 impl HoldRegistry {
@@ -179,6 +182,7 @@ impl HoldRegistry {
             rounds: RoundsInFlight::default(),
             watchdog_ms,
             margin,
+            tracking: TrackQueue::default(),
         }
     }
 
@@ -234,6 +238,8 @@ impl HoldRegistry {
     ) -> Arc<HoldSignal> {
         let lease = lease_ms.unwrap_or(self.watchdog_ms);
         let margin = self.margin_ms(lease);
+        // The acquire script wrote the key: `NOLOOP` tracking forgot it.
+        self.tracking.rewritten(&hold);
         let mut held = self.held();
         let had_watchdog_holds = held.renewed > 0;
         let mut recovered = None;
@@ -466,6 +472,27 @@ impl HoldRegistry {
         }
     }
 
+    /// The holds of `holds` still registered, as they are now.
+    pub(crate) fn snapshot_of(&self, holds: &[HoldKey]) -> Vec<Snapshot> {
+        let held = self.held();
+        holds
+            .iter()
+            .filter_map(|hold| held.get(hold).map(|e| Snapshot::of(hold, e)))
+            .collect()
+    }
+
+    /// The holds `pick` picks by their (name, owner) and what is held (one pass).
+    pub(crate) fn snapshot_where(
+        &self,
+        pick: impl Fn(&HoldKey, &dyn Held) -> bool,
+    ) -> Vec<Snapshot> {
+        self.held()
+            .iter()
+            .filter(|(k, e)| pick(k, &*e.held))
+            .map(|(k, e)| Snapshot::of(k, e))
+            .collect()
+    }
+
     /// The holds to send in one round: `filter` picks them.
     pub(crate) fn snapshot(&self, filter: impl Fn(bool, &HoldSignal) -> bool) -> Vec<Snapshot> {
         self.held()
@@ -670,6 +697,12 @@ impl HoldRegistry {
     pub(crate) fn scan_at(&self, at_ms: u64) -> &Notify {
         self.next_scan_ms.store(at_ms, Ordering::Relaxed);
         &self.sooner
+    }
+
+    /// Wakes the sentry now: a hold went at risk outside its own events (a check after an
+    /// invalidation found it shortened), and waits for its verification.
+    pub(crate) fn wake_sentry(&self) {
+        self.sooner.notify_one();
     }
 }
 

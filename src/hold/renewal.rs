@@ -48,6 +48,8 @@ pub(crate) struct Outcome {
     pub(crate) confirmed: u64,
     pub(crate) gone: u64,
     pub(crate) failed: u64,
+    /// Still there, with a lease shorter than this client set (a verification only).
+    pub(crate) shortened: u64,
 }
 
 /// The renewal task: runs until `shutdown` changes or its sender is dropped.
@@ -89,6 +91,11 @@ pub(crate) enum Holds {
     Renewed,
     /// These, taken earlier (the sentry's checks), as they are once it is ready.
     These(Vec<Snapshot>),
+    /// These, checked without renewing (every hold by its read-only check, sent as
+    /// `EVALSHA_RO` so that Redis tracks its keys again): somebody else may have changed
+    /// them (the tracker, on an invalidation). Gone → lost; shorter than this client set
+    /// → at risk (the sentry's check decides); as set → nothing changes.
+    Verify(Vec<Snapshot>),
 }
 
 /// Sends `holds` in batches (per slot and script) and applies the replies to their
@@ -108,7 +115,7 @@ pub(crate) async fn send(
         Err(error) => {
             let holds = match &holds {
                 Holds::Renewed => registry.renewed_len(),
-                Holds::These(holds) => holds.len(),
+                Holds::These(holds) | Holds::Verify(holds) => holds.len(),
             };
             tracing::warn!(%error, holds, "can't update locks expiration; will retry");
             return Outcome {
@@ -119,14 +126,16 @@ pub(crate) async fn send(
     };
     // Only what is still renewed now, and in flight until the replies are in: an unlock
     // of one of these holds waits for them (`hold::rounds`).
+    let verify = matches!(holds, Holds::Verify(_));
     let (holds, _in_flight) = match holds {
         Holds::Renewed => registry.renewal_round(),
-        Holds::These(holds) => registry.start_round(holds),
+        Holds::These(holds) | Holds::Verify(holds) => registry.start_round(holds),
     };
-    let groups = group(holds, settings.clustered);
+    let groups = group(holds, settings.clustered, verify);
     let round = Round {
         registry,
         lease_ms: settings.lease_ms,
+        verify,
         sent_at: Instant::now(),
         // Sent while the registry still counts a failover as pending (fred moved without
         // the client's move being over), they renew but confirm nothing: the sentry's
@@ -146,7 +155,7 @@ pub(crate) async fn send(
                 (
                     script,
                     batch,
-                    send_batch(redis, slot, script, keys, args).await,
+                    send_batch(redis, slot, script, (keys, args), verify).await,
                 )
             }
         });
@@ -170,30 +179,39 @@ async fn send_batch(
     redis: &Redis,
     slot: u16,
     script: &BatchScript,
-    keys: Vec<Value>,
-    args: Vec<Value>,
+    (keys, args): (Vec<Value>, Vec<Value>),
+    read_only: bool,
 ) -> Result<Value, fred::error::Error> {
-    script
-        .script
-        .run_in_slot(
-            redis.client(),
-            slot,
-            Resend::Allowed,
-            redis.timeout(),
-            |call| {
-                call.reserve(1 + keys.len() + args.len());
-                call.push(Value::from(keys.len() as i64));
-                call.extend(keys.iter().cloned());
-                call.extend(args.iter().cloned());
-            },
-        )
-        .await
+    let push_call = |call: &mut Vec<Value>| {
+        call.reserve(1 + keys.len() + args.len());
+        call.push(Value::from(keys.len() as i64));
+        call.extend(keys.iter().cloned());
+        call.extend(args.iter().cloned());
+    };
+    let script = &script.script;
+    if read_only {
+        script
+            .run_read_only_in_slot(redis.client(), slot, redis.timeout(), push_call)
+            .await
+    } else {
+        script
+            .run_in_slot(
+                redis.client(),
+                slot,
+                Resend::Allowed,
+                redis.timeout(),
+                push_call,
+            )
+            .await
+    }
 }
 
 /// What one round's replies are applied with.
 struct Round<'r> {
     registry: &'r HoldRegistry,
     lease_ms: u64,
+    /// A verification ([`Holds::Verify`]): replies are compared, never confirmed.
+    verify: bool,
     /// When the round was sent: a confirmed lease runs from here.
     sent_at: Instant,
     /// Whether a confirmation may end a hold's risk (no failover pending).
@@ -211,6 +229,12 @@ impl Round<'_> {
     ) {
         match reply {
             Ok(Value::Array(flags)) if flags.len() == batch.len() => {
+                if !self.verify {
+                    // The script wrote the keys: `NOLOOP` tracking forgot them.
+                    self.registry
+                        .tracking
+                        .renewed(batch.iter().map(|hold| hold.hold.clone()));
+                }
                 for (hold, flag) in batch.iter().zip(flags) {
                     let confirmed = match flag.as_i64() {
                         Some(flag) => (script.confirms)(flag, self.lease_ms),
@@ -220,6 +244,13 @@ impl Round<'_> {
                         None => {
                             outcome.gone += 1;
                             self.lost(hold);
+                        }
+                        Some(lease_ms) if self.verify => {
+                            if self.shortened(hold, lease_ms) {
+                                outcome.shortened += 1;
+                            } else {
+                                outcome.confirmed += 1;
+                            }
                         }
                         Some(lease_ms) => {
                             outcome.confirmed += 1;
@@ -246,6 +277,26 @@ impl Round<'_> {
         self.registry.found_gone(&hold.hold, &hold.signal);
     }
 
+    /// A verification found the hold there for `lease_ms` more: counted from now (after
+    /// the reply, so a late bound of its real end), if that ends before the expiry this
+    /// client set (an early bound), somebody shortened it, and the hold is at risk until
+    /// the sentry's check.
+    fn shortened(&self, hold: &Snapshot, lease_ms: u64) -> bool {
+        let ends_ms = crate::hold::state::millis(Instant::now()).saturating_add(lease_ms);
+        if ends_ms.saturating_add(SHORTENED_SLACK_MS) >= hold.signal.expires_ms() {
+            return false;
+        }
+        tracing::warn!(lock = %hold.hold.0, owner = %hold.hold.1, left_ms = lease_ms, "lock at risk: somebody else shortened its lease");
+        if let Some(t) = hold
+            .signal
+            .suspend(crate::hold::state::Cause::ForeignChange, self.sent_at)
+        {
+            crate::hold::state::report(&hold.signal, t, Some(&hold.hold));
+        }
+        self.registry.wake_sentry();
+        true
+    }
+
     /// The hold is still there for `lease_ms` from the round's send time.
     fn confirm(&self, hold: &Snapshot, lease_ms: u64) {
         let margin = self.registry.margin_ms(lease_ms);
@@ -259,22 +310,31 @@ impl Round<'_> {
     }
 }
 
+/// How much shorter than expected a verified lease may be before it counts as shortened:
+/// a PTTL is rounded down to the millisecond, and the expiry this client keeps is a lower
+/// bound taken at the send of the command that set it.
+const SHORTENED_SLACK_MS: u64 = 2;
+
 /// One group of holds: sent with one script for one purpose, in batches.
 type Group = (&'static BatchScript, Purpose, Vec<Snapshot>);
 
 /// `holds` grouped per slot (on a cluster), script and purpose: a watchdog hold goes to
-/// its renewal, a lease hold to its check.
-fn group(holds: Vec<Snapshot>, clustered: bool) -> BTreeMap<(u16, &'static str, bool), Group> {
+/// its renewal, a lease hold (and any hold, when `verify`) to its check.
+fn group(
+    holds: Vec<Snapshot>,
+    clustered: bool,
+    verify: bool,
+) -> BTreeMap<(u16, &'static str, bool), Group> {
     let mut groups: BTreeMap<(u16, &'static str, bool), Group> = BTreeMap::new();
     for item in holds {
         let slot = if clustered { item.slot } else { 0 };
-        let (script, purpose) = if item.renewed {
+        let (script, purpose) = if item.renewed && !verify {
             (item.held.renewal(), Purpose::Renew)
         } else {
             (item.held.check(), Purpose::Check)
         };
         groups
-            .entry((slot, script.name, item.renewed))
+            .entry((slot, script.name, item.renewed && !verify))
             .or_insert_with(|| (script, purpose, Vec::new()))
             .2
             .push(item);
@@ -380,7 +440,7 @@ mod tests {
         );
 
         let lease = Value::from(30_000);
-        let groups = group(registry.snapshot(|_, _| true), false);
+        let groups = group(registry.snapshot(|_, _| true), false, false);
         let call = |key: (u16, &'static str, bool)| {
             let (script, purpose, holds) = &groups[&key];
             batch_call(script, *purpose, holds, &lease)

@@ -115,6 +115,9 @@ pub(crate) enum Cause {
     LeaseEnded,
     /// The client was shut down.
     Shutdown,
+    /// Another client, an operator or the server changed the hold's key: its check
+    /// found the lease shorter than this client set (`CLIENT TRACKING`).
+    ForeignChange,
 }
 
 impl Cause {
@@ -127,6 +130,7 @@ impl Cause {
             Cause::FieldGone => "field_gone",
             Cause::LeaseEnded => "lease_ended",
             Cause::Shutdown => "shutdown",
+            Cause::ForeignChange => "foreign_change",
         }
     }
 }
@@ -300,6 +304,12 @@ impl HoldSignal {
     pub(crate) fn at_risk_for(&self, now: Instant) -> Option<Duration> {
         let since_ms = self.timings().at_risk_since_ms;
         (since_ms != NOT_SET).then(|| now.saturating_duration_since(instant(since_ms)))
+    }
+
+    /// The earliest moment Redis may expire the hold as this client last set it (ms
+    /// since the epoch of [`millis`]): what a check that finds it shorter compares with.
+    pub(crate) fn expires_ms(&self) -> u64 {
+        self.timings().expires_ms
     }
 
     /// The validity deadline, for the sentry's scans.

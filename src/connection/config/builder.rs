@@ -257,6 +257,29 @@ impl ConfigBuilder {
         self
     }
 
+    /// Whether a holder is told at once when anyone else changes or removes its lock
+    /// (default `true`): the command connection runs `CLIENT TRACKING ON REDIRECT <id>
+    /// NOLOOP`, so Redis sends an invalidation for a held key that another client, an
+    /// operator or the server (expiry, eviction, `FLUSHALL`) changed, and the client checks
+    /// that hold at once: gone → `lost()`, shortened → `at_risk()`. Off, such a change is
+    /// heard at the hold's next renewal (a third of the watchdog timeout). A server or user
+    /// that refuses `CLIENT TRACKING` or `EVALSHA_RO` (Redis before 7, an ACL without
+    /// `client|tracking`) leaves it off, said once in the log. See `docs/reliability.md`.
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .key_tracking(false)
+    ///     .build()?;
+    /// assert!(!config.key_tracking());
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn key_tracking(mut self, on: bool) -> Self {
+        self.settings.locks.key_tracking = on;
+        self
+    }
+
     /// How unlock notifications travel (default [`PublishMode::Auto`]).
     ///
     /// # Examples

@@ -315,6 +315,18 @@ impl Config {
         self.settings.watchdog_timeout
     }
 
+    /// Whether holders are told at once of another client's change to their keys
+    /// ([`ConfigBuilder::key_tracking`]).
+    ///
+    /// # Examples
+    /// ```
+    /// let config = redisson_lock::Config::from_url("redis://127.0.0.1").unwrap();
+    /// assert!(config.key_tracking());
+    /// ```
+    pub fn key_tracking(&self) -> bool {
+        self.settings.key_tracking
+    }
+
     /// The most locks one renewal script re-arms.
     ///
     /// # Examples

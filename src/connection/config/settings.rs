@@ -82,6 +82,10 @@ pub struct LockSettings {
     /// [`Client::set`](crate::Client::set) encode keys (default `kryo5`; `string`,
     /// `{ json-jackson = { uuids = "typed" } }`).
     pub codec: JavaCodec,
+    /// Whether the client asks Redis to tell it at once when anyone else changes a key
+    /// it holds (`CLIENT TRACKING`; default `true`); see
+    /// [`ConfigBuilder::key_tracking`](super::ConfigBuilder::key_tracking).
+    pub key_tracking: bool,
 }
 
 impl Default for LockSettings {
@@ -102,6 +106,7 @@ impl Default for LockSettings {
             validity_margin: None,
             fair_queue_names: FairQueueNames::Mapped,
             codec: JavaCodec::Kryo5,
+            key_tracking: true,
         }
     }
 }

@@ -59,6 +59,10 @@ impl Held for PermitHold {
         &CHECK_PERMITS
     }
 
+    fn tracked_key<'a>(&'a self, _: &'a str) -> &'a [u8] {
+        self.timeouts.as_bytes().unwrap_or_default()
+    }
+
     fn push(&self, _: Purpose, _: &Value, keys: &mut Vec<Value>, args: &mut Vec<Value>) {
         keys.push(self.timeouts.clone());
         args.push(self.id.clone());
