@@ -603,7 +603,10 @@ fn start_hold_keeping(
         settings.clone(),
         shutdown.subscribe(),
     ));
-    if config.settings.key_tracking {
+    // Not on a cluster yet: with tracking on, a slot migration stalled the node's
+    // connection for the response timeout (tests/topology/cluster.rs,
+    // `a_waiter_follows_its_slot_through_a_migration`); see docs/reliability.md.
+    if config.settings.key_tracking && !config.redis.server.is_clustered() {
         start_key_tracking(config, registry, &redis, &settings, shutdown);
     }
     tokio::spawn(crate::hold::renewal::run(

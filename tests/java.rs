@@ -22,6 +22,7 @@
 //! | `map_entries` | map entries' and set values' locks, semaphores and latches (`Client::map`), single server and cluster |
 //! | `expiry` | the synchronizers' expiry and existence (`RExpirable`), and 0 permits |
 //! | `config` | `redisson.yaml` files read by real Redisson and by the crate |
+//! | `told_at_once` | Java's `forceUnlock()` of a crate's hold, told at once |
 
 mod support;
 
@@ -47,3 +48,5 @@ mod sentinel;
 mod shares;
 #[path = "java/synchronizers.rs"]
 mod synchronizers;
+#[path = "java/told_at_once.rs"]
+mod told_at_once;

@@ -301,6 +301,12 @@ mod with_tls {
         "~redisson_*{app:*",
         "&redisson_lock__channel:{app:*",
         "&redisson_rwlock:{app:*",
+        // Key tracking (told at once): its set-up, its read-only checks and re-reads, and
+        // the listener's channel.
+        "+client|tracking",
+        "+eval_ro",
+        "+evalsha_ro",
+        "&__redis__:invalidate",
     ];
 
     #[tokio::test]

@@ -14,3 +14,5 @@ mod cluster;
 mod replica_wait;
 #[path = "topology/sentinel.rs"]
 mod sentinel;
+#[path = "topology/told_at_once.rs"]
+mod told_at_once;

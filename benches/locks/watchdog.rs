@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use redisson_lock::fred::interfaces::ClientLike;
+use redisson_lock::fred::types::InfoKind;
 use redisson_lock::{Client, Config, LockOwner, RLock};
 use serde_json::json;
 
@@ -151,6 +152,20 @@ pub struct Memory {
     n: usize,
     per_held: f64,
     per_waiter: f64,
+    /// The server's `used_memory` growth per held lock (its hash and, with key tracking,
+    /// its tracking-table entry).
+    server_per_held: f64,
+    /// The server's `tracking_total_keys` with the locks held.
+    tracked_keys: u64,
+}
+
+/// One numeric field of `INFO <section>`.
+async fn info_field(raw: &Raw, section: InfoKind, field: &str) -> u64 {
+    let info: String = raw.info(Some(section)).await.unwrap_or_default();
+    info.lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// `memory`, if selected: VmRSS growth per held lock (handle + watchdog registration) and
@@ -166,6 +181,7 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
     let n = settings.locks;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let rss0 = vm_rss().unwrap_or(0);
+    let server0 = info_field(raw, InfoKind::Memory, "used_memory").await;
     let locks: Vec<RLock> = (0..n)
         .map(|i| {
             client
@@ -179,6 +195,8 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
         .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let rss1 = vm_rss().unwrap_or(0);
+    let server1 = info_field(raw, InfoKind::Memory, "used_memory").await;
+    let tracked_keys = info_field(raw, InfoKind::Stats, "tracking_total_keys").await;
 
     let holder = client
         .get_lock("bench:memory:wait")
@@ -217,6 +235,8 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
         n,
         per_held: rss1.saturating_sub(rss0) as f64 / n as f64,
         per_waiter: rss3.saturating_sub(rss2) as f64 / n as f64,
+        server_per_held: server1.saturating_sub(server0) as f64 / n as f64,
+        tracked_keys,
     })
 }
 
@@ -227,14 +247,19 @@ pub fn memory_row(m: &Memory, client: &Client) -> Row {
     row.ratio_to = "n/a".into();
     row.set("bytes_per_held_lock", json!(m.per_held.round()));
     row.set("bytes_per_waiting_task", json!(m.per_waiter.round()));
+    row.set(
+        "server_bytes_per_held_lock",
+        json!(m.server_per_held.round()),
+    );
+    row.set("server_tracked_keys", json!(m.tracked_keys));
     let probe = client.get_lock("bench:probe");
     row.set(
         "lock_future_bytes",
         json!(std::mem::size_of_val(&probe.lock())),
     );
     row.notes = format!(
-        "VmRSS: {:.0} B per held lock, {:.0} B per waiting task ({} of each)",
-        m.per_held, m.per_waiter, m.n
+        "VmRSS: {:.0} B per held lock, {:.0} B per waiting task ({} of each); server: {:.0} B per held lock, {} keys tracked",
+        m.per_held, m.per_waiter, m.n, m.server_per_held, m.tracked_keys
     );
     let waiter = AtMost(MAX_BYTES_PER_WAITING_TASK);
     row.bound(m.per_waiter, 0, waiter, |bytes, target| {

@@ -132,9 +132,16 @@ impl Script {
         timeout: Duration,
     ) -> Result<Value, fred::error::Error> {
         let (slot, len, push_call) = keyed_call(keys, args);
-        self.run_core(client, slot, resend, timeout, (len, push_call), None, false)
-            .await
-            .map(|(reply, _)| reply)
+        self.run_core(
+            client,
+            slot,
+            (resend, false),
+            timeout,
+            (len, push_call),
+            None,
+        )
+        .await
+        .map(|(reply, _)| reply)
     }
 
     /// Runs the script in hash slot `slot`. `push_call` appends what follows the SHA-1 (or
@@ -148,7 +155,7 @@ impl Script {
         timeout: Duration,
         push_call: impl Fn(&mut Vec<Value>),
     ) -> Result<Value, fred::error::Error> {
-        self.run_core(client, slot, resend, timeout, (8, push_call), None, false)
+        self.run_core(client, slot, (resend, false), timeout, (8, push_call), None)
             .await
             .map(|(reply, _)| reply)
     }
@@ -166,11 +173,10 @@ impl Script {
         self.run_core(
             client,
             slot,
-            Resend::Allowed,
+            (Resend::Allowed, true),
             timeout,
             (8, push_call),
             None,
-            true,
         )
         .await
         .map(|(reply, _)| reply)
@@ -191,11 +197,10 @@ impl Script {
         self.run_core(
             client,
             slot,
-            resend,
+            (resend, false),
             timeout,
             (len, push_call),
             Some(sync),
-            false,
         )
         .await
     }
@@ -227,11 +232,10 @@ impl Script {
         &self,
         client: &fred::prelude::Client,
         slot: u16,
-        resend: Resend,
+        (resend, read_only): (Resend, bool),
         timeout: Duration,
         (len, push_call): (usize, impl Fn(&mut Vec<Value>)),
         sync: Option<&Arc<ReplicaSync>>,
-        read_only: bool,
     ) -> Result<(Value, Synced), fred::error::Error> {
         let wait = match sync {
             Some(sync) => sync.wait_for(client, slot).await.map(|w| (sync, w)),

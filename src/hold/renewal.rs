@@ -127,6 +127,7 @@ pub(crate) async fn send(
     // Only what is still renewed now, and in flight until the replies are in: an unlock
     // of one of these holds waits for them (`hold::rounds`).
     let verify = matches!(holds, Holds::Verify(_));
+    let read_only = verify;
     let (holds, _in_flight) = match holds {
         Holds::Renewed => registry.renewal_round(),
         Holds::These(holds) | Holds::Verify(holds) => registry.start_round(holds),
@@ -155,7 +156,7 @@ pub(crate) async fn send(
                 (
                     script,
                     batch,
-                    send_batch(redis, slot, script, (keys, args), verify).await,
+                    send_batch(redis, slot, script, (keys, args), read_only).await,
                 )
             }
         });

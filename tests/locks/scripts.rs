@@ -324,6 +324,7 @@ async fn a_key_that_is_not_a_lock_is_wrong_type_naming_the_key() {
 #[tokio::test]
 async fn invalid_arguments_are_rejected_before_any_io() {
     let Bed(_server, client, raw, _) = Bed::new("bed").await;
+    wait_key_tracking(&raw).await;
     reset_stats(&raw).await;
 
     fn invalid<T: std::fmt::Debug>(what: &str, result: Result<T, Error>) {
@@ -461,7 +462,7 @@ async fn an_acquire_cut_off_in_flight_is_sent_again_only_once_known_not_run() {
             .unwrap();
         if list
             .lines()
-            .any(|l| l.contains(" flags=b ") && l.contains("cmd=evalsha"))
+            .any(|l| l.contains(" flags=b") && l.contains("cmd=evalsha"))
         {
             break;
         }

@@ -49,9 +49,15 @@ fn max_delay(backoff: Backoff) -> Duration {
 
 /// `PUBSUB CHANNELS *`: every channel anybody is subscribed to.
 async fn all_channels(raw: &Client) -> Vec<String> {
-    raw.custom(fred::cmd!("PUBSUB"), vec!["CHANNELS", "*"])
+    let channels: Vec<String> = raw
+        .custom(fred::cmd!("PUBSUB"), vec!["CHANNELS", "*"])
         .await
-        .unwrap()
+        .unwrap();
+    // The key-tracking listener's (never a lock's).
+    channels
+        .into_iter()
+        .filter(|c| c != "__redis__:invalidate")
+        .collect()
 }
 
 /// No subscription anywhere: none in these clients, none in Redis for `name`'s channel.

@@ -365,3 +365,91 @@ pub async fn tracking_clients(raw: &fred::prelude::Client) -> usize {
         })
         .count()
 }
+
+/// The fallback: a user whose ACL forbids `CLIENT TRACKING` locks as before (every kind
+/// tried here, raw state checked), the refusal is logged once, and a foreign change is
+/// heard at the next renewal instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_without_client_tracking_locks_as_before_and_is_told_once() {
+    init_tracing();
+    let server = RedisServer::start();
+    let raw = server.raw().await;
+    let _: Value = raw
+        .custom(
+            fred::cmd!("ACL"),
+            vec![
+                "SETUSER",
+                "locker",
+                "on",
+                ">pw",
+                "~*",
+                "&*",
+                "+@all",
+                "-client|tracking",
+            ],
+        )
+        .await
+        .unwrap();
+    let url = format!("redis://locker:pw@127.0.0.1:{}", server.port);
+    let client = Client::connect(
+        redisson_lock::Config::builder()
+            .url(&url)
+            .watchdog_timeout(Duration::from_millis(900))
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let refused = ["key tracking refused", "client|tracking"];
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            support::events::count(&refused) >= 1
+        })
+        .await,
+        "the refusal is logged"
+    );
+    assert_eq!(tracking_clients(&raw).await, 0);
+    // Other tests of this binary may log their own refusals: this client's is one.
+    let said = support::events::count(&refused);
+
+    let name = key("told-acl");
+    let lock = client.get_lock(&name);
+    let guard = lock.acquire().await.unwrap();
+    let again = lock.acquire().await.unwrap();
+    let field = format!("{}:{}", client.id(), lock.owner());
+    assert_eq!(hgetall(&raw, &name).await, vec![(field, "2".to_owned())]);
+    again.unlock().await.unwrap();
+    let fair = client.get_fair_lock(key("told-acl-fair"));
+    fair.acquire().await.unwrap().unlock().await.unwrap();
+    let rw = client.get_read_write_lock(key("told-acl-rw"));
+    rw.read_lock()
+        .acquire()
+        .await
+        .unwrap()
+        .unlock()
+        .await
+        .unwrap();
+    rw.write_lock()
+        .acquire()
+        .await
+        .unwrap()
+        .unlock()
+        .await
+        .unwrap();
+    let sem = client.get_permit_expirable_semaphore(key("told-acl-pes"));
+    sem.try_set_permits(1).await.unwrap();
+    sem.acquire_kept().await.unwrap().release().await.unwrap();
+
+    // A DEL is heard at the next renewal (300 ms here), not at once.
+    let _: i64 = raw.del(&name).await.unwrap();
+    let deleted = Instant::now();
+    tokio::time::timeout(Duration::from_secs(3), guard.lost())
+        .await
+        .unwrap();
+    eprintln!(
+        "told at once: without CLIENT TRACKING, lost after {:?} (the next renewal)",
+        deleted.elapsed()
+    );
+    assert_eq!(support::events::count(&refused), said, "said once");
+    client.shutdown().await.unwrap();
+}

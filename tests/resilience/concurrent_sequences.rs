@@ -363,7 +363,7 @@ async fn concurrent_sequences_keep_exclusion_and_leave_nothing() {
     let settle = Instant::now();
     let clean = eventually(Duration::from_secs(10), || async {
         let keys = strings(&raw, ["KEYS", "*"]).await;
-        let channels = strings(&raw, ["PUBSUB", "CHANNELS"]).await;
+        let channels = crate_channels(&raw).await;
         keys.is_empty()
             && channels.is_empty()
             && clients
@@ -372,7 +372,7 @@ async fn concurrent_sequences_keep_exclusion_and_leave_nothing() {
     })
     .await;
     let keys = strings(&raw, ["KEYS", "*"]).await;
-    let channels = strings(&raw, ["PUBSUB", "CHANNELS"]).await;
+    let channels = crate_channels(&raw).await;
     let subscribed: Vec<usize> = clients.iter().map(|c| c.subscribed_channels()).collect();
     let renewed: Vec<usize> = clients.iter().map(|c| c.renewed_locks()).collect();
     let settled_in = settle.elapsed();

@@ -51,7 +51,8 @@ async fn waiters_survive_a_killed_subscriber_connection() {
     // Cut the subscriber connection, and unlock right away: the unlock message may well be
     // published while nobody is subscribed. The registry must resubscribe after the
     // reconnect and wake every waiter to retry.
-    assert_eq!(kill_clients(&raw, "pubsub").await, 1);
+    // The subscriber, and the key-tracking listener (also a pub/sub connection).
+    assert_eq!(kill_clients(&raw, "pubsub").await, 2);
     let unlocked_at = Instant::now();
     lock.unlock().await.unwrap();
 

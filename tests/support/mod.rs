@@ -311,6 +311,19 @@ pub async fn script_calls(raw: &fred::prelude::Client) -> u64 {
     command_calls(raw, "evalsha").await + command_calls(raw, "eval").await
 }
 
+/// Waits (up to 5 s) until a client connected to this server has set key tracking up
+/// (its listener connects in the background: `CLIENT TRACKING`, then the `EVAL_RO`
+/// probe), so that a test counting commands or channels starts after it.
+pub async fn wait_key_tracking(raw: &fred::prelude::Client) {
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            command_calls(raw, "eval_ro").await >= 1
+        })
+        .await,
+        "key tracking never set up"
+    );
+}
+
 pub async fn reset_stats(raw: &fred::prelude::Client) {
     let _: () = raw
         .custom(fred::cmd!("CONFIG"), vec!["RESETSTAT"])
@@ -789,6 +802,16 @@ pub async fn drop_group_lock_futures<R: redisson_lock::kinds::GroupRule>(
         }
     }
     (taken, dropped)
+}
+
+/// `PUBSUB CHANNELS`, less the key-tracking listener's `__redis__:invalidate`: the
+/// channels of locks, semaphores and latches somebody listens to.
+pub async fn crate_channels(raw: &fred::prelude::Client) -> Vec<String> {
+    strings(raw, ["PUBSUB", "CHANNELS"])
+        .await
+        .into_iter()
+        .filter(|c| c != "__redis__:invalidate")
+        .collect()
 }
 
 /// A command's reply as strings, for the commands the crate's fred features do not cover

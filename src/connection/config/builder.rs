@@ -264,7 +264,8 @@ impl ConfigBuilder {
     /// that hold at once: gone → `lost()`, shortened → `at_risk()`. Off, such a change is
     /// heard at the hold's next renewal (a third of the watchdog timeout). A server or user
     /// that refuses `CLIENT TRACKING` or `EVALSHA_RO` (Redis before 7, an ACL without
-    /// `client|tracking`) leaves it off, said once in the log. See `docs/reliability.md`.
+    /// `client|tracking`) leaves it off, said once in the log. Not started on Redis
+    /// Cluster yet (see `docs/reliability.md`, "Told at once").
     ///
     /// # Examples
     /// ```

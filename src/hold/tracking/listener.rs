@@ -47,20 +47,16 @@ enum SetUpError {
 }
 
 impl From<FredError> for SetUpError {
+    /// A refusal only when the server says so (an ACL's `NOPERM`, a command it does not
+    /// know); anything else (a dropped or paused connection, a loading server) is tried
+    /// again.
     fn from(error: FredError) -> Self {
-        let busy = ["LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN"];
-        if busy.iter().any(|word| error.details().starts_with(word)) {
-            return SetUpError::Failed(error);
-        }
-        match error.kind() {
-            ErrorKind::IO
-            | ErrorKind::Timeout
-            | ErrorKind::Canceled
-            | ErrorKind::Routing
-            | ErrorKind::Backpressure
-            | ErrorKind::Cluster
-            | ErrorKind::NotFound => SetUpError::Failed(error),
-            _ => SetUpError::Refused(error),
+        let details = error.details().to_ascii_uppercase();
+        let refused = ["NOPERM", "UNKNOWN COMMAND", "UNKNOWN SUBCOMMAND", "NOAUTH"];
+        if refused.iter().any(|word| details.contains(word)) {
+            SetUpError::Refused(error)
+        } else {
+            SetUpError::Failed(error)
         }
     }
 }
@@ -76,13 +72,14 @@ pub(crate) async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut messages = listener.message_rx();
-    let mut listener_back = listener.reconnect_rx();
     let mut redis_back = redis.client().reconnect_rx();
     let mut map_changed = redis.client().cluster_change_rx();
     if let Err(error) = listener.init().await {
         tracing::warn!(%error, "key tracking: the listener cannot connect; holders hear of other clients' changes at the next renewal");
         return;
     }
+    // After its first connection (whose event would only repeat the first set-up).
+    let mut listener_back = listener.reconnect_rx();
     let mut due = true;
     loop {
         if due {
@@ -105,6 +102,12 @@ pub(crate) async fn run(
                 }
                 Err(SetUpError::Failed(error)) => {
                     tracing::debug!(%error, "key tracking set-up failed; trying again");
+                    if error.details().contains("redirect to does not exist") {
+                        // The command connection moved (a Sentinel failover the client
+                        // followed at once) and the listener is still on the old primary:
+                        // it asks the sentinels again.
+                        let _ = listener.force_reconnection().await;
+                    }
                     due = true;
                 }
             }
@@ -127,13 +130,25 @@ pub(crate) async fn run(
             },
             event = listener_back.recv() => due |= !matches!(event, Err(RecvError::Closed)),
             event = redis_back.recv() => due |= !matches!(event, Err(RecvError::Closed)),
-            event = map_changed.recv() => due |= clustered && !matches!(event, Err(RecvError::Closed)),
+            event = map_changed.recv() => due |= clustered && added_a_node(event),
             () = retry => {}
             _ = shutdown.changed() => {
                 let _ = listener.quit().await;
                 return;
             }
         }
+    }
+}
+
+/// Whether a cluster change brought a primary the set-up has not seen (a slot moving
+/// between known nodes changes nothing of the tracking, which is per connection).
+fn added_a_node(event: Result<Vec<fred::types::ClusterStateChange>, RecvError>) -> bool {
+    match event {
+        Ok(changes) => changes
+            .iter()
+            .any(|c| matches!(c, fred::types::ClusterStateChange::Add(_))),
+        Err(RecvError::Lagged(_)) => true,
+        Err(RecvError::Closed) => false,
     }
 }
 
