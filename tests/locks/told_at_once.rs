@@ -82,13 +82,7 @@ async fn every_foreign_change_of_a_held_lock_is_told_at_once() {
     let client = server.client().await;
     let raw = server.raw().await;
     // The listener's set-up is in the background: wait until it is on.
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            tracking_clients(&raw).await >= 1
-        })
-        .await,
-        "the command connection turns tracking on"
-    );
+    wait_key_tracking(&raw).await;
     let mut all = Vec::new();
     for (what, verb) in [
         ("del", "DEL"),
@@ -159,12 +153,7 @@ async fn every_foreign_change_of_a_held_lock_is_told_at_once() {
 async fn a_shortened_lease_is_at_risk_then_held_again() {
     init_tracing();
     let Bed(_server, client, raw, name) = Bed::new("told-shortened").await;
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            tracking_clients(&raw).await >= 1
-        })
-        .await
-    );
+    wait_key_tracking(&raw).await;
     let guard = client.get_lock(&name).acquire().await.unwrap();
     tokio::time::sleep(HELD_FIRST).await;
     let _: bool = raw.pexpire(&name, 500, None).await.unwrap();
@@ -190,7 +179,7 @@ async fn without_tracking_a_delete_is_not_heard_until_the_next_renewal() {
         Bed::with_config("told-off", |c| c.key_tracking(false)).await;
     let guard = client.get_lock(&name).acquire().await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(tracking_clients(&raw).await, 0, "nothing tracks");
+    assert_eq!(tracking_connections(&raw).await, 0, "nothing tracks");
     let _: i64 = raw.del(&name).await.unwrap();
     let heard = tokio::time::timeout(Duration::from_secs(1), guard.at_risk()).await;
     assert!(heard.is_err(), "not heard within a second without tracking");
@@ -204,12 +193,7 @@ async fn an_evicted_hold_is_told_at_once() {
     let server = RedisServer::start_with(&["--maxmemory-policy", "allkeys-random"]);
     let client = server.client().await;
     let raw = server.raw().await;
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            tracking_clients(&raw).await >= 1
-        })
-        .await
-    );
+    wait_key_tracking(&raw).await;
     let name = key("told-evicted");
     let guard = client.get_lock(&name).acquire().await.unwrap();
     tokio::time::sleep(HELD_FIRST).await;
@@ -266,12 +250,7 @@ async fn an_evicted_hold_is_told_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_permit_removed_by_another_client_is_told_at_once() {
     let Bed(_server, client, raw, name) = Bed::new("told-pes").await;
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            tracking_clients(&raw).await >= 1
-        })
-        .await
-    );
+    wait_key_tracking(&raw).await;
     let sem = client.get_permit_expirable_semaphore(&name);
     sem.try_set_permits(3).await.unwrap();
     let kept = sem.acquire_kept().await.unwrap();
@@ -309,17 +288,13 @@ async fn a_kept_permit_removed_by_another_client_is_told_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn own_writes_other_clients_and_a_full_tracking_table_give_no_signal() {
     let server = RedisServer::start_with(&["--tracking-table-max-keys", "2"]);
+    // Renewed every second (a 3 s watchdog): three renewal rounds in the run.
     let client = server
-        .client_with(server.config().watchdog_timeout(Duration::from_millis(900)))
+        .client_with(server.config().watchdog_timeout(Duration::from_secs(3)))
         .await;
     let other = server.client().await;
     let raw = server.raw().await;
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            tracking_clients(&raw).await >= 1
-        })
-        .await
-    );
+    wait_key_tracking(&raw).await;
     let names: Vec<String> = (0..8).map(|i| key(&format!("told-quiet-{i}"))).collect();
     let mut guards = Vec::new();
     let mut told = Vec::new();
@@ -329,7 +304,7 @@ async fn own_writes_other_clients_and_a_full_tracking_table_give_no_signal() {
         told.push(tokio::spawn(async move { watch.at_risk().await }));
         guards.push(guard);
     }
-    let until = Instant::now() + Duration::from_secs(3);
+    let until = Instant::now() + Duration::from_millis(3_500);
     let mut round = 0;
     while Instant::now() < until {
         for name in &names {
@@ -349,21 +324,6 @@ async fn own_writes_other_clients_and_a_full_tracking_table_give_no_signal() {
     for guard in guards {
         guard.unlock().await.unwrap();
     }
-}
-
-/// How many connections have tracking on (`CLIENT LIST`'s `flags` has `t`).
-pub async fn tracking_clients(raw: &fred::prelude::Client) -> usize {
-    let list: String = raw
-        .custom(fred::cmd!("CLIENT"), vec!["LIST"])
-        .await
-        .unwrap();
-    list.lines()
-        .filter(|line| {
-            line.split(' ')
-                .find_map(|kv| kv.strip_prefix("flags="))
-                .is_some_and(|flags| flags.contains('t'))
-        })
-        .count()
 }
 
 /// The fallback: a user whose ACL forbids `CLIENT TRACKING` locks as before (every kind
@@ -408,7 +368,7 @@ async fn a_user_without_client_tracking_locks_as_before_and_is_told_once() {
         .await,
         "the refusal is logged"
     );
-    assert_eq!(tracking_clients(&raw).await, 0);
+    assert_eq!(tracking_connections(&raw).await, 0);
     // Other tests of this binary may log their own refusals: this client's is one.
     let said = support::events::count(&refused);
 

@@ -311,6 +311,21 @@ pub async fn script_calls(raw: &fred::prelude::Client) -> u64 {
     command_calls(raw, "evalsha").await + command_calls(raw, "eval").await
 }
 
+/// How many connections have key tracking on (`CLIENT LIST`'s `flags` has `t`).
+pub async fn tracking_connections(raw: &fred::prelude::Client) -> usize {
+    let list: String = raw
+        .custom(fred::cmd!("CLIENT"), vec!["LIST"])
+        .await
+        .unwrap();
+    list.lines()
+        .filter(|line| {
+            line.split(' ')
+                .find_map(|kv| kv.strip_prefix("flags="))
+                .is_some_and(|flags| flags.contains('t'))
+        })
+        .count()
+}
+
 /// Waits (up to 5 s) until a client connected to this server has set key tracking up
 /// (its listener connects in the background: `CLIENT TRACKING`, then the `EVAL_RO`
 /// probe), so that a test counting commands or channels starts after it.

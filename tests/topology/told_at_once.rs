@@ -17,18 +17,9 @@ const TOLD_WITHIN: Duration = Duration::from_secs(2);
 /// How many connections of the server at `port` have tracking on.
 async fn tracking_on(port: u16) -> usize {
     let raw = RedisServer::raw_at(port).await;
-    let list: String = raw
-        .custom(fred::cmd!("CLIENT"), vec!["LIST"])
-        .await
-        .unwrap();
+    let on = tracking_connections(&raw).await;
     let _ = raw.quit().await;
-    list.lines()
-        .filter(|line| {
-            line.split(' ')
-                .find_map(|kv| kv.strip_prefix("flags="))
-                .is_some_and(|flags| flags.contains('t'))
-        })
-        .count()
+    on
 }
 
 /// Takes `name`, lets it be read once, deletes it on the server at `port` from another
