@@ -10,7 +10,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use fred::bytes::Bytes;
 use tokio::sync::Notify;
 
-use crate::hold::registry::HoldKey;
+use crate::names::owner::LockOwner;
+
+/// A hold as the registry names it (`registry::HoldKey`, spelled out here so that the
+/// registry, which owns a queue, is not imported back by it).
+type HoldKey = (Arc<str>, LockOwner, bool);
 
 /// What is waiting for the tracker (see the module docs).
 #[derive(Debug, Default)]
