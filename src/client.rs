@@ -532,7 +532,15 @@ fn fred_client(config: &Config, broadcast_capacity: usize) -> Result<fred::prelu
         // commands on one connection, and with Nagle a small write behind an
         // unacknowledged one waits for the server's reply (a round trip) before it leaves
         // this machine.
-        .with_connection_config(|c| c.tcp.nodelay = Some(true));
+        .with_connection_config(|c| {
+            c.tcp.nodelay = Some(true);
+            c.max_redirections = crate::connection::scripts::MAX_REDIRECTIONS;
+            // Redisson's `connectTimeout`: the TCP connect and TLS (fred's connection
+            // timeout) and the handshake's commands, such as `AUTH` and `CLIENT ID`, and
+            // the cluster's and sentinels' own queries (its internal commands' timeout).
+            c.connection_timeout = config.settings.connect_timeout;
+            c.internal_command_timeout = config.settings.connect_timeout;
+        });
     Ok(builder.build()?)
 }
 
@@ -603,10 +611,7 @@ fn start_hold_keeping(
         settings.clone(),
         shutdown.subscribe(),
     ));
-    // Not on a cluster yet: with tracking on, a slot migration stalled the node's
-    // connection for the response timeout (tests/topology/cluster.rs,
-    // `a_waiter_follows_its_slot_through_a_migration`); see docs/reliability.md.
-    if config.settings.key_tracking && !config.redis.server.is_clustered() {
+    if config.settings.key_tracking {
         start_key_tracking(config, registry, &redis, &settings, shutdown);
     }
     tokio::spawn(crate::hold::renewal::run(

@@ -103,6 +103,8 @@ mod with_tls {
     fn quick(config: ConfigBuilder) -> ConfigBuilder {
         config
             .response_timeout(Duration::from_secs(2))
+            // A TLS hello to a plaintext port gets no answer: fail in a second, not 10 s.
+            .connect_timeout(Duration::from_secs(1))
             .reconnect_policy(ReconnectPolicy::new_constant(1, 100))
     }
 

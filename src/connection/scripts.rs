@@ -17,6 +17,19 @@ use fred::types::{ClusterHash, CustomCommand};
 
 use crate::connection::replicas::{ReplicaSync, Synced};
 
+/// How many cluster redirections (`MOVED`, `ASK`) fred follows for a command it may write
+/// up to three times (its default `max_command_attempts`): one fewer than its writes.
+///
+/// fred 10.1 answers an `ASK` by sending `ASKING` to the node the slot is moving to and
+/// then writing the command by its slot map again, to the node it is leaving: another
+/// `ASK`. Once a command's writes are used up that way, fred ends the client's routing
+/// task, and every command on the client waits for its response timeout (seen with a
+/// lock's check in a migrating slot: `tests/topology/cluster.rs`). With fewer
+/// redirections than writes, the command fails first (`Too many redirections`, a routing
+/// error: it did not run) and the client goes on; the scripts send it again until the
+/// slot has moved (see [`not_sent`]).
+pub(crate) const MAX_REDIRECTIONS: u32 = 2;
+
 /// A key as a script call takes it: text (copied into the call) or a ready-made value
 /// (cloned by reference count; see `lock::key_cache`).
 pub(crate) trait ScriptKey {
@@ -278,10 +291,18 @@ impl Script {
                 }
                 // fred failed the call before writing it (no connection right after a
                 // drop): it surely did not run, so even a never-resend script goes again.
-                Err(error) if not_sent(&error) && unsent < 5 && started.elapsed() < timeout => {
+                // A redirection it did not follow (a slot being migrated, see
+                // [`MAX_REDIRECTIONS`]) goes again until the slot has moved, within the
+                // call's time.
+                Err(error)
+                    if not_sent(&error)
+                        && (unsent < 5 || redirected(&error))
+                        && started.elapsed() < timeout =>
+                {
                     unsent += 1;
                     tracing::debug!(%error, unsent, "script not sent; sending it again");
-                    tokio::time::sleep(Duration::from_millis(20 * u64::from(unsent))).await;
+                    let pause = Duration::from_millis(20 * u64::from(unsent.min(5)));
+                    tokio::time::sleep(pause).await;
                 }
                 Err(error) => return Err(error),
                 Ok(reply) => {
@@ -303,14 +324,18 @@ fn call_options(
     timeout: Duration,
     wait_timeout: Option<Duration>,
 ) -> (Options, Options) {
+    // A call fred writes once follows no redirection (see [`MAX_REDIRECTIONS`]).
+    let once = resend == Resend::Never;
     let script = Options {
-        max_attempts: (resend == Resend::Never).then_some(1),
+        max_attempts: once.then_some(1),
+        max_redirections: once.then_some(0),
         timeout: Some(timeout),
         ..Options::default()
     };
     // A WAIT is never re-sent: on another connection it would wait for nothing.
     let wait = Options {
         max_attempts: Some(1),
+        max_redirections: Some(0),
         timeout: Some(timeout + wait_timeout.unwrap_or(Duration::ZERO)),
         ..Options::default()
     };
@@ -362,6 +387,11 @@ pub(crate) fn outcome_unknown(error: &fred::error::Error) -> bool {
 pub(crate) fn not_sent(error: &fred::error::Error) -> bool {
     error.kind() == &fred::error::ErrorKind::Routing
         || error.details().starts_with("Failed to route command")
+}
+
+/// Whether fred gave up following a cluster redirection (see [`MAX_REDIRECTIONS`]).
+fn redirected(error: &fred::error::Error) -> bool {
+    error.details().starts_with("Too many redirections")
 }
 
 /// A call with `keys` and `args`: the slot of its first key, its length with the SHA-1,

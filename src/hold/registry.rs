@@ -57,6 +57,11 @@ pub(crate) struct Snapshot {
     /// Renewed by the watchdog (else a lease hold: checked, never re-armed).
     pub(crate) renewed: bool,
     pub(crate) signal: Arc<HoldSignal>,
+    /// The expiry this client had set when the snapshot was taken (ms since the clock's
+    /// origin): what a verification sent after it is compared with. A write of this
+    /// client sent later (a re-entry, a renewal) can only lengthen the lease, and the
+    /// check may have run before it.
+    pub(crate) expires_ms: u64,
 }
 
 impl Snapshot {
@@ -69,6 +74,7 @@ impl Snapshot {
             slot: fred::util::redis_keyslot(hold.0.as_bytes()),
             renewed: entry.watchdog_holds > 0,
             signal: entry.signal.clone(),
+            expires_ms: entry.signal.expires_ms(),
         }
     }
 }

@@ -280,11 +280,12 @@ impl Round<'_> {
 
     /// A verification found the hold there for `lease_ms` more: counted from now (after
     /// the reply, so a late bound of its real end), if that ends before the expiry this
-    /// client set (an early bound), somebody shortened it, and the hold is at risk until
-    /// the sentry's check.
+    /// client had set when the check was taken (an early bound; not a later write's,
+    /// which the check may have run before), somebody shortened it, and the hold is at
+    /// risk until the sentry's check.
     fn shortened(&self, hold: &Snapshot, lease_ms: u64) -> bool {
         let ends_ms = crate::hold::state::millis(Instant::now()).saturating_add(lease_ms);
-        if ends_ms.saturating_add(SHORTENED_SLACK_MS) >= hold.signal.expires_ms() {
+        if ends_ms.saturating_add(SHORTENED_SLACK_MS) >= hold.expires_ms {
             return false;
         }
         tracing::warn!(lock = %hold.hold.0, owner = %hold.hold.1, left_ms = lease_ms, "lock at risk: somebody else shortened its lease");

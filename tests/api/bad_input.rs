@@ -373,12 +373,16 @@ async fn a_server_that_is_not_redis() {
             Duration::from_secs(5),
         ),
         ("closes at once", Some(&b""[..]), Duration::from_secs(5)),
-        // Says nothing: fred's connection timeout (10 s) ends it.
-        ("silent", None, Duration::from_secs(15)),
+        // Says nothing: the connect timeout (1 s here, 10 s by default) ends it.
+        ("silent", None, Duration::from_secs(5)),
     ] {
         let port = foreign_server(reply).await;
         let started = Instant::now();
-        let config = Config::from_url(&format!("redis://127.0.0.1:{port}")).unwrap();
+        let config = Config::builder()
+            .url(format!("redis://127.0.0.1:{port}"))
+            .connect_timeout(Duration::from_secs(1))
+            .build()
+            .unwrap();
         let result = tokio::time::timeout(limit, Client::connect(config))
             .await
             .unwrap_or_else(|_| panic!("{what}: connect hung past {limit:?}"));
@@ -388,5 +392,11 @@ async fn a_server_that_is_not_redis() {
             started.elapsed()
         );
         assert!(matches!(result, Err(Error::Redis(_))), "{what}: {result:?}");
+        if reply.is_none() {
+            assert!(
+                started.elapsed() >= Duration::from_millis(900),
+                "the silent server is given the whole connect timeout"
+            );
+        }
     }
 }

@@ -50,7 +50,6 @@ async fn single_server_file_gives_a_working_client_with_the_fleets_settings() {
             "threads",
             "nettyThreads",
             "transportMode",
-            "singleServerConfig.connectTimeout",
             "singleServerConfig.idleConnectionTimeout",
             "singleServerConfig.retryAttempts",
             "singleServerConfig.retryDelay",

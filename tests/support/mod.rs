@@ -17,6 +17,7 @@ pub mod pes;
 pub mod real_java;
 pub mod sentinel_set;
 pub mod tls;
+pub mod told;
 pub mod topo_failover;
 pub mod topo_interop;
 

@@ -264,8 +264,9 @@ impl ConfigBuilder {
     /// that hold at once: gone → `lost()`, shortened → `at_risk()`. Off, such a change is
     /// heard at the hold's next renewal (a third of the watchdog timeout). A server or user
     /// that refuses `CLIENT TRACKING` or `EVALSHA_RO` (Redis before 7, an ACL without
-    /// `client|tracking`) leaves it off, said once in the log. Not started on Redis
-    /// Cluster yet (see `docs/reliability.md`, "Told at once").
+    /// `client|tracking`) leaves it off, said once in the log. On a single server,
+    /// Sentinel and Redis Cluster (every primary; see `docs/reliability.md`, "Told at
+    /// once").
     ///
     /// # Examples
     /// ```
@@ -312,6 +313,27 @@ impl ConfigBuilder {
     /// ```
     pub fn response_timeout(mut self, timeout: Duration) -> Self {
         self.settings.locks.response_timeout = timeout;
+        self
+    }
+
+    /// How long making a connection may take before it fails (default 10 s; Redisson's
+    /// `connectTimeout`): the TCP connect, the TLS handshake and the first commands
+    /// (`AUTH`, `SELECT`). `Client::connect` to an address that accepts the connection
+    /// and never answers (a TLS port spoken to in plain text, a firewall that swallows
+    /// packets) fails after this long, and so does each reconnection attempt.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let config = redisson_lock::Config::builder()
+    ///     .url("redis://127.0.0.1")
+    ///     .connect_timeout(Duration::from_secs(2))
+    ///     .build()?;
+    /// assert_eq!(config.lock_settings().connect_timeout, Duration::from_secs(2));
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.locks.connect_timeout = timeout;
         self
     }
 
@@ -714,9 +736,12 @@ fn check_locks(locks: &LockSettings) -> Result<()> {
     if locks.renewal_batch_size == 0 {
         return Err(Error::invalid("renewal batch size must be at least 1"));
     }
-    if locks.response_timeout.is_zero() || locks.subscription_timeout.is_zero() {
+    if locks.response_timeout.is_zero()
+        || locks.subscription_timeout.is_zero()
+        || locks.connect_timeout.is_zero()
+    {
         return Err(Error::invalid(
-            "response and subscription timeouts must be > 0",
+            "response, subscription and connect timeouts must be > 0",
         ));
     }
     if locks.unlock_latch_ttl < Duration::from_millis(1) || locks.unlock_latch_ttl > MAX_LEASE {

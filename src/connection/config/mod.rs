@@ -61,6 +61,17 @@ pub const DEFAULT_RENEWAL_BATCH_SIZE: usize = 100;
 /// # Ok::<(), redisson_lock::Error>(())
 /// ```
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Redisson's `connectTimeout`: how long making a connection may take (the TCP connect,
+/// TLS and the handshake's first commands).
+///
+/// # Examples
+/// ```
+/// use redisson_lock::config::DEFAULT_CONNECT_TIMEOUT;
+/// let config = redisson_lock::Config::from_url("redis://127.0.0.1")?;
+/// assert_eq!(config.lock_settings().connect_timeout, DEFAULT_CONNECT_TIMEOUT);
+/// # Ok::<(), redisson_lock::Error>(())
+/// ```
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Redisson's `subscriptionTimeout`: how long a blocking `lock()` waits for its
 /// subscription to be confirmed.
 ///

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{
-    PublishMode, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_LOCAL_HANDOFFS,
+    PublishMode, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_LOCAL_HANDOFFS,
     DEFAULT_LOCAL_HANDOFF_TIME, DEFAULT_RENEWAL_BATCH_SIZE, DEFAULT_REPLICAS_SYNC_TIMEOUT,
     DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SUBSCRIPTION_TIMEOUT, DEFAULT_UNLOCK_LATCH_TTL,
     DEFAULT_WATCHDOG_TIMEOUT,
@@ -51,6 +51,9 @@ pub struct LockSettings {
     /// Redisson's `timeout` (default 3 s).
     #[cfg_attr(feature = "serde", serde(with = "humantime_serde"))]
     pub response_timeout: Duration,
+    /// Redisson's `connectTimeout` (default 10 s).
+    #[cfg_attr(feature = "serde", serde(with = "humantime_serde"))]
+    pub connect_timeout: Duration,
     /// Redisson's `subscriptionTimeout` (default 7.5 s).
     #[cfg_attr(feature = "serde", serde(with = "humantime_serde"))]
     pub subscription_timeout: Duration,
@@ -95,6 +98,7 @@ impl Default for LockSettings {
             renewal_batch_size: DEFAULT_RENEWAL_BATCH_SIZE,
             publish_mode: PublishMode::Auto,
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             subscription_timeout: DEFAULT_SUBSCRIPTION_TIMEOUT,
             unlock_latch_ttl: DEFAULT_UNLOCK_LATCH_TTL,
             fair_lock_wait_timeout: DEFAULT_FAIR_LOCK_WAIT_TIMEOUT,

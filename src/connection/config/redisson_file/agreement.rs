@@ -22,7 +22,7 @@ struct Compared {
 /// Every setting compared, in the order they are reported. `renewal_batch_size` and
 /// `publish_mode` are 4.x's only; `subscriptionTimeout` and `fairLockWaitTimeout` are
 /// compared only when both versions have them.
-const COMPARED: [Compared; 15] = [
+const COMPARED: [Compared; 16] = [
     Compared {
         key: "<file>",
         differ: |a, b| a.topology != b.topology,
@@ -67,6 +67,11 @@ const COMPARED: [Compared; 15] = [
         key: "timeout",
         differ: |a, b| a.response_timeout != b.response_timeout,
         shown: Some(|r| ms(r.response_timeout)),
+    },
+    Compared {
+        key: "connectTimeout",
+        differ: |a, b| a.connect_timeout != b.connect_timeout,
+        shown: Some(|r| ms(r.connect_timeout)),
     },
     Compared {
         key: "lockWatchdogTimeout",

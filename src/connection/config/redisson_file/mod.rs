@@ -644,6 +644,7 @@ fn build(r: Resolved, ignored: Vec<String>, codec: JavaCodec) -> RedissonFile {
         .check_lock_synced_replicas(r.check_lock_synced_replicas)
         .replicas_sync_timeout(r.replicas_sync_timeout)
         .response_timeout(r.response_timeout)
+        .connect_timeout(r.connect_timeout)
         .codec(codec);
     if r.tls {
         builder = builder.tls(TlsOptions::new());

@@ -121,6 +121,7 @@ pub(super) enum Setting {
     SslVerificationMode,
     EndpointIdentification,
     Timeout,
+    ConnectTimeout,
     SubscriptionTimeout,
     Address,
     Addresses,
@@ -207,8 +208,9 @@ const ROWS: &[Row] = &[
     // `BaseConfig`: every section.
     (SERVER, &["sslEnableEndpointIdentification"], Some(Bool), Some(Bool), h(S::EndpointIdentification)),
     (SERVER, &["sslKeyManagerFactory", "sslTrustManagerFactory"], Some(Any), None, I),
-    (SERVER, &["idleConnectionTimeout", "connectTimeout", "retryAttempts", "subscriptionsPerConnection", "pingConnectionInterval"], Some(Int), Some(Int), I),
+    (SERVER, &["idleConnectionTimeout", "retryAttempts", "subscriptionsPerConnection", "pingConnectionInterval"], Some(Int), Some(Int), I),
     (SERVER, &["timeout"], Some(Int), Some(Int), h(S::Timeout)),
+    (SERVER, &["connectTimeout"], Some(Int), Some(Int), h(S::ConnectTimeout)),
     (SERVER, &["retryInterval"], Some(Int), None, I),
     (SERVER, &["retryDelay", "reconnectionDelay"], None, Some(Class), I),
     (SERVER, &["subscriptionTimeout"], None, Some(Int), h(S::SubscriptionTimeout)),

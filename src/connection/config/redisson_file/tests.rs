@@ -232,3 +232,29 @@ fn a_duration_out_of_range_names_the_bounds() {
     assert_eq!(setting, "lockWatchdogTimeout");
     assert!(reason.contains("3 to 4503599627370496 ms"), "{reason}");
 }
+
+#[test]
+fn the_sections_connect_timeout_is_honoured() {
+    let yaml = "singleServerConfig:\n  address: redis://h:6379\n  connectTimeout: 2500\n";
+    let file = read(yaml).unwrap();
+    assert!(file.ignored().is_empty(), "{:?}", file.ignored());
+    let config = file.build().unwrap();
+    assert_eq!(
+        config.lock_settings().connect_timeout,
+        Duration::from_millis(2_500)
+    );
+    let unset = "singleServerConfig:\n  address: redis://h:6379\n";
+    assert_eq!(
+        read(unset)
+            .unwrap()
+            .build()
+            .unwrap()
+            .lock_settings()
+            .connect_timeout,
+        crate::config::DEFAULT_CONNECT_TIMEOUT
+    );
+    let zero = "singleServerConfig:\n  address: redis://h:6379\n  connectTimeout: 0\n";
+    let (kind, setting) = kind(read(zero));
+    assert_eq!(kind, RedissonFileError::Unsupported);
+    assert_eq!(setting, "singleServerConfig.connectTimeout");
+}

@@ -160,6 +160,9 @@ impl Walk<'_> {
             Setting::Timeout => {
                 self.section_number(section, |s| &mut s.timeout, ty, path, value)?
             }
+            Setting::ConnectTimeout => {
+                self.section_number(section, |s| &mut s.connect_timeout, ty, path, value)?
+            }
             Setting::SubscriptionTimeout => {
                 self.section_number(section, |s| &mut s.subscription_timeout, ty, path, value)?
             }

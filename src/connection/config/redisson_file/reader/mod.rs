@@ -58,6 +58,7 @@ pub(super) struct Resolved {
     pub(super) sentinel: Option<(Option<String>, String)>,
     pub(super) database: u8,
     pub(super) response_timeout: Duration,
+    pub(super) connect_timeout: Duration,
     pub(super) subscription_timeout: Option<Duration>,
     pub(super) watchdog_timeout: Duration,
     pub(super) renewal_batch_size: Option<usize>,
@@ -86,6 +87,7 @@ struct Section {
     /// Each address with its path.
     addresses: Vec<(String, String)>,
     timeout: Option<(i64, String)>,
+    connect_timeout: Option<(i64, String)>,
     subscription_timeout: Option<(i64, String)>,
     database: Option<(i64, String)>,
     master_name: Option<String>,
@@ -381,6 +383,7 @@ impl<'s> Walk<'s> {
             shared: Shared::default(),
             addresses: Vec::new(),
             timeout: None,
+            connect_timeout: None,
             subscription_timeout: None,
             database: None,
             master_name: None,

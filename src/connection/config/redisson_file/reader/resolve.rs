@@ -26,6 +26,11 @@ const TIMEOUT: Millis = Millis {
     default: 3_000,
     min: 1,
 };
+const CONNECT_TIMEOUT: Millis = Millis {
+    key: "connectTimeout",
+    default: 10_000,
+    min: 1,
+};
 const SUBSCRIPTION_TIMEOUT: Millis = Millis {
     key: "subscriptionTimeout",
     default: 7_500,
@@ -80,6 +85,8 @@ impl Walk<'_> {
         let master_name = master_name(topology, &section)?;
         let database = self.database(topology, &section, &mut paths)?;
         let response_timeout = self.millis(&section.timeout, &TIMEOUT, &mut paths)?;
+        let connect_timeout =
+            self.millis(&section.connect_timeout, &CONNECT_TIMEOUT, &mut paths)?;
         let subscription_timeout = v4
             .then(|| {
                 self.millis(
@@ -127,6 +134,7 @@ impl Walk<'_> {
             sentinel: credentials.sentinel,
             database,
             response_timeout,
+            connect_timeout,
             subscription_timeout,
             watchdog_timeout,
             renewal_batch_size,
