@@ -21,6 +21,8 @@
 //!   `target/bench/benchmarks-pairs.svg`, under `CARGO_TARGET_DIR` if set, so that a run
 //!   leaves the working tree clean; `BENCH_PLOT=docs/benchmarks-pairs.svg` updates the
 //!   docs' copy); `BENCH_PLOT=` (empty) draws none.
+//! * `BENCH_NO_TRACKING`: set, the bench's clients run without key tracking
+//!   (`ConfigBuilder::key_tracking(false)`), to see what telling holders at once costs.
 //!
 //! Output: one JSON object per line per scenario on stdout, then a Markdown table and the
 //! targets with PASS/MISS (each judged number printed with the digits it needs to read on
@@ -220,9 +222,15 @@ fn main() {
 async fn run(settings: &'static Settings, url: String, owned: bool) {
     let raw = server::raw_client(&url).await;
     server::learn_server_pid(&raw).await;
-    let client = Client::connect(Config::from_url(&url).expect("url"))
-        .await
-        .expect("connect");
+    let client = Client::connect(
+        Config::builder()
+            .url(&url)
+            .key_tracking(std::env::var_os("BENCH_NO_TRACKING").is_none())
+            .build()
+            .expect("url"),
+    )
+    .await
+    .expect("connect");
 
     // Memory first, while the allocator holds nothing from earlier scenarios; then the
     // watchdog, before the throughput scenarios (see watchdog.rs). The watchdog's JSON

@@ -90,6 +90,7 @@ async fn watchdog(settings: &Settings, url: &str, raw: &Raw) -> Watchdog {
         Config::builder()
             .url(url)
             .watchdog_timeout(timeout)
+            .key_tracking(std::env::var_os("BENCH_NO_TRACKING").is_none())
             .build()
             .expect("config"),
     )

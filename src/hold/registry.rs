@@ -478,13 +478,38 @@ impl HoldRegistry {
         }
     }
 
-    /// The holds of `holds` still registered, as they are now.
-    pub(crate) fn snapshot_of(&self, holds: &[HoldKey]) -> Vec<Snapshot> {
+    /// The keys Redis tracks for the registered holds of `holds` and of the names in
+    /// `shared` (every owner's), except those `skip` names: each key once, with its hash
+    /// slot (what the tracker reads again; one allocation per key, none per hold).
+    pub(crate) fn tracked_keys_of(
+        &self,
+        holds: &[HoldKey],
+        shared: &std::collections::HashSet<&str>,
+        skip: impl Fn(&HoldKey) -> bool,
+    ) -> Vec<(u16, fred::bytes::Bytes)> {
         let held = self.held();
-        holds
+        let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        let mut keys = Vec::new();
+        let picked = holds
             .iter()
-            .filter_map(|hold| held.get(hold).map(|e| Snapshot::of(hold, e)))
-            .collect()
+            .filter_map(|hold| held.get(hold).map(|entry| (hold, entry)));
+        let by_name = (!shared.is_empty())
+            .then(|| held.iter().filter(|(hold, _)| shared.contains(&*hold.0)))
+            .into_iter()
+            .flatten();
+        for (hold, entry) in picked.chain(by_name) {
+            if skip(hold) {
+                continue;
+            }
+            let key = entry.held.tracked_key(&hold.0);
+            if seen.insert(key) {
+                keys.push((
+                    fred::util::redis_keyslot(key),
+                    fred::bytes::Bytes::copy_from_slice(key),
+                ));
+            }
+        }
+        keys
     }
 
     /// The holds `pick` picks by their (name, owner) and what is held (one pass).

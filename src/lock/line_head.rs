@@ -30,6 +30,7 @@ use super::kind::{AcquireMode, Waiting};
 use super::local_line::{Head, HoldBack, InLine};
 use super::{Lock, LockKind};
 use crate::error::{Error, Result};
+use crate::hold::tracking::waited::WaitedKey;
 use crate::wait::local_queue::{Line, Stage, Ticket};
 use crate::wait::pubsub::Subscription;
 use crate::wait::waiter::{self, Woke};
@@ -52,6 +53,8 @@ struct HeadWait<'a, K: LockKind> {
     message_pending: bool,
     /// The hold-back after a real release of the line, if one runs.
     hold: Option<HoldBack>,
+    /// The lock's key, for a deletion that sends no message (with key tracking on).
+    waited: Option<WaitedKey>,
 }
 
 /// What one round of the head's loop came to.
@@ -123,8 +126,10 @@ impl<K: LockKind> Lock<K> {
             try_now: false,
             message_pending: false,
             hold: None,
+            waited: None,
         };
         if head.subscription.is_some() {
+            head.waited = self.watch_key();
             return Ok(Some(head));
         }
         match self.kind.waiting(&self.target(owner)) {
@@ -138,7 +143,8 @@ impl<K: LockKind> Lock<K> {
                     self.subscribe_marked(owner, &channel, marker.as_deref(), deadline);
                 match subscribed.await? {
                     Some(subscription) => {
-                        head.subscription = Some(line.keep_subscription(subscription))
+                        head.subscription = Some(line.keep_subscription(subscription));
+                        head.waited = self.watch_key();
                     }
                     None => return Ok(None),
                 }
@@ -201,7 +207,12 @@ impl<K: LockKind> HeadWait<'_, K> {
             // Its unlock wakes us (no message is needed): the holder's lease alone bounds it.
             waiter::sleep_bounded(armed.as_pin_mut(), Some(nudged), hint, self.deadline).await
         } else {
-            waiter::sleep(armed.as_pin_mut(), Some(nudged), hint, self.deadline).await
+            let slept = waiter::sleep(armed.as_pin_mut(), Some(nudged), hint, self.deadline);
+            tokio::select! {
+                woke = slept => woke,
+                // The key changed without a message (deleted): try.
+                () = self.lock.key_changed(self.waited.as_ref()) => Woke::Timer,
+            }
         };
         self.try_now = match woke {
             Woke::Deadline | Woke::Timer => true,

@@ -9,6 +9,8 @@
 
 use std::time::Duration;
 
+use fred::interfaces::KeysInterface;
+
 use tokio::time::Instant;
 
 use super::acquiring::{Acquired, Attempt, Wait};
@@ -17,6 +19,7 @@ use super::queue_exit::QueueExit;
 use super::queue_handoff::QueuedPlace;
 use super::{Backoff, Lock, LockKind};
 use crate::error::{Error, Result};
+use crate::hold::tracking::waited::WaitedKey;
 use crate::names::owner::LockOwner;
 use crate::wait::messages::lock_messages;
 use crate::wait::pubsub::Subscription;
@@ -77,6 +80,9 @@ impl<K: LockKind> Lock<K> {
         let slot = place.slot();
         let mut try_now = true;
         let mut ttl = ttl;
+        // With key tracking on, a lock deleted rather than unlocked (no message) wakes
+        // its waiters too (see `hold::tracking::waited`).
+        let waited = self.watch_key();
         loop {
             // Before arming: a reader that lets a writer go first must not take the
             // writer's wake-up (a `0` wakes one listener).
@@ -121,14 +127,52 @@ impl<K: LockKind> Lock<K> {
             }
             let hint = (ttl >= 0 && !offered).then(|| Duration::from_millis(ttl as u64));
             tracing::trace!(ttl, ?hint, offered, "waiting for an unlock message");
-            try_now = match waiter::sleep(Some(armed), answered.as_pin_mut(), hint, deadline).await
-            {
+            let slept = waiter::sleep(Some(armed), answered.as_pin_mut(), hint, deadline);
+            let woke = tokio::select! {
+                woke = slept => woke,
+                () = self.key_changed(waited.as_ref()) => Woke::Message,
+            };
+            try_now = match woke {
                 Woke::Deadline => return Ok(None),
                 Woke::Message | Woke::Timer => true,
                 // Handed the lock (taken at the top), or not: try if a try was due, or
                 // if the answer was lost (the try settles it).
                 Woke::Other => offered || slot.as_ref().is_some_and(|s| s.take_try_again()),
             };
+        }
+    }
+
+    /// The lock's key among the keys this client's waiters wait on, when key tracking is
+    /// on (see `hold::tracking::waited`).
+    pub(super) fn watch_key(&self) -> Option<WaitedKey> {
+        let tracking = &self.context.registry.tracking;
+        tracking
+            .is_on()
+            .then(|| tracking.waited.watch(self.name.as_bytes()))
+    }
+
+    /// Completes when the lock's key changes (`None`: never): after
+    /// [`READ_AFTER`](crate::hold::tracking::waited::READ_AFTER) without a message, one
+    /// `EXISTS` makes Redis track the key; its next invalidation (or the read finding it
+    /// gone) completes this. A read that fails waits for the other wake-ups.
+    pub(super) async fn key_changed(&self, waited: Option<&WaitedKey>) {
+        let Some(waited) = waited else {
+            return std::future::pending().await;
+        };
+        tokio::time::sleep(crate::hold::tracking::waited::READ_AFTER).await;
+        let changed = waited.changed();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        let key = waited.key();
+        let exists: std::result::Result<i64, _> = self
+            .context
+            .redis
+            .query(|redis| redis.exists(fred::types::Key::from(key)))
+            .await;
+        match exists {
+            Ok(0) => {}
+            Ok(_) => changed.await,
+            Err(_) => std::future::pending().await,
         }
     }
 

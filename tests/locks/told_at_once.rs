@@ -330,3 +330,47 @@ async fn a_user_without_client_tracking_locks_as_before_and_is_told_once() {
     assert_eq!(support::events::count(&refused), said, "said once");
     client.shutdown().await.unwrap();
 }
+
+/// A waiter of a lock deleted rather than unlocked (no unlock message comes) takes it
+/// within milliseconds of the delete once it has waited 100 ms (its key is then tracked),
+/// not at its next re-check (up to 2 s later, 1.7 s here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_of_a_deleted_lock_takes_it_at_once() {
+    let Bed(server, holder, raw, name) = Bed::new("told-waiter").await;
+    let waiter = server.client().await;
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            tracking_connections(&raw).await >= 2
+        })
+        .await,
+        "both clients track"
+    );
+    let guard = holder.get_lock(&name).acquire().await.unwrap();
+    let waiting = {
+        let lock = waiter.get_lock(&name);
+        tokio::spawn(async move {
+            lock.lock().await.unwrap();
+            let at = Instant::now();
+            lock.unlock().await.unwrap();
+            at
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "the lock is held");
+    let deleted: i64 = raw.del(&name).await.unwrap();
+    assert_eq!(deleted, 1);
+    let changed = Instant::now();
+    let acquired = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    let took = acquired.saturating_duration_since(changed);
+    eprintln!("told at once: a waiter took a deleted lock {took:?} after the DEL");
+    assert!(
+        took < Duration::from_secs(1),
+        "the waiter took the deleted lock after {took:?}, not at once"
+    );
+    tokio::time::timeout(TOLD_WITHIN, guard.lost())
+        .await
+        .unwrap();
+}

@@ -40,7 +40,7 @@
 //! hole, counted apart (`holder_stalled`), and the SIGSTOP scenario checks that the
 //! reading sees its stops.
 //!
-//! `FAULT_SECS` (default 5) sets how long faults last per scenario; `FAULT_DUMP=<dir>`
+//! `FAULT_SECS` (default 4) sets how long faults last per scenario; `FAULT_DUMP=<dir>`
 //! writes each scenario's witness records (JSON lines) and fault times there, and each
 //! child's debug log (`<scenario>-p<n>.log`, stamped with UNIX ms). The results are
 //! described in docs/reliability.md.
@@ -74,7 +74,7 @@ fn fault_secs() -> u64 {
     std::env::var("FAULT_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(5)
+        .unwrap_or(4)
 }
 
 /// Wall-clock milliseconds since the UNIX epoch: one clock for every process of the

@@ -122,10 +122,15 @@ pub(crate) async fn run(
         tokio::select! {
             message = messages.recv() => match message {
                 Ok(message) if message.channel == INVALIDATIONS => {
-                    registry.tracking.invalidated(invalidated_keys(message.value));
+                    let keys = invalidated_keys(message.value);
+                    registry.tracking.waited.changed(keys.as_deref());
+                    registry.tracking.invalidated(keys);
                 }
                 Ok(_) => {}
-                Err(RecvError::Lagged(_)) => registry.tracking.check_everything(),
+                Err(RecvError::Lagged(_)) => {
+                    registry.tracking.waited.changed(None);
+                    registry.tracking.check_everything();
+                }
                 Err(RecvError::Closed) => return,
             },
             event = listener_back.recv() => due |= !matches!(event, Err(RecvError::Closed)),

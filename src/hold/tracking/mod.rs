@@ -8,13 +8,17 @@
 //! * [`queue`]: what the tracker has to read or check next, filled by the registry (this
 //!   client wrote a held key), the watchdog and the listener;
 //! * [`tracker`]: the task that reads held keys again (so Redis keeps tracking them) and
-//!   checks the holds whose keys were invalidated.
+//!   checks the holds whose keys were invalidated;
+//! * [`waited`]: the lock keys this client's waiters wait on, woken by an invalidation
+//!   (a lock deleted rather than unlocked publishes no unlock message).
 //!
-//! Nothing here is sent on the happy path of an acquisition or a renewal: a hold is read
-//! once after the window it was taken in (one `EXISTS` per batch), and checked only when
-//! Redis says its key changed. Switched off with
+//! Nothing here is sent on the happy path of an acquisition: a hold is read once after
+//! the window it was taken in (one `EXISTS` per batch), and checked only when Redis says
+//! its key changed. A renewal batch carries an `EXISTS` of its keys in the same pipeline
+//! (`hold::renewal`): its write made Redis forget them. Switched off with
 //! [`ConfigBuilder::key_tracking`](crate::ConfigBuilder::key_tracking).
 
 pub(crate) mod listener;
 pub(crate) mod queue;
 pub(crate) mod tracker;
+pub(crate) mod waited;

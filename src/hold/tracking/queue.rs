@@ -1,6 +1,6 @@
 //! [`TrackQueue`]: what the tracker has to do next, filled by whoever learns it: the
 //! registry and the unlock path (this client wrote a held key, which `NOLOOP` silently
-//! stops tracking), the watchdog (it renewed keys), the listener (Redis invalidated keys,
+//! stops tracking), the listener (Redis invalidated keys,
 //! or tracking was set up again). One lock and a wake-up per item; nothing is kept per
 //! hold between two drains.
 
@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use fred::bytes::Bytes;
 use tokio::sync::Notify;
 
+use super::waited::WaitedKeys;
 use crate::names::owner::LockOwner;
 
 /// A hold as the registry names it (`registry::HoldKey`, spelled out here so that the
@@ -19,8 +20,8 @@ type HoldKey = (Arc<str>, LockOwner, bool);
 /// What is waiting for the tracker (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    /// Holds whose keys this client wrote (an acquisition, a re-entry, a partial unlock, a
-    /// renewal): read again so that Redis tracks them again.
+    /// Holds whose keys this client wrote (an acquisition, a re-entry, a partial unlock):
+    /// read again so that Redis tracks them again.
     pub(crate) rewritten: Vec<HoldKey>,
     /// Names whose shared key this client wrote (one owner's unlock of a read-write or
     /// faster multi-lock, a kept permit's release): every hold of the name is read again.
@@ -51,6 +52,8 @@ pub(crate) struct TrackQueue {
     on: AtomicBool,
     pending: Mutex<Pending>,
     wake: Notify,
+    /// The keys this client's waiters wait on (see [`super::waited`]).
+    pub(crate) waited: Arc<WaitedKeys>,
 }
 
 impl TrackQueue {
@@ -83,13 +86,6 @@ impl TrackQueue {
     pub(crate) fn rewritten(&self, hold: &HoldKey) {
         if self.is_on() {
             self.push(|p| p.rewritten.push(hold.clone()));
-        }
-    }
-
-    /// This client renewed these holds' keys.
-    pub(crate) fn renewed(&self, holds: impl Iterator<Item = HoldKey>) {
-        if self.is_on() {
-            self.push(|p| p.rewritten.extend(holds));
         }
     }
 

@@ -22,13 +22,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fred::prelude::{KeysInterface, Value};
+use fred::prelude::KeysInterface;
 use fred::types::Key;
 use tokio::sync::watch;
 
 use crate::connection::redis::Redis;
-use crate::hold::held::Purpose;
-use crate::hold::registry::{HoldKey, HoldRegistry, Snapshot};
+use crate::hold::registry::{HoldKey, HoldRegistry};
 use crate::hold::renewal::{Holds, RenewalSettings};
 use crate::hold::tracking::queue::Pending;
 
@@ -117,21 +116,13 @@ async fn read_again(
     if pending.rewritten.is_empty() && pending.shared.is_empty() {
         return;
     }
-    let mut holds = registry.snapshot_of(&pending.rewritten);
-    if !pending.shared.is_empty() {
-        let names: HashSet<&str> = pending.shared.iter().map(|n| &**n).collect();
-        holds.extend(registry.snapshot_where(|hold, _| names.contains(&*hold.0)));
-    }
-    // One key once, per slot on a cluster.
-    let mut seen = HashSet::new();
+    let names: HashSet<&str> = pending.shared.iter().map(|n| &**n).collect();
+    let keys = registry.tracked_keys_of(&pending.rewritten, &names, |hold| checked.contains(hold));
+    // Per slot on a cluster.
     let mut groups: BTreeMap<u16, Vec<Key>> = BTreeMap::new();
-    for hold in holds.iter().filter(|h| !checked.contains(&h.hold)) {
-        for key in tracked_keys(hold) {
-            if seen.insert(key.clone()) {
-                let slot = if settings.clustered { hold.slot } else { 0 };
-                groups.entry(slot).or_default().push(Key::from(&key[..]));
-            }
-        }
+    for (slot, key) in keys {
+        let slot = if settings.clustered { slot } else { 0 };
+        groups.entry(slot).or_default().push(Key::from(key));
     }
     let reads = groups.into_values().flat_map(|keys| {
         keys.chunks(settings.batch_size.max(1))
@@ -155,15 +146,4 @@ async fn read_again(
         }
     });
     futures::future::join_all(reads).await;
-}
-
-/// The keys of one hold that Redis tracks: those of its check.
-fn tracked_keys(hold: &Snapshot) -> Vec<Vec<u8>> {
-    let (mut keys, mut args) = (Vec::new(), Vec::new());
-    hold.held
-        .push(Purpose::Check, &hold.key, &mut keys, &mut args);
-    keys.iter()
-        .filter_map(Value::as_bytes)
-        .map(<[u8]>::to_vec)
-        .collect()
 }
