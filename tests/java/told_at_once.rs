@@ -69,7 +69,6 @@ async fn a_mixed_run_beside_java_gives_no_false_signal() {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
 
-    crate::support::init_tracing();
     let server = RedisServer::start();
     let url = server.url();
     let prefix = key("told-mixed");

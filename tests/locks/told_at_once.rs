@@ -346,15 +346,7 @@ async fn a_waiter_of_a_deleted_lock_takes_it_at_once() {
         "both clients track"
     );
     let guard = holder.get_lock(&name).acquire().await.unwrap();
-    let waiting = {
-        let lock = waiter.get_lock(&name);
-        tokio::spawn(async move {
-            lock.lock().await.unwrap();
-            let at = Instant::now();
-            lock.unlock().await.unwrap();
-            at
-        })
-    };
+    let waiting = spawn_waiter(waiter.get_lock(&name));
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!waiting.is_finished(), "the lock is held");
     let deleted: i64 = raw.del(&name).await.unwrap();
@@ -364,7 +356,7 @@ async fn a_waiter_of_a_deleted_lock_takes_it_at_once() {
         .await
         .unwrap()
         .unwrap();
-    let took = acquired.saturating_duration_since(changed);
+    let took = acquired.saturating_duration_since(changed.into_std());
     eprintln!("told at once: a waiter took a deleted lock {took:?} after the DEL");
     assert!(
         took < Duration::from_secs(1),

@@ -347,6 +347,17 @@ pub async fn reset_stats(raw: &fred::prelude::Client) {
         .unwrap();
 }
 
+/// A waiter in a task of its own: `lock()`s `lock`, notes when it got it, unlocks; the
+/// task's answer is that moment.
+pub fn spawn_waiter(lock: redisson_lock::RLock) -> tokio::task::JoinHandle<std::time::Instant> {
+    tokio::spawn(async move {
+        lock.lock().await.unwrap();
+        let at = std::time::Instant::now();
+        lock.unlock().await.unwrap();
+        at
+    })
+}
+
 /// Installs a `tracing` subscriber once: the crate's events printed as `RUST_LOG` says,
 /// and captured for [`events::first`] (every `INFO` and above, and the failover watch's
 /// `DEBUG`: where a reconnection after a failover landed).

@@ -82,15 +82,7 @@ async fn sharded_pubsub_and_per_slot_renewal_on_a_cluster() {
         .await
         .unwrap();
     let contested = names[1].clone();
-    let waiter = {
-        let lock = other.get_lock(&contested);
-        tokio::spawn(async move {
-            lock.lock().await.unwrap();
-            let at = Instant::now();
-            lock.unlock().await.unwrap();
-            at
-        })
-    };
+    let waiter = spawn_waiter(other.get_lock(&contested));
     // The waiter is subscribed on the slot's owner: waiting.
     let owner = {
         let slot = redisson_lock::fred::util::redis_keyslot(contested.as_bytes());
@@ -169,15 +161,7 @@ where
     let owner = cluster.owner_of(slot);
 
     holder.get_lock(name).lock().await.unwrap();
-    let waiting = {
-        let lock = waiter.get_lock(name);
-        tokio::spawn(async move {
-            lock.lock().await.unwrap();
-            let at = Instant::now();
-            lock.unlock().await.unwrap();
-            at
-        })
-    };
+    let waiting = spawn_waiter(waiter.get_lock(name));
     assert!(
         eventually(Duration::from_secs(5), || shard_subscribers(
             owner, &channel
@@ -295,7 +279,6 @@ async fn a_waiter_follows_its_slot_through_a_failover() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_follows_its_slot_through_a_migration() {
-    support::init_tracing();
     let cluster = std::sync::Arc::new(Cluster::start());
     let other_primary = |topology: &Cluster, owner: u16| {
         topology
@@ -351,15 +334,7 @@ async fn a_classic_waiter_follows_its_node_through_a_failover() {
     let channel = channel(&name);
 
     holder.get_lock(&name).lock().await.unwrap();
-    let waiting = {
-        let lock = waiter.get_lock(&name);
-        tokio::spawn(async move {
-            lock.lock().await.unwrap();
-            let at = Instant::now();
-            lock.unlock().await.unwrap();
-            at
-        })
-    };
+    let waiting = spawn_waiter(waiter.get_lock(&name));
     let started = Instant::now();
     let home = 'found: loop {
         for node in &cluster.nodes {

@@ -129,15 +129,7 @@ async fn locks_follow_the_primary_through_a_sentinel_failover() {
     let other = Client::connect(Config::from_url(&url).unwrap())
         .await
         .unwrap();
-    let waiter = {
-        let lock = other.get_lock(&name);
-        tokio::spawn(async move {
-            lock.lock().await.unwrap();
-            let at = Instant::now();
-            lock.unlock().await.unwrap();
-            at
-        })
-    };
+    let waiter = spawn_waiter(other.get_lock(&name));
     // Another program listening on the new primary sees what the waiter sees.
     let (_subscriber, mut rx) = listen(&replica, &channel(&name)).await;
     // The waiter is subscribed to the lock's channel on the new primary: waiting there.
