@@ -187,19 +187,30 @@ impl Cluster {
         self.owner_of(redisson_lock::fred::util::redis_keyslot(key.as_bytes()))
     }
 
-    /// The port of a replica of the primary on `primary`.
+    /// The port of a replica of the primary on `primary` (waiting up to 20 s for the
+    /// primary to list one: right after a failover, the old primary rejoins as a replica
+    /// of the new one a moment later).
     pub fn replica_of(&self, primary: u16) -> u16 {
-        let topology = self.topology(primary);
-        let id = &topology
-            .iter()
-            .find(|node| node.port == primary)
-            .expect("the primary knows itself")
-            .id;
-        topology
-            .iter()
-            .find(|node| !node.primary && node.primary_id.as_deref() == Some(id.as_str()))
-            .map(|node| node.port)
-            .expect("the primary has a replica")
+        let started = Instant::now();
+        loop {
+            let topology = self.topology(primary);
+            let id = &topology
+                .iter()
+                .find(|node| node.port == primary)
+                .expect("the primary knows itself")
+                .id;
+            let replica = topology
+                .iter()
+                .find(|node| !node.primary && node.primary_id.as_deref() == Some(id.as_str()))
+                .map(|node| node.port);
+            match replica {
+                Some(port) => return port,
+                None if started.elapsed() < Duration::from_secs(20) => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                None => panic!("the primary on {primary} has no replica after 20 s"),
+            }
+        }
     }
 
     /// The node id of the node on `port`.
