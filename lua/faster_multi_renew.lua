@@ -15,6 +15,10 @@
 --
 -- Differs from Redisson on purpose: a hold that lapsed is not revived, and no value is
 -- extended unless all are the owner's.
+--
+-- A renewed group is read once more after its writes (redisson-lock's): Redis forgets a
+-- key's CLIENT TRACKING entry when it is written, and a read inside a script tracks it
+-- again for the calling connection, so a renewal costs no EXISTS.
 local lease = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 local target = now + lease
@@ -52,6 +56,7 @@ for k = 1, #KEYS do
         if redis.call('pttl', group) < lease then
             redis.call('pexpire', group, lease)
         end
+        redis.call('exists', group)
         flags[k] = 1
     else
         flags[k] = 0

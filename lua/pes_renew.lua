@@ -9,6 +9,10 @@
 --
 -- Returns an array: element i is 1 when the permit's expiry was moved to now + lease, 0
 -- when the permit is gone or its lease had ended (any client may have reclaimed it).
+--
+-- A renewed key is read once more after its write: Redis forgets a key's CLIENT TRACKING
+-- entry when it is written, and a read inside a script tracks it again for the calling
+-- connection, so a renewal costs no EXISTS.
 local now = tonumber(ARGV[2])
 local expiry = now + tonumber(ARGV[1])
 local renewed = {}
@@ -16,6 +20,7 @@ for i = 1, #KEYS do
     local score = redis.pcall('zscore', KEYS[i], ARGV[i + 2])
     if type(score) == 'string' and tonumber(score) > now then
         redis.call('zadd', KEYS[i], 'xx', expiry, ARGV[i + 2])
+        redis.call('exists', KEYS[i])
         renewed[i] = 1
     else
         renewed[i] = 0

@@ -11,6 +11,10 @@
 -- Returns an array: element j is 1 when the owner still has read holds on N_j (each
 -- hold's timeout key was re-armed to ARGV[1] ms, and N_j to ARGV[1] ms unless its TTL
 -- was longer already), else 0 (holds gone, or N_j is not a hash).
+--
+-- N_j is read once more after the writes (redisson-lock's): Redis forgets a key's CLIENT
+-- TRACKING entry when it is written, and a read inside a script tracks it again for the
+-- calling connection, so a renewal costs no EXISTS.
 local renewed = {}
 for j = 1, #KEYS / 2 do
     local lock = KEYS[2 * j - 1]
@@ -32,6 +36,7 @@ for j = 1, #KEYS / 2 do
         if redis.call('pttl', lock) < tonumber(ARGV[1]) then
             redis.call('pexpire', lock, ARGV[1])
         end
+        redis.call('exists', lock)
         renewed[j] = 1
     else
         renewed[j] = 0

@@ -23,8 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fred::prelude::{ClientLike, Value};
-use fred::types::{ClusterHash, CustomCommand};
+use fred::prelude::Value;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -129,7 +128,6 @@ pub(crate) async fn send(
     // of one of these holds waits for them (`hold::rounds`).
     let verify = matches!(holds, Holds::Verify(_));
     let read_only = verify;
-    let track = registry.tracking.is_on();
     let (holds, _in_flight) = match holds {
         Holds::Renewed => registry.renewal_round(),
         Holds::These(holds) | Holds::Verify(holds) => registry.start_round(holds),
@@ -153,16 +151,12 @@ pub(crate) async fn send(
                 .map(move |batch| (*slot, *script, *purpose, batch))
         })
         .map(|(slot, script, purpose, batch)| {
-            let (keys, args) = batch_call(script, purpose, batch, &lease);
-            // A renewal writes its keys, which `NOLOOP` tracking then forgets: an `EXISTS`
-            // of the same keys right behind it, in the same pipeline, has them tracked again.
-            let track_again = (!read_only && track).then(|| keys.clone());
+            let call = batch_call(script, purpose, batch, &lease);
+            // A renewal writes its keys, which `NOLOOP` tracking then forgets: each
+            // renewal script reads every key it renewed once more, which has Redis track
+            // it again for this connection (no `EXISTS` beside it).
             async move {
-                let renewal = send_batch(redis, slot, script, (keys, args), read_only);
-                let reply = match track_again {
-                    Some(keys) => futures::join!(renewal, read_keys(redis, slot, keys)).0,
-                    None => renewal.await,
-                };
+                let reply = send_batch(redis, slot, script, call, read_only).await;
                 (script, batch, reply)
             }
         });
@@ -178,23 +172,6 @@ pub(crate) async fn send(
         round.apply(script, batch, reply, &mut outcome);
     }
     outcome
-}
-
-/// `EXISTS` of `keys` in hash slot `slot`: a read, so that Redis tracks them for this
-/// connection again (its answer is not needed: the renewal's says which holds are there).
-async fn read_keys(redis: &Redis, slot: u16, keys: Vec<Value>) {
-    let exists = CustomCommand::new_static("EXISTS", ClusterHash::Custom(slot), false);
-    let read: Result<Value, _> = redis
-        .client()
-        .with_options(&fred::prelude::Options {
-            timeout: Some(redis.timeout()),
-            ..Default::default()
-        })
-        .custom(exists, keys)
-        .await;
-    if let Err(error) = read {
-        tracing::debug!(%error, "key tracking: EXISTS after a renewal failed; the keys are read at the next round");
-    }
 }
 
 /// One batch's script call in hash slot `slot` (re-sent after a reconnect: a renewal or

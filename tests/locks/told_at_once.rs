@@ -174,6 +174,71 @@ async fn a_kept_permit_removed_by_another_client_is_told_at_once() {
     other.release().await.unwrap();
 }
 
+/// Holds the watchdog has renewed (a write, after which Redis no longer tracks the key
+/// for this client) are still heard at once: every renewal script reads its keys again.
+/// One hold per renewal script (a lock hash, a read hold, a faster multi-lock group, a
+/// kept permit), deleted between two renewals (every second, a 3 s watchdog): without
+/// those reads each would be heard only at its next renewal, about 0.9 s later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holds_the_watchdog_renewed_are_still_told_at_once() {
+    let server = RedisServer::start();
+    let client = server
+        .client_with(server.config().watchdog_timeout(Duration::from_secs(3)))
+        .await;
+    let raw = server.raw().await;
+    wait_key_tracking(&raw).await;
+    let names: Vec<String> = ["lock", "read", "group", "permit"]
+        .iter()
+        .map(|what| key(&format!("told-renewed-{what}")))
+        .collect();
+    let lock = client.get_lock(&names[0]).acquire().await.unwrap();
+    let read = client
+        .get_read_write_lock(&names[1])
+        .read_lock()
+        .acquire()
+        .await
+        .unwrap();
+    let group = client
+        .get_multi_lock(&names[2], ["a", "b"])
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let sem = client.get_permit_expirable_semaphore(&names[3]);
+    sem.try_set_permits(1).await.unwrap();
+    let permit = sem.acquire_kept().await.unwrap();
+    // Two renewal rounds (at about 1 s and 2 s), then halfway to the third.
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    let watches = [
+        lock.watch().clone(),
+        read.watch().clone(),
+        group.watch().clone(),
+        permit.watch().clone(),
+    ];
+    for (what, watch) in ["lock", "read", "group", "permit"].iter().zip(&watches) {
+        assert_eq!(watch.state(), HoldState::Held, "{what} renewed and held");
+    }
+    let deleted = Instant::now();
+    let _: i64 = raw
+        .del(vec![
+            names[0].clone(),
+            names[1].clone(),
+            names[2].clone(),
+            timeouts(&names[3]),
+        ])
+        .await
+        .unwrap();
+    for (what, watch) in ["lock", "read", "group", "permit"].iter().zip(&watches) {
+        tokio::time::timeout(TOLD_WITHIN, watch.lost())
+            .await
+            .unwrap();
+        let after = deleted.elapsed();
+        eprintln!("told at once after renewals: {what} lost after {after:?}");
+        // The next renewal is about 900 ms away; slack for a loaded 2-core machine.
+        assert!(after < Duration::from_millis(500), "{what}: {after:?}");
+    }
+}
+
 /// No false signal: this client's own re-entries, partial unlocks, renewals, another
 /// client's failed tries on the same names, and another connection's writes that leave
 /// the hold as it was (a field of its own in the lock's hash, so every one is an

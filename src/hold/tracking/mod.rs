@@ -14,8 +14,9 @@
 //!
 //! Nothing here is sent on the happy path of an acquisition: a hold is read once after
 //! the window it was taken in (one `EXISTS` per batch), and checked only when Redis says
-//! its key changed. A renewal batch carries an `EXISTS` of its keys in the same pipeline
-//! (`hold::renewal`): its write made Redis forget them. Switched off with
+//! its key changed. A renewal script reads every key it renewed once more after writing
+//! it (a read inside a script tracks the key for the calling connection, and the write
+//! had made Redis forget it), so a renewal costs no command more. Switched off with
 //! [`ConfigBuilder::key_tracking`](crate::ConfigBuilder::key_tracking).
 
 pub(crate) mod listener;
