@@ -46,7 +46,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await
     {
         Err(Error::StaleToken { seen, presented }) => {
-            println!("A's late write was refused: it presented {presented}, the resource has seen {seen}")
+            println!(
+                "A's late write was refused: it presented {presented}, the resource has seen {seen}"
+            )
         }
         other => return Err(format!("expected a refusal, got {other:?}").into()),
     }

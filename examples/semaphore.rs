@@ -67,10 +67,10 @@ async fn worker(url: &str, id: usize) -> Result<(), Box<dyn std::error::Error>> 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    if let [_, flag, url, id] = args.as_slice() {
-        if flag == "--worker" {
-            return worker(url, id.parse()?).await;
-        }
+    if let [_, flag, url, id] = args.as_slice()
+        && flag == "--worker"
+    {
+        return worker(url, id.parse()?).await;
     }
 
     let redis = common::Redis::from_env_or_spawn()?;

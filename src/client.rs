@@ -11,7 +11,7 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::connection::config::{lease_millis, Config, PublishMode};
+use crate::connection::config::{Config, PublishMode, lease_millis};
 use crate::connection::connect_error::connect_error;
 use crate::connection::primary_switch::PrimarySwitch;
 use crate::connection::redis::Redis;

@@ -94,7 +94,7 @@ use fred::prelude::{KeysInterface, Value};
 
 use crate::client::Client;
 use crate::connection::config::MAX_LEASE;
-use crate::connection::scripts::{is_wrong_type, Resend, Script};
+use crate::connection::scripts::{Resend, Script, is_wrong_type};
 use crate::error::{Error, Result};
 use crate::names::hash_tag;
 
@@ -406,7 +406,7 @@ impl FencedWriter {
                 return Err(Error::CorruptFence {
                     key: fence,
                     found: "<not a string>".to_owned(),
-                })
+                });
             }
             Err(error) => return Err(self.other_error(error)),
         };
@@ -418,7 +418,7 @@ impl FencedWriter {
                     .map_err(|_| Error::CorruptFence {
                         key: fence.clone(),
                         found: n.to_string(),
-                    })
+                    });
             }
             other => other.as_bytes().unwrap_or_default(),
         };

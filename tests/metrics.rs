@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use redisson_lock::fred::prelude::*;
 use redisson_lock::Error;
+use redisson_lock::fred::prelude::*;
 
 /// Cumulative metrics: the debugging recorder's snapshots hand out what happened since
 /// the previous one (counters, gauges and histograms are all reset by a snapshot; the
@@ -64,7 +64,7 @@ impl Totals {
         map: &'a HashMap<String, T>,
         name: &str,
         labels: &[(&str, &str)],
-    ) -> impl Iterator<Item = &'a T> {
+    ) -> impl Iterator<Item = &'a T> + use<'a, T> {
         let prefix = format!("{name}{{");
         let wanted: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         map.iter()

@@ -4,8 +4,8 @@
 mod support;
 use support::*;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
@@ -501,19 +501,23 @@ async fn a_slow_subscription_ends_every_wait_at_its_deadline() {
     ];
     other.get_lock(&names[0]).lock().await.unwrap();
     other.get_fair_lock(&names[1]).lock().await.unwrap();
-    assert!(other
-        .get_semaphore(&names[2])
-        .try_set_permits(0)
-        .await
-        .unwrap());
+    assert!(
+        other
+            .get_semaphore(&names[2])
+            .try_set_permits(0)
+            .await
+            .unwrap()
+    );
     let pes = other.get_permit_expirable_semaphore(&names[3]);
     assert!(pes.try_set_permits(1).await.unwrap());
     pes.acquire(None).await.unwrap();
-    assert!(other
-        .get_count_down_latch(&names[4])
-        .try_set_count(1)
-        .await
-        .unwrap());
+    assert!(
+        other
+            .get_count_down_latch(&names[4])
+            .try_set_count(1)
+            .await
+            .unwrap()
+    );
     // The subscriber stalls: no SUBSCRIBE gets an answer.
     proxy.set_flow_of(1, support::faulty::Flow::Stall);
 
@@ -603,21 +607,27 @@ async fn an_unpublished_change_costs_every_waiter_at_most_the_recheck() {
     ];
     other.get_lock(&names[0]).lock().await.unwrap();
     other.get_fair_lock(&names[1]).lock().await.unwrap();
-    assert!(other
-        .get_semaphore(&names[2])
-        .try_set_permits(0)
-        .await
-        .unwrap());
-    assert!(other
-        .get_permit_expirable_semaphore(&names[3])
-        .try_set_permits(0)
-        .await
-        .unwrap());
-    assert!(other
-        .get_count_down_latch(&names[4])
-        .try_set_count(1)
-        .await
-        .unwrap());
+    assert!(
+        other
+            .get_semaphore(&names[2])
+            .try_set_permits(0)
+            .await
+            .unwrap()
+    );
+    assert!(
+        other
+            .get_permit_expirable_semaphore(&names[3])
+            .try_set_permits(0)
+            .await
+            .unwrap()
+    );
+    assert!(
+        other
+            .get_count_down_latch(&names[4])
+            .try_set_count(1)
+            .await
+            .unwrap()
+    );
     let wait = Duration::from_secs(20);
     let waiters = {
         let (lock, fair) = (client.get_lock(&names[0]), client.get_fair_lock(&names[1]));

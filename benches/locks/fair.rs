@@ -7,9 +7,9 @@
 //! that hands over). Without the hand-off an unlock publishes to the head, which then
 //! runs its acquire: three.
 
+use crate::Bench;
 use crate::measure::{contended_scenario, counter_target};
 use crate::report::Bound::{AtLeast, AtMost};
-use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["fair_contended_16"];
 

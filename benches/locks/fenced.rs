@@ -7,21 +7,21 @@
 //! scenarios measured a minute apart differ by more than the 10% the target allows on a
 //! noisy machine; the ratio to the `uncontended_1` row is reported too.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redisson_lock::Client;
 use serde_json::json;
 
+use crate::Bench;
 use crate::measure::{
-    drive, join_sorted, p50_p99, p50_us, ping, rlock_pair, set_cpu_per_op, spawn_laps, timed,
-    Phase, Rotation,
+    Phase, Rotation, drive, join_sorted, p50_p99, p50_us, ping, rlock_pair, set_cpu_per_op,
+    spawn_laps, timed,
 };
 use crate::report::Bound::AtMost;
-use crate::report::{round1, round3, Row};
+use crate::report::{Row, round1, round3};
 use crate::settings::Settings;
-use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["fenced_uncontended_1"];
 
@@ -74,7 +74,11 @@ pub async fn run(bench: &mut Bench) {
         vs_row.map_or(String::new(), |(_, r)| format!(
             "p50 {r:.2} × uncontended_1's row; "
         )),
-        if tokens_ok { "increasing" } else { "NOT INCREASING" }
+        if tokens_ok {
+            "increasing"
+        } else {
+            "NOT INCREASING"
+        }
     );
     row.bound(ratio, 3, AtMost(MAX_RATIO), |ratio, target| {
         format!("fenced_uncontended_1: p50 pair = {ratio} × RLock pair, measured interleaved (target {target})")

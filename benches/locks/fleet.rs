@@ -9,10 +9,10 @@
 
 use serde_json::json;
 
-use crate::report::Bound::AtMost;
-use crate::report::{round3, Row};
-use crate::support::fleet::{race, report, ROUNDS};
 use crate::Bench;
+use crate::report::Bound::AtMost;
+use crate::report::{Row, round3};
+use crate::support::fleet::{ROUNDS, race, report};
 
 pub const SCENARIOS: &[&str] = &["fleet_share"];
 

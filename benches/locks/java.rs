@@ -12,10 +12,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use serde_json::{json, Value as Json};
+use serde_json::{Value as Json, json};
 
-use crate::report::{fmt_opt, round1, round3, Row};
 use crate::Bench;
+use crate::report::{Row, fmt_opt, round1, round3};
 
 /// `BENCH_ONLY=java` (with the crate's scenarios to compare) runs it; it runs by default.
 pub const SCENARIOS: &[&str] = &["java"];

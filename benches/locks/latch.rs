@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::sync::Barrier;
 
-use crate::measure::{ns, percentile_us};
-use crate::report::{round1, Row};
-use crate::server::{command_stats, reset_stats};
 use crate::Bench;
+use crate::measure::{ns, percentile_us};
+use crate::report::{Row, round1};
+use crate::server::{command_stats, reset_stats};
 
 pub const SCENARIOS: &[&str] = &["latch_fanout_64"];
 

@@ -5,14 +5,14 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use redisson_lock::fred::interfaces::{ClientLike, LuaInterface};
 use redisson_lock::Client;
-use serde_json::{json, Value as Json};
+use redisson_lock::fred::interfaces::{ClientLike, LuaInterface};
+use serde_json::{Value as Json, json};
 
+use crate::Raw;
 use crate::measure::{ns, percentile_us};
 use crate::report::round1;
 use crate::settings::Settings;
-use crate::Raw;
 
 #[derive(Default)]
 pub struct Limits {

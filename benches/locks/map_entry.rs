@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 use redisson_lock::Client;
 use serde_json::json;
 
+use crate::Bench;
 use crate::measure::{
-    drive, join_sorted, p50_p99, p50_us, ping, rlock_pair, set_cpu_per_op, spawn_laps, timed,
-    Phase, Rotation,
+    Phase, Rotation, drive, join_sorted, p50_p99, p50_us, ping, rlock_pair, set_cpu_per_op,
+    spawn_laps, timed,
 };
 use crate::report::Bound::AtMost;
-use crate::report::{round1, round3, Row};
+use crate::report::{Row, round1, round3};
 use crate::settings::Settings;
-use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["map_entry_uncontended_1"];
 

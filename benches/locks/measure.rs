@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::interfaces::ClientLike;
@@ -16,7 +16,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 
 use crate::alloc_count::Allocs;
-use crate::report::{fmt_opt, round1, round3, Row};
+use crate::report::{Row, fmt_opt, round1, round3};
 use crate::server::{client_commands, command_stats, reset_stats, script_calls};
 use crate::settings::Settings;
 use crate::{Bench, Raw};
@@ -618,7 +618,11 @@ pub fn contended_row(bench: &Bench, scenario: &str, tasks: usize, c: &Contended)
         c.acquire_scripts_per_acquisition(),
         per_acq(c.commands),
         allocs_per_op(c.acquisitions_per_s),
-        if c.counter == c.total && c.order_ok { "exact" } else { "WRONG" }
+        if c.counter == c.total && c.order_ok {
+            "exact"
+        } else {
+            "WRONG"
+        }
     );
     row
 }

@@ -20,11 +20,11 @@ use std::time::Duration;
 use redisson_lock::{Client, Config, MultiLock, RedLock};
 use serde_json::json;
 
-use crate::measure::{percentile_us, rlock_pair, timed, Rotation};
-use crate::report::Bound::AtMost;
-use crate::report::{round1, round3, Row};
-use crate::support::RedisServer;
 use crate::Bench;
+use crate::measure::{Rotation, percentile_us, rlock_pair, timed};
+use crate::report::Bound::AtMost;
+use crate::report::{Row, round1, round3};
+use crate::support::RedisServer;
 
 pub const SCENARIOS: &[&str] = &["multi_3_one_server", "redlock_3", "faster_multi_100"];
 

@@ -12,13 +12,13 @@ use std::time::Duration;
 use redisson_lock::Client;
 use serde_json::json;
 
+use crate::Bench;
 use crate::measure::{
-    drive, join_sorted, p50_p99, p50_us, ping, set_cpu_per_op, spawn_laps, timed, Phase, Rotation,
+    Phase, Rotation, drive, join_sorted, p50_p99, p50_us, ping, set_cpu_per_op, spawn_laps, timed,
 };
 use crate::report::Bound::AtMost;
-use crate::report::{round1, round3, Row};
+use crate::report::{Row, round1, round3};
 use crate::settings::Settings;
-use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["pes_uncontended_1"];
 

@@ -13,21 +13,21 @@
 //!   it by far. A writer wait still running when the window closes is counted when it
 //!   ends (the readers stop then), so starvation cannot hide.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde_json::json;
 
+use crate::Bench;
 use crate::measure::{
-    drive_counted, join_sorted, ns, p50_p99, percentile_us, set_cpu_per_op, spawn_laps, Phase,
-    MEASURE, STOP, WARMUP,
+    MEASURE, Phase, STOP, WARMUP, drive_counted, join_sorted, ns, p50_p99, percentile_us,
+    set_cpu_per_op, spawn_laps,
 };
 use crate::reentrant::pairs;
 use crate::report::Bound::{AtLeast, AtMost};
-use crate::report::{fmt_opt, round1, round3, Row};
+use crate::report::{Row, fmt_opt, round1, round3};
 use crate::server::{client_commands, script_calls};
-use crate::Bench;
 
 pub const SCENARIOS: &[&str] = &["rw_read_16", "rw_mixed_16"];
 

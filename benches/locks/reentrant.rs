@@ -7,8 +7,8 @@
 //! whenever `uncontended_1` is (right after it, so that `uncontended_1` still runs first),
 //! without a row of its own when it is not selected.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::interfaces::{ClientLike, LuaInterface};
@@ -17,12 +17,12 @@ use redisson_lock::{Client, Config};
 use serde_json::json;
 
 use crate::measure::{
-    alloc_bytes_per_op, allocs_per_op, contended_groups, contended_row, contended_scenario,
-    counter_target, drive, join_sorted, ns, p50_p99, p50_us, percentile_us, ping, set_cpu_per_op,
-    spawn_laps, timed, Phase, Rotation, MEASURE, STOP,
+    MEASURE, Phase, Rotation, STOP, alloc_bytes_per_op, allocs_per_op, contended_groups,
+    contended_row, contended_scenario, counter_target, drive, join_sorted, ns, p50_p99, p50_us,
+    percentile_us, ping, set_cpu_per_op, spawn_laps, timed,
 };
 use crate::report::Bound::{AtLeast, AtMost};
-use crate::report::{fmt_opt, round1, round3, Row};
+use crate::report::{Row, fmt_opt, round1, round3};
 use crate::settings::Settings;
 use crate::{Bench, Raw};
 

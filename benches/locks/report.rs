@@ -1,7 +1,7 @@
 //! What the bench prints: one JSON object per line per scenario ([`Row::json`]), then the
 //! Markdown table of every row, the server's limits, and each row's targets (PASS/MISS).
 
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json, json};
 
 use crate::Bench;
 
@@ -112,11 +112,7 @@ pub enum Bound {
 }
 
 pub fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "PASS"
-    } else {
-        "MISS"
-    }
+    if ok { "PASS" } else { "MISS" }
 }
 
 pub fn round1(x: f64) -> f64 {

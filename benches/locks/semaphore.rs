@@ -4,17 +4,17 @@
 //! acquire + release pair (the wait included), scripts per acquisition (acquire attempts
 //! and the release; the floor is 2), and the most holders seen at once (never above 4).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
 
-use crate::measure::{
-    allocs_per_op, drive_counted, join_sorted, p50_p99, set_cpu_per_op, spawn_laps, Phase,
-};
-use crate::report::{round3, Row};
-use crate::server::script_calls;
 use crate::Bench;
+use crate::measure::{
+    Phase, allocs_per_op, drive_counted, join_sorted, p50_p99, set_cpu_per_op, spawn_laps,
+};
+use crate::report::{Row, round3};
+use crate::server::script_calls;
 
 pub const SCENARIOS: &[&str] = &["semaphore_16"];
 
@@ -29,10 +29,12 @@ pub async fn run(bench: &mut Bench) {
     eprintln!("  {scenario}");
     let semaphore = bench.client.get_semaphore("bench:semaphore_16");
     semaphore.delete().await.expect("delete");
-    assert!(semaphore
-        .try_set_permits(PERMITS as i64)
-        .await
-        .expect("try_set_permits"));
+    assert!(
+        semaphore
+            .try_set_permits(PERMITS as i64)
+            .await
+            .expect("try_set_permits")
+    );
     let phase = Phase::new();
     let holders = Arc::new(AtomicUsize::new(0));
     let most = Arc::new(AtomicUsize::new(0));

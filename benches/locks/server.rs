@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use redisson_lock::fred::interfaces::ClientLike;
 use redisson_lock::fred::types::InfoKind;
 
-use crate::support::RedisServer;
 use crate::Raw;
+use crate::support::RedisServer;
 
 /// Our own `redis-server` (killed on drop), or the one `REDIS_URL` names.
 pub struct Server {

@@ -8,10 +8,10 @@
 
 use serde_json::json;
 
-use crate::measure::{contended, contended_scenario, counter_target};
-use crate::report::round3;
-use crate::report::Bound::AtLeast;
 use crate::Bench;
+use crate::measure::{contended, contended_scenario, counter_target};
+use crate::report::Bound::AtLeast;
+use crate::report::round3;
 
 pub const SCENARIOS: &[&str] = &["spin_contended_16"];
 

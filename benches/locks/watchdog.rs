@@ -14,12 +14,12 @@ use redisson_lock::fred::types::InfoKind;
 use redisson_lock::{Client, Config, LockOwner, RLock};
 use serde_json::json;
 
+use crate::Raw;
 use crate::measure::{cpu_time, vm_rss};
 use crate::report::Bound::{AtMost, Below};
-use crate::report::{round1, round3, Row};
+use crate::report::{Row, round1, round3};
 use crate::server::{command_stats, reset_stats, script_calls};
 use crate::settings::Settings;
-use crate::Raw;
 
 pub const SCENARIOS: &[&str] = &["watchdog_10k", "memory"];
 

@@ -31,7 +31,7 @@ fn stop(server: &Mutex<Child>) {
 /// (a terminal sends it to the server as well).
 #[cfg(unix)]
 fn stop_signals() -> Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)> {
-    use tokio::signal::unix::{signal, SignalKind};
+    use tokio::signal::unix::{SignalKind, signal};
     tokio::runtime::Handle::try_current().ok()?;
     Some((
         signal(SignalKind::terminate()).ok()?,

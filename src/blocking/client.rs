@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::forward::forward_handles;
-use super::runtime::{build_runtime, run_on, stop_runtime, Shared};
+use super::runtime::{Shared, build_runtime, run_on, stop_runtime};
 use super::{
     FairLock, FasterMultiLock, FencedLock, Lock, NonReentrantFairLock, NonReentrantLock, RLock,
     ReadWriteLock, SpinLock,

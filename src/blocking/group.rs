@@ -7,8 +7,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::runtime::Shared;
 use super::Lock;
+use super::runtime::Shared;
 use crate::error::{Error, Result};
 use crate::hold::watch::HoldWatch;
 use crate::lock::{AllMembers, GroupRule, LockKind, Majority};

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use super::forward::IntoBlocking;
 use super::Lock;
+use super::forward::IntoBlocking;
 use crate::error::Result;
 use crate::hold::watch::HoldWatch;
 use crate::lock::{LockKind, Reentrant};

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::forward::{forward, IntoBlocking};
+use super::forward::{IntoBlocking, forward};
 use super::runtime::Shared;
 use super::{LockGuard, ReadLock, WriteLock};
 use crate::error::Result;

@@ -110,10 +110,9 @@ fn readable_reason(details: &str) -> String {
     if let Some(fields) = details
         .strip_prefix("Custom {")
         .and_then(|r| r.strip_suffix('}'))
+        && let Some((_, error)) = fields.split_once("error: ")
     {
-        if let Some((_, error)) = fields.split_once("error: ") {
-            return unquoted(error).unwrap_or_else(|| error.trim().to_owned());
-        }
+        return unquoted(error).unwrap_or_else(|| error.trim().to_owned());
     }
     if let Some(kind) = details
         .strip_prefix("Kind(")

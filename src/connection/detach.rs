@@ -132,8 +132,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU32, Ordering};
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Duration;
 
     #[tokio::test]
@@ -149,9 +149,11 @@ mod tests {
                 seen2.store(v, Ordering::SeqCst);
             },
         );
-        assert!(tokio::time::timeout(Duration::from_millis(1), fut)
-            .await
-            .is_err());
+        assert!(
+            tokio::time::timeout(Duration::from_millis(1), fut)
+                .await
+                .is_err()
+        );
         tokio::time::sleep(Duration::from_millis(60)).await;
         assert_eq!(seen.load(Ordering::SeqCst), 7);
     }

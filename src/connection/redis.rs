@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use fred::prelude::Value;
 
-use super::primary_switch::{is_replaced, PrimarySwitch};
+use super::primary_switch::{PrimarySwitch, is_replaced};
 use super::replicas::{ReplicaSync, Synced};
 use super::scripts::{Resend, Script, ScriptCall, ScriptKey};
 

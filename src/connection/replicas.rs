@@ -234,7 +234,7 @@ impl ReplicaSync {
                 return Synced::Failed(fred::error::Error::new(
                     fred::error::ErrorKind::Unknown,
                     format!("unexpected WAIT reply {other:?}"),
-                ))
+                ));
             }
             Err(error) => return Synced::Failed(error),
         };

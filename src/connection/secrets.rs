@@ -92,10 +92,11 @@ fn url_passwords(url: &str) -> Vec<&str> {
     }
     if let Some((_, query)) = rest.split_once('?') {
         for pair in query.split(['&', '#']) {
-            if let Some((key, value)) = pair.split_once('=') {
-                if key.eq_ignore_ascii_case("sentinelPassword") && !value.is_empty() {
-                    found.push(value);
-                }
+            if let Some((key, value)) = pair.split_once('=')
+                && key.eq_ignore_ascii_case("sentinelPassword")
+                && !value.is_empty()
+            {
+                found.push(value);
             }
         }
     }
@@ -117,10 +118,10 @@ pub(crate) fn redacted_fred_config(config: &fred::prelude::Config) -> fred::prel
     if shown.password.is_some() {
         shown.password = Some(REDACTED.to_owned());
     }
-    if let fred::types::config::ServerConfig::Sentinel { password, .. } = &mut shown.server {
-        if password.is_some() {
-            *password = Some(REDACTED.to_owned());
-        }
+    if let fred::types::config::ServerConfig::Sentinel { password, .. } = &mut shown.server
+        && password.is_some()
+    {
+        *password = Some(REDACTED.to_owned());
     }
     shown
 }

@@ -359,7 +359,7 @@ pub(crate) fn fred_tls(
             return Err(Error::TlsNotEnabled {
                 asked_by: "the TLS options".to_owned(),
                 feature: other.feature(),
-            })
+            });
         }
     };
     Ok(TlsConfig {
@@ -380,7 +380,7 @@ mod rustls_backend {
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     use rustls::{ClientConfig, RootCertStore};
 
-    use super::{ca_blocks, TlsOptions};
+    use super::{TlsOptions, ca_blocks};
     use crate::error::{Error, Result};
 
     pub(super) fn connector(options: &TlsOptions) -> Result<TlsConnector> {
@@ -444,7 +444,7 @@ mod native_backend {
     use fred::types::config::TlsConnector;
     use native_tls::{Certificate, Identity};
 
-    use super::{ca_blocks, TlsOptions};
+    use super::{TlsOptions, ca_blocks};
     use crate::error::{Error, Result};
 
     pub(super) fn connector(options: &TlsOptions) -> Result<TlsConnector> {

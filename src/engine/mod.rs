@@ -12,8 +12,8 @@
 //! loops, the renewal timer, the chore task) end when the client is shut down or the last
 //! handle (client, lock or guard) is dropped, so a dropped client renews nothing.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use fred::prelude::ClientLike;
 use tokio::sync::{mpsc, watch};
@@ -31,7 +31,7 @@ use crate::wait::writer_gates::WriterGates;
 mod chores;
 
 pub(crate) use chores::BackgroundRelease;
-use chores::{chore_loop, delete_latches, LatchQueue};
+use chores::{LatchQueue, chore_loop, delete_latches};
 
 /// See the module docs.
 #[derive(Debug)]

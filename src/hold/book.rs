@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use crate::hold::rounds::{RoundId, NO_ROUND};
-use crate::hold::state::{instant, millis, HoldSignal};
+use crate::hold::rounds::{NO_ROUND, RoundId};
+use crate::hold::state::{HoldSignal, instant, millis};
 
 /// One (lock, owner)'s count, kept in the registry's slot for that pair (beside what the
 /// watchdog renews, under one key: a client may hold many locks). A slot's book and its
@@ -79,11 +79,7 @@ impl Book {
             Kept::Watchdog(signal) => signal.is_lost(),
             Kept::Until(end_ms) => millis(Instant::now()) >= *end_ms,
         };
-        if over {
-            0
-        } else {
-            self.count
-        }
+        if over { 0 } else { self.count }
     }
 
     /// The lock that serialises settling the doubt, if one is.

@@ -26,8 +26,8 @@ use tokio::time::Instant;
 
 use crate::hold::book::Book;
 use crate::hold::held::{Forced, Held};
-use crate::hold::rounds::{InFlight, RoundsInFlight, NO_ROUND};
-use crate::hold::state::{millis, Cause, HoldSignal, Transition};
+use crate::hold::rounds::{InFlight, NO_ROUND, RoundsInFlight};
+use crate::hold::state::{Cause, HoldSignal, Transition, millis};
 use crate::hold::tracking::queue::TrackQueue;
 use crate::names::owner::LockOwner;
 
@@ -123,10 +123,10 @@ impl Entries {
         let Some(slot) = self.map.get_mut(hold) else {
             return;
         };
-        if let Some(entry) = slot.entry.take() {
-            if entry.watchdog_holds > 0 {
-                self.renewed -= 1;
-            }
+        if let Some(entry) = slot.entry.take()
+            && entry.watchdog_holds > 0
+        {
+            self.renewed -= 1;
         }
         if slot.is_empty() {
             self.map.remove(hold);
@@ -369,10 +369,8 @@ impl HoldRegistry {
         let signal = entry.signal.clone();
         held.remove(hold);
         drop(held);
-        if gone {
-            if let Some(t) = signal.lose(Cause::FieldGone) {
-                crate::hold::state::report(&signal, t, Some(hold));
-            }
+        if gone && let Some(t) = signal.lose(Cause::FieldGone) {
+            crate::hold::state::report(&signal, t, Some(hold));
         }
     }
 

@@ -26,14 +26,14 @@ use fred::interfaces::ClusterInterface;
 use fred::prelude::{ClientLike, EventInterface, Server};
 use fred::types::InfoKind;
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::{watch, Mutex};
+use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::connection::redis::Redis;
 use crate::hold::registry::HoldRegistry;
 use crate::hold::renewal::RenewalSettings;
-use crate::hold::state::{instant, millis, Cause, HoldState};
+use crate::hold::state::{Cause, HoldState, instant, millis};
 
 /// How often holds that are still at risk after a failed check are checked again.
 pub(crate) const RECHECK_EVERY: Duration = Duration::from_millis(250);
@@ -211,7 +211,7 @@ fn on_server(
     redis: &fred::prelude::Client,
     clustered: bool,
     server: Option<&Server>,
-) -> impl Fn(u16) -> bool {
+) -> impl Fn(u16) -> bool + use<> {
     let routing = match (clustered, server) {
         (true, Some(server)) => redis
             .cached_cluster_state()

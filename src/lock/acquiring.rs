@@ -9,8 +9,8 @@
 //! registers with the renewal registry before the caller sees it; a queued waiter that
 //! gives up leaves the queue exactly once ([`QueueExit`]).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -24,7 +24,7 @@ use super::{Lock, LockKind};
 use crate::connection::config::lease_millis;
 use crate::connection::detach::{FinishOnDrop, Kept};
 use crate::connection::replicas::Synced;
-use crate::connection::scripts::{outcome_unknown, Resend};
+use crate::connection::scripts::{Resend, outcome_unknown};
 use crate::error::{Error, Result};
 use crate::hold::state::HoldSignal;
 use crate::names::owner::LockOwner;
@@ -313,10 +313,10 @@ impl<K: LockKind> Lock<K> {
             Acquire::Taken { token } => token,
         };
         let acquired = self.register_acquired(owner, lease_ms, started, token);
-        if K::CAPABILITIES.hands_off_locally {
-            if let Some(line) = self.context.lines.get(&self.name) {
-                line.taken_by(owner, acquired.lease_deadline);
-            }
+        if K::CAPABILITIES.hands_off_locally
+            && let Some(line) = self.context.lines.get(&self.name)
+        {
+            line.taken_by(owner, acquired.lease_deadline);
         }
         Ok(Attempt::Acquired(acquired))
     }
@@ -436,7 +436,7 @@ impl<K: LockKind> Lock<K> {
                 .await?
             {
                 Outcome::Ran if !K::CAPABILITIES.hands_out_tokens => {
-                    return Ok(Acquire::Taken { token: None })
+                    return Ok(Acquire::Taken { token: None });
                 }
                 Outcome::Ran => {
                     // The token went with the lost reply: give the hold back, draw again.

@@ -19,7 +19,7 @@ use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
 
-use super::kind::{now_ms, AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting};
+use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting, now_ms};
 use crate::connection::scripts::Script;
 use crate::error::Error;
 use crate::names::mapper::FairQueueNames;

@@ -27,7 +27,7 @@ use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
 
-use super::kind::{now_ms, AcquireMode, Kind, LockedProbe, ScriptCall, Target};
+use super::kind::{AcquireMode, Kind, LockedProbe, ScriptCall, Target, now_ms};
 use crate::connection::scripts::Script;
 use crate::error::{Error, Result};
 use crate::names::lock_channel;

@@ -21,7 +21,7 @@ use fred::prelude::{KeysInterface, Value};
 use super::kind::{Acquire, AcquireMode, Capabilities, Kind, ScriptCall, Target};
 use super::running::unexpected;
 use super::{Lock, Wait};
-use crate::connection::scripts::{is_wrong_type, Resend, Script};
+use crate::connection::scripts::{Resend, Script, is_wrong_type};
 use crate::error::{Error, Result};
 use crate::names::fencing_token;
 

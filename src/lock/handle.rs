@@ -7,8 +7,8 @@
 //! Invariants: a handle is a cheap `Clone` and does no I/O until used; its clones share
 //! `internal_lease_ms`, the lease a partial unlock re-arms.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use fred::prelude::{HashesInterface, KeysInterface, Value};

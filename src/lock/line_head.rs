@@ -193,10 +193,11 @@ impl<K: LockKind> HeadWait<'_, K> {
             self.hold_back(held, armed.as_pin_mut(), messages).await;
             return Ok(Round::Again);
         }
-        if self.try_now && self.ticket.start_trying() {
-            if let Some(done) = self.try_once().await? {
-                return Ok(Round::Done(done));
-            }
+        if self.try_now
+            && self.ticket.start_trying()
+            && let Some(done) = self.try_once().await?
+        {
+            return Ok(Round::Done(done));
         }
         if past {
             return Ok(Round::Done(Head::TimedOut));

@@ -19,7 +19,7 @@ use super::{Lock, LockKind};
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
 use crate::telemetry;
-use crate::wait::local_queue::{patience, Left, Line, Published, Stage, Ticket};
+use crate::wait::local_queue::{Left, Line, Published, Stage, Ticket, patience};
 
 impl<K: LockKind> Lock<K> {
     /// `lock()` and the waiting `try_lock*` of a kind that hands off: one attempt unless
@@ -116,15 +116,15 @@ impl<K: LockKind> Lock<K> {
             let overdue = Instant::now() >= holder_ends;
             match stage {
                 Stage::Granted { at } => {
-                    return Ok(InSlot::Done(Some(place.take_grant(owner, lease_ms, at))))
+                    return Ok(InSlot::Done(Some(place.take_grant(owner, lease_ms, at))));
                 }
                 Stage::Queued if context.is_closed() => return Err(Error::Shutdown),
                 Stage::Queued if deadline.is_some_and(|d| Instant::now() >= d) => {
-                    return Ok(InSlot::Done(None))
+                    return Ok(InSlot::Done(None));
                 }
                 Stage::Queued => {}
                 Stage::Head | Stage::Trying | Stage::Handing => {
-                    return Ok(InSlot::Head { overdue })
+                    return Ok(InSlot::Head { overdue });
                 }
             }
         }

@@ -20,10 +20,10 @@ use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
 
+use super::Lock;
 use super::holds::{OwnerField, ReadHolds};
 use super::key_cache::shared;
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
-use super::Lock;
 use crate::connection::scripts::Script;
 use crate::engine::Engine;
 use crate::hold::held::Held;

@@ -7,7 +7,7 @@
 // The sealed `Kind` trait takes crate-private types; nothing here reaches a user.
 #![allow(private_interfaces)]
 
-use super::base::{acquire_call, ACQUIRE};
+use super::base::{ACQUIRE, acquire_call};
 use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target};
 
 /// The reentrant kind: Redisson's `RLock`. [`RLock`](crate::RLock) is `Lock<Reentrant>`.

@@ -21,7 +21,7 @@ use super::running::unexpected;
 use super::{Lock, LockKind};
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
-use crate::connection::scripts::{outcome_unknown, Resend};
+use crate::connection::scripts::{Resend, outcome_unknown};
 use crate::engine::BackgroundRelease;
 use crate::error::Result;
 use crate::hold::ledger::BackgroundCall;

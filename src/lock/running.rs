@@ -12,7 +12,7 @@ use fred::prelude::Value;
 use super::kind::{ScriptCall, Target};
 use super::{Lock, LockKind};
 use crate::connection::replicas::Synced;
-use crate::connection::scripts::{redis_error, Resend};
+use crate::connection::scripts::{Resend, redis_error};
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
 

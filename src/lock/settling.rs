@@ -80,7 +80,7 @@ impl<K: LockKind> Lock<K> {
                              unlock as your protocol requires.",
                             before + 1
                         ),
-                    })
+                    });
                 }
                 Err(error @ (Error::WrongType { .. } | Error::Shutdown)) => return Err(error),
                 Err(error) if Instant::now() + pause >= settle_by => {

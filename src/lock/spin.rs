@@ -21,7 +21,7 @@ use fred::prelude::Value;
 
 use super::backoff::Backoff;
 use super::base::HandoffTo;
-use super::base::{acquire_call, ACQUIRE};
+use super::base::{ACQUIRE, acquire_call};
 use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting};
 use crate::connection::scripts::Script;
 use crate::error::Result;

@@ -18,7 +18,7 @@ use fred::interfaces::ClientLike;
 use fred::prelude::{KeysInterface, Value};
 use fred::types::{ClusterHash, CustomCommand};
 
-use crate::connection::scripts::{redis_error, Resend, Script};
+use crate::connection::scripts::{Resend, Script, redis_error};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -139,7 +139,7 @@ impl Expiry {
                     Value::from_static_str("persist"),
                     Value::from(0),
                     Value::from_static_str(""),
-                ])
+                ]);
             }
             Expiry::Set(when, only) => (when, only),
         };
@@ -240,9 +240,11 @@ mod tests {
         let [command, ms, _] = Expiry::at(at).args().unwrap();
         assert_eq!(command.as_str().as_deref(), Some("pexpireat"));
         assert_eq!(ms.as_i64(), Some(1_700_000_000_123));
-        assert!(Expiry::at(UNIX_EPOCH - Duration::from_secs(1))
-            .args()
-            .is_err());
+        assert!(
+            Expiry::at(UNIX_EPOCH - Duration::from_secs(1))
+                .args()
+                .is_err()
+        );
         let [command, ..] = Expiry::Clear.args().unwrap();
         assert_eq!(command.as_str().as_deref(), Some("persist"));
         for (only, option) in [

@@ -29,7 +29,7 @@ use fred::prelude::{KeysInterface, Value};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::connection::scripts::{outcome_unknown, redis_error, Resend, Script};
+use crate::connection::scripts::{Resend, Script, outcome_unknown, redis_error};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::telemetry::{self, LatchWaitOutcome};
@@ -258,7 +258,7 @@ impl CountDownLatch {
                             "the reply was lost ({error}); the count down was not sent \
                              again (it could count twice): read get_count() to decide"
                         ),
-                    })
+                    });
                 }
                 other => other?,
             };

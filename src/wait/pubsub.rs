@@ -46,8 +46,8 @@
 //!   again there, then wakes that channel's waiters once: an unlock published between
 //!   the end of the old subscription and the new one is not lost.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dashmap::DashMap;
@@ -55,7 +55,7 @@ use fred::prelude::{ClientLike, ClusterInterface, EventInterface, PubsubInterfac
 use fred::types::cluster::ClusterRouting;
 use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::futures::Notified;
-use tokio::sync::{broadcast::error::RecvError, watch, Mutex, Notify};
+use tokio::sync::{Mutex, Notify, broadcast::error::RecvError, watch};
 
 use super::messages::{Messages, Wake};
 

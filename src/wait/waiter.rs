@@ -94,7 +94,7 @@ pub(crate) async fn subscribe(
                     return Err(Error::Timeout {
                         what: listen.what,
                         after: limit,
-                    })
+                    });
                 }
             }
         }

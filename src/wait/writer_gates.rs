@@ -9,8 +9,8 @@
 //! this cannot deadlock a holder. Readers of other processes, and Java's, are not slowed:
 //! what goes over the wire does not change.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 use tokio::sync::Notify;

@@ -116,10 +116,12 @@ async fn durations_zero_tiny_and_overflowing() {
     assert!(started.elapsed() < Duration::from_secs(1));
     lock.unlock().await.unwrap();
     lock.unlock().await.unwrap();
-    assert!(other
-        .try_lock_with_lease(Duration::MAX, MAX_LEASE)
-        .await
-        .unwrap());
+    assert!(
+        other
+            .try_lock_with_lease(Duration::MAX, MAX_LEASE)
+            .await
+            .unwrap()
+    );
     other.unlock().await.unwrap();
 
     // Settings.

@@ -196,9 +196,11 @@ fn try_lock_waits_as_long_as_asked() {
         assert!(!other.try_lock_for(Duration::from_millis(400)).unwrap());
         let for_wait = start.elapsed();
         let start = Instant::now();
-        assert!(!other
-            .try_lock_with_lease(Duration::from_millis(400), Duration::from_secs(5))
-            .unwrap());
+        assert!(
+            !other
+                .try_lock_with_lease(Duration::from_millis(400), Duration::from_secs(5))
+                .unwrap()
+        );
         assert!(other.try_acquire_for(Duration::ZERO).unwrap().is_none());
         (for_wait, start.elapsed())
     });
@@ -381,9 +383,11 @@ fn every_kind_works() {
 
     let non_reentrant_fair = client.get_non_reentrant_fair_lock(key("nonreentrant-fair"));
     non_reentrant_fair.lock().unwrap();
-    assert!(!non_reentrant_fair
-        .try_lock_for(Duration::from_millis(50))
-        .unwrap());
+    assert!(
+        !non_reentrant_fair
+            .try_lock_for(Duration::from_millis(50))
+            .unwrap()
+    );
     let other = non_reentrant_fair.clone();
     assert!(!on_thread(move || other.try_lock().unwrap()));
     non_reentrant_fair.unlock().unwrap();

@@ -128,14 +128,18 @@ fn red_lock_holds_a_majority_of_servers() {
         .try_acquire_for(Duration::from_secs(2))
         .unwrap()
         .expect("majority");
-    assert!(clients[0]
-        .get_lock(&name)
-        .is_held_by_current_thread()
-        .unwrap());
-    assert!(clients[1]
-        .get_lock(&name)
-        .is_held_by_current_thread()
-        .unwrap());
+    assert!(
+        clients[0]
+            .get_lock(&name)
+            .is_held_by_current_thread()
+            .unwrap()
+    );
+    assert!(
+        clients[1]
+            .get_lock(&name)
+            .is_held_by_current_thread()
+            .unwrap()
+    );
     assert!(red.is_held_by_current_thread().unwrap());
     guard.unlock().unwrap();
     assert!(!clients[0].get_lock(&name).is_locked().unwrap());

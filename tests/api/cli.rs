@@ -11,8 +11,8 @@ use std::ffi::OsStr;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use redisson_lock::fred::prelude::*;
 use redisson_lock::LockOwner;
+use redisson_lock::fred::prelude::*;
 use serde_json::Value as Json;
 
 const JAVA_UUID: &str = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac";
@@ -38,14 +38,16 @@ async fn inspect_reports_every_kind_in_json_and_text() {
     // Reentrant, held twice by this crate.
     let plain = key("plain");
     let lock = client.get_lock(&plain).with_owner(owner);
-    assert!(lock
-        .try_lock_with_lease(Duration::ZERO, lease)
-        .await
-        .unwrap());
-    assert!(lock
-        .try_lock_with_lease(Duration::ZERO, lease)
-        .await
-        .unwrap());
+    assert!(
+        lock.try_lock_with_lease(Duration::ZERO, lease)
+            .await
+            .unwrap()
+    );
+    assert!(
+        lock.try_lock_with_lease(Duration::ZERO, lease)
+            .await
+            .unwrap()
+    );
     // Reentrant, held by "Java".
     let java = key("java");
     java_hold(&raw, &java, 731, 3, 45_000).await;
@@ -161,10 +163,12 @@ async fn inspect_reports_every_kind_in_json_and_text() {
     let ttl = r["ttl_ms"].as_i64().unwrap();
     assert!(ttl > 50_000 && ttl <= 60_000, "{ttl}");
     assert_eq!(r["subscribers"]["classic"], 0);
-    assert!(r["holder_connected"]
-        .as_str()
-        .unwrap()
-        .starts_with("unknown"));
+    assert!(
+        r["holder_connected"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown")
+    );
     assert!(r["notes"].to_string().contains("spin and non-reentrant"));
 
     let r = by_name(&java);
@@ -281,10 +285,12 @@ async fn exit_codes_and_bad_input() {
     assert_eq!(reports[0]["kind"], "not-a-lock");
     assert_eq!(reports[0]["key_type"], "hash");
     assert!(reports[0]["error"].as_str().unwrap().contains("bob"));
-    assert!(reports[1]["error"]
-        .as_str()
-        .unwrap()
-        .contains("not-a-uuid:1"));
+    assert!(
+        reports[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not-a-uuid:1")
+    );
 
     // Bytes that are not UTF-8 cannot name a Redisson lock.
     #[cfg(unix)]
@@ -527,9 +533,11 @@ async fn watch_follows_messages_and_holders_until_stopped() {
         format!("redisson_lock__channel:{{{name}}}")
     );
     assert_eq!(message["payload"], "0");
-    assert!(events
-        .iter()
-        .all(|e| e["at"].as_str().unwrap().ends_with('Z')));
+    assert!(
+        events
+            .iter()
+            .all(|e| e["at"].as_str().unwrap().ends_with('Z'))
+    );
 
     // `--duration` ends it on its own, with exit code 0.
     let started = Instant::now();
@@ -558,10 +566,10 @@ async fn watch_follows_messages_and_holders_until_stopped() {
             let mut out = String::new();
             for line in lines {
                 let line = line.unwrap();
-                if line.contains(r#""event":"state""#) {
-                    if let Some(started) = started.take() {
-                        let _ = started.send(());
-                    }
+                if line.contains(r#""event":"state""#)
+                    && let Some(started) = started.take()
+                {
+                    let _ = started.send(());
                 }
                 out.push_str(&line);
                 out.push('\n');

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use redisson_lock::fencing::FencedWriter;
 use redisson_lock::fred::prelude::KeysInterface;
 use redisson_lock::{Client, Error};
-use service::{post_work, Settings};
+use service::{Settings, post_work};
 
 /// Serves the example's router on a free loopback port until the test ends.
 async fn serve(client: &Client, settings: Settings) -> SocketAddr {

@@ -250,11 +250,12 @@ fn blocking_handles_name_the_same_keys() {
     let latch = map.get_count_down_latch("o-1").unwrap();
     assert!(latch.try_set_count(1).unwrap());
     assert!(latch.is_exists().unwrap());
-    assert!(map
-        .get_permit_expirable_semaphore("o-1")
-        .unwrap()
-        .try_set_permits(1)
-        .unwrap());
+    assert!(
+        map.get_permit_expirable_semaphore("o-1")
+            .unwrap()
+            .try_set_permits(1)
+            .unwrap()
+    );
     lock.lock().unwrap();
     assert!(lock.is_held_by_current_thread().unwrap());
     lock.unlock().unwrap();

@@ -113,12 +113,13 @@ async fn orphans_are_found_with_reasons_and_clean_keeps_every_live_lock() {
     let dead_read_timeout = format!("{{dead-read}}:{}:{owner}:rwlock_timeout:1", doomed.id());
     assert!(exists(&raw, &dead_read_timeout).await);
     doomed_runtime.shutdown_background(); // the kill
-    assert!(live
-        .get_read_write_lock("dead-read")
-        .read_lock()
-        .force_unlock()
-        .await
-        .unwrap());
+    assert!(
+        live.get_read_write_lock("dead-read")
+            .read_lock()
+            .force_unlock()
+            .await
+            .unwrap()
+    );
     // An unlock latch without a TTL (its retry window never ends), and one with its TTL.
     let _: () = raw.set(DEAD_LATCH, "1", None, None, false).await.unwrap();
     let _: () = raw
@@ -164,12 +165,16 @@ async fn orphans_are_found_with_reasons_and_clean_keeps_every_live_lock() {
 
     // The doomed holds end: the fair lock's lease, the fenced lock's watchdog lease, and
     // the doomed waiter's deadline (700 ms lease + 300 ms reserve after it queued).
-    assert!(gone_within(&raw, "dead-fair", Duration::from_secs(5))
-        .await
-        .is_some());
-    assert!(gone_within(&raw, "dead-fenced", Duration::from_secs(5))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, "dead-fair", Duration::from_secs(5))
+            .await
+            .is_some()
+    );
+    assert!(
+        gone_within(&raw, "dead-fenced", Duration::from_secs(5))
+            .await
+            .is_some()
+    );
     tokio::time::sleep(Duration::from_millis(600)).await;
 
     // --- The report. ---
@@ -208,19 +213,25 @@ async fn orphans_are_found_with_reasons_and_clean_keeps_every_live_lock() {
     );
     let token_report = orphan(&report, "redisson_lock_token:{dead-fenced}");
     assert_eq!(token_report["value"], token.to_string());
-    assert!(token_report["reason"]
-        .as_str()
-        .unwrap()
-        .contains("token counter with no lock"));
+    assert!(
+        token_report["reason"]
+            .as_str()
+            .unwrap()
+            .contains("token counter with no lock")
+    );
     assert_eq!(token_report["cleaned"], false);
-    assert!(orphan(&report, DEAD_LATCH)["reason"]
-        .as_str()
-        .unwrap()
-        .contains("without a TTL"));
-    assert!(orphan(&report, &dead_read_timeout)["reason"]
-        .as_str()
-        .unwrap()
-        .contains("hold is gone"));
+    assert!(
+        orphan(&report, DEAD_LATCH)["reason"]
+            .as_str()
+            .unwrap()
+            .contains("without a TTL")
+    );
+    assert!(
+        orphan(&report, &dead_read_timeout)["reason"]
+            .as_str()
+            .unwrap()
+            .contains("hold is gone")
+    );
 
     // The text form says the same, and why the token counter stays.
     let text = cli(&url, ["orphans"]).await;
@@ -310,9 +321,11 @@ async fn orphans_are_found_on_every_primary_of_a_cluster() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let report = json(&out);
     assert_eq!(orphan_keys(&report).len(), names.len(), "{report:#}");
-    assert!(report["orphans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|o| o["value"] == "7"));
+    assert!(
+        report["orphans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["value"] == "7")
+    );
 }

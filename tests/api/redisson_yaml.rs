@@ -131,9 +131,10 @@ async fn cluster_file_gives_a_working_client() {
     ]);
     let file = RedissonFile::from_yaml_with_env(&sample("cluster.yaml"), vars).unwrap();
     assert_eq!(file.topology(), RedissonTopology::Cluster);
-    assert!(file
-        .ignored()
-        .contains(&"clusterServersConfig.loadBalancer".to_owned()));
+    assert!(
+        file.ignored()
+            .contains(&"clusterServersConfig.loadBalancer".to_owned())
+    );
     assert!(!file.ignored().contains(&"codec".to_owned()));
     let config = file.build().unwrap();
     assert_eq!(config.codec(), redisson_lock::codec::JavaCodec::Kryo5);
@@ -468,9 +469,10 @@ fn yaml_1_1_scalars_and_digit_strings_as_redisson_reads_them() {
     );
     // A merge key: 4.x's reading (3.x refuses `<<`).
     let file = read_sample("fleet/anchors-merge.yaml", vec![]).unwrap();
-    assert!(file
-        .ignored()
-        .contains(&"clusterServersConfig.masterConnectionPoolSize".to_owned()));
+    assert!(
+        file.ignored()
+            .contains(&"clusterServersConfig.masterConnectionPoolSize".to_owned())
+    );
     let config = file.build().unwrap();
     assert_eq!(
         config.lock_settings().subscription_timeout,

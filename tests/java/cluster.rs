@@ -4,10 +4,10 @@
 //! Every lock kind, the synchronizers and the name mapper (`support::topo_interop`), and
 //! a manual failover of the slot holding the lock with Java in the fleet.
 
+use crate::support::RedisServer;
 use crate::support::cluster::Cluster;
 use crate::support::topo_failover::*;
 use crate::support::topo_interop::*;
-use crate::support::RedisServer;
 
 use std::sync::Arc;
 use std::time::Instant;

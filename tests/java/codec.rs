@@ -112,7 +112,7 @@ fn cases() -> Vec<Case> {
         Uuid::parse_str("123e4567-e89b-12d3-a456-426614174000").unwrap(),
         Uuid::parse_str("80000000-0000-0000-8000-000000000001").unwrap(),
     ];
-    uuids.extend((0..6).map(|_| Uuid::from_u128(rng.gen())));
+    uuids.extend((0..6).map(|_| Uuid::from_u128(rng.r#gen())));
     uuids.push(Uuid::new_v4());
     cases.extend(uuids.into_iter().map(|u| Case::new("uuid", u)));
     cases.extend([Case::new("bool", true), Case::new("bool", false)]);
@@ -445,11 +445,13 @@ async fn handles_see_java_objects(server: &RedisServer, old: &JavaClient, new: &
     assert!(lock.is_locked().await.unwrap());
     // Mapped once too few or once too many, a handle names another key.
     assert!(!plain.get_lock(entry.name()).is_locked().await.unwrap());
-    assert!(!prefixed
-        .get_lock(entry.raw_name())
-        .is_locked()
-        .await
-        .unwrap());
+    assert!(
+        !prefixed
+            .get_lock(entry.raw_name())
+            .is_locked()
+            .await
+            .unwrap()
+    );
     new.ok("unlock jp/mapkey:orders=o-1 A").await;
 
     assert_eq!(new.call("semset jp/mapkey:orders=o-1 3").await, "true");

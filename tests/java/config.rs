@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use redisson_lock::config::{RedissonFile, RedissonFileError};
@@ -23,7 +23,7 @@ use redisson_lock::fred::types::config::ServerConfig;
 use redisson_lock::{Config, Error};
 use serde_json::Value;
 
-use crate::support::real_java::{config_check, config_check_archive, Version};
+use crate::support::real_java::{Version, config_check, config_check_archive};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/redisson-yaml");
 const DOCS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/redisson-yaml.md");
@@ -651,13 +651,12 @@ fn every_sample_file_reads_as_real_redisson_reads_it() {
                         ));
                     } else if let (Some(a), Some(b)) =
                         (shown(usable[0].1, setting), shown(usable[1].1, setting))
+                        && a == b
                     {
-                        if a == b {
-                            failures.push(format!(
-                                "{label}: the crate says the versions read `{setting}` \
+                        failures.push(format!(
+                            "{label}: the crate says the versions read `{setting}` \
                                  differently; both print {a}"
-                            ));
-                        }
+                        ));
                     }
                     crate_unsupported
                         .entry(format!(
@@ -686,7 +685,11 @@ fn every_sample_file_reads_as_real_redisson_reads_it() {
          Redisson 4.7.0: {} load and connect, {} load without an address it connects to, {} refuse\n\
          the crate: {} load; {} refused, as no Redisson version would connect with them; \
          {} refused as unsupported: {:#?}",
-        cases.iter().map(|c| &c.name).collect::<std::collections::BTreeSet<_>>().len(),
+        cases
+            .iter()
+            .map(|c| &c.name)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
         cases.len(),
         cases.len() * 2,
         java_time,

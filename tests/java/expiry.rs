@@ -158,10 +158,11 @@ async fn permit_semaphore_expiry(
         "{v}"
     );
     assert_eq!(java.int(&format!("objttl pes {name}")).await, -1);
-    assert!(pes
-        .expire_at(SystemTime::now() + Duration::from_secs(30))
-        .await
-        .unwrap());
+    assert!(
+        pes.expire_at(SystemTime::now() + Duration::from_secs(30))
+            .await
+            .unwrap()
+    );
     assert!(java.bool(&format!("objclearexpire pes {name}")).await);
     assert_eq!(
         (pttl(raw, name).await, pttl(raw, &timeouts).await),
@@ -210,11 +211,12 @@ async fn zero_permits_and_token(
             .await;
         assert_eq!(answer, "empty");
         let sem = client.get_permit_expirable_semaphore(&pes);
-        assert!(sem
-            .try_acquire_many(0, Duration::ZERO, None)
-            .await
-            .unwrap()
-            .is_empty());
+        assert!(
+            sem.try_acquire_many(0, Duration::ZERO, None)
+                .await
+                .unwrap()
+                .is_empty()
+        );
         assert!(sem.acquire_many(0, None).await.unwrap().is_empty());
         // Java's `acquire(0)` waits (on its own thread, never answered).
         let stuck = java.spawn(&format!("pesacquiremany {pes} 0 -1 Z")).await;

@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use crate::support::cluster::Cluster;
-use crate::support::fleet::{race, report, Race, ROUNDS};
+use crate::support::fleet::{ROUNDS, Race, race, report};
 use crate::support::sentinel_set::SentinelSet;
 use crate::support::*;
 

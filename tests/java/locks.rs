@@ -76,10 +76,12 @@ async fn rlock_details(bed: &Interop) {
         assert_eq!(hgetall(raw, &name).await, java_hash);
         let lock = client.get_lock(&name);
         assert!(!lock.try_lock().await.unwrap());
-        assert!(!lock
-            .try_lock_with_lease(Duration::ZERO, Duration::from_secs(10))
-            .await
-            .unwrap());
+        assert!(
+            !lock
+                .try_lock_with_lease(Duration::ZERO, Duration::from_secs(10))
+                .await
+                .unwrap()
+        );
         let started = Instant::now();
         assert!(!lock.try_lock_for(Duration::from_millis(300)).await.unwrap());
         assert!(
@@ -587,11 +589,13 @@ async fn non_reentrant_details(bed: &Interop) {
     assert!(!lock.try_lock_for(Duration::from_millis(400)).await.unwrap());
     assert!(started.elapsed() >= Duration::from_millis(400), "it waited");
     let thread: u64 = field.rsplit_once(':').unwrap().1.parse().unwrap();
-    assert!(!lock
-        .with_owner(LockOwner::from_raw(thread))
-        .try_lock()
-        .await
-        .unwrap());
+    assert!(
+        !lock
+            .with_owner(LockOwner::from_raw(thread))
+            .try_lock()
+            .await
+            .unwrap()
+    );
     assert!(matches!(
         lock.unlock().await,
         Err(redisson_lock::Error::NotOwner { .. })

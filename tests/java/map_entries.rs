@@ -25,10 +25,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::support::RedisServer;
 use crate::support::cluster::Cluster;
 use crate::support::real_java::{JavaClient, Version};
 use crate::support::topo_interop::*;
-use crate::support::RedisServer;
 
 use redisson_lock::codec::JavaCodec;
 use redisson_lock::fred::util::redis_keyslot;

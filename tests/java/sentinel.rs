@@ -8,7 +8,7 @@
 use crate::support::sentinel_set::SentinelSet;
 use crate::support::topo_failover::*;
 use crate::support::topo_interop::*;
-use crate::support::{wait_replica_linked, RedisServer};
+use crate::support::{RedisServer, wait_replica_linked};
 
 use std::time::Instant;
 

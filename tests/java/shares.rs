@@ -6,10 +6,10 @@
 
 use crate::support::interop::*;
 use crate::support::real_java::{JavaClient, Version};
-use crate::support::{eventually, hgetall, RedisServer};
+use crate::support::{RedisServer, eventually, hgetall};
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;

@@ -192,11 +192,13 @@ async fn latch_details(bed: &Interop, java: &JavaClient) {
     })
     .await;
     java.ok(&format!("latchdown {name}")).await;
-    assert!(tokio::time::timeout(WAKE_BOUND, waiter)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap());
+    assert!(
+        tokio::time::timeout(WAKE_BOUND, waiter)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+    );
     quiet().await;
     assert_eq!(
         messages(&mut rx),

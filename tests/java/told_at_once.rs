@@ -3,7 +3,7 @@
 //! `tryLock`s on the same name, which write nothing, give no signal.
 
 use crate::support::real_java::{JavaClient, Version};
-use crate::support::{key, RedisServer};
+use crate::support::{RedisServer, key};
 
 use std::time::Duration;
 
@@ -66,8 +66,8 @@ fn mixed_run_length() -> Duration {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "real Redisson: REDISSON_JAVA_DIR=... cargo test --all-features --test java -- --ignored"]
 async fn a_mixed_run_beside_java_gives_no_false_signal() {
-    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
     let server = RedisServer::start();
     let url = server.url();

@@ -383,11 +383,7 @@ async fn raw_state_steps(hand_offs: bool) {
     const BUDGET: i64 = 1_500; // C's try_lock_for budget: the slot C reserves
     let Bed(server, client, raw, name) = Bed::with_config("fair-raw", |c| {
         let c = c.fair_lock_wait_timeout(Duration::from_millis(WAIT as u64));
-        if hand_offs {
-            c
-        } else {
-            c.local_handoffs(0)
-        }
+        if hand_offs { c } else { c.local_handoffs(0) }
     })
     .await;
     let (a, b, c, d) = (
@@ -1236,10 +1232,12 @@ async fn non_reentrant_fair_lock_refuses_the_holder_at_once() {
     );
     assert!(!holder.try_lock().await.unwrap());
     assert!(!holder.try_lock_for(Duration::from_secs(5)).await.unwrap());
-    assert!(!holder
-        .try_lock_with_lease(Duration::from_secs(5), Duration::from_secs(5))
-        .await
-        .unwrap());
+    assert!(
+        !holder
+            .try_lock_with_lease(Duration::from_secs(5), Duration::from_secs(5))
+            .await
+            .unwrap()
+    );
     let err = holder
         .lock_with_lease(Duration::from_secs(5))
         .await

@@ -8,8 +8,8 @@ use crate::support;
 use support::*;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
@@ -800,10 +800,12 @@ async fn a_win_in_the_groups_last_millisecond_is_held() {
         rounds += 1;
         let _: i64 = raw.del(&name).await.unwrap();
         let sent = now_ms();
-        assert!(holder
-            .try_lock_with_lease(Duration::ZERO, LEASE)
-            .await
-            .unwrap());
+        assert!(
+            holder
+                .try_lock_with_lease(Duration::ZERO, LEASE)
+                .await
+                .unwrap()
+        );
         let expiry = expiry_ms(&raw, &name).await;
         let win = try_at_expiry(&taker, sent + LEASE.as_millis() as i64, expiry).await;
         let (owner, ttl) = owner_and_pttl(&raw, &name, M).await;
@@ -854,10 +856,12 @@ async fn javas_phantom_wins_never_make_the_crate_answer_wrongly() {
         rounds += 1;
         let _: i64 = raw.del(&name).await.unwrap();
         let sent = now_ms();
-        assert!(holder
-            .try_lock_with_lease(Duration::ZERO, LEASE)
-            .await
-            .unwrap());
+        assert!(
+            holder
+                .try_lock_with_lease(Duration::ZERO, LEASE)
+                .await
+                .unwrap()
+        );
         let deadline = sent + LEASE.as_millis() as i64;
         while now_ms() < deadline - 3 {
             tokio::time::sleep(Duration::from_millis(1)).await;

@@ -11,8 +11,8 @@
 use crate::support;
 use support::*;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
@@ -131,10 +131,11 @@ async fn raw_state_and_replies_follow_section_12() {
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 5));
     assert_lease_ttl(pttl(&raw, &name).await, 10_000);
 
-    assert!(lock
-        .try_lock_with_lease(Duration::from_secs(1), Duration::from_secs(20))
-        .await
-        .unwrap());
+    assert!(
+        lock.try_lock_with_lease(Duration::from_secs(1), Duration::from_secs(20))
+            .await
+            .unwrap()
+    );
     assert_token(&raw, &name, nth(6)).await;
     assert_lease_ttl(pttl(&raw, &name).await, 20_000);
 
@@ -495,9 +496,11 @@ async fn guards_carry_their_token_and_bounded_waits_give_none() {
     inner.unlock().await.unwrap();
     assert_eq!(guard.token(), Some(base + 1), "a guard's token is its own");
     drop(guard); // released in the background
-    assert!(gone_within(&raw, &name, Duration::from_secs(5))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, &name, Duration::from_secs(5))
+            .await
+            .is_some()
+    );
 
     let guard = lock
         .try_acquire_with_lease(Duration::from_secs(1), Duration::from_secs(10))

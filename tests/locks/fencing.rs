@@ -4,14 +4,14 @@
 use crate::support;
 use support::*;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
+use redisson_lock::Error;
 use redisson_lock::fencing::{FencedWriter, FencingGate};
 use redisson_lock::fred::prelude::*;
-use redisson_lock::Error;
 
 /// The fence key of a test key (test keys contain no braces).
 fn fence(key: &str) -> String {
@@ -165,9 +165,11 @@ async fn delete_and_expiry_do_not_reset_the_fence() {
         .set_with_ttl(&k, "v", Duration::from_millis(50), 10)
         .await
         .unwrap();
-    assert!(gone_within(&raw, &k, Duration::from_secs(5))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, &k, Duration::from_secs(5))
+            .await
+            .is_some()
+    );
     assert_eq!(get(&raw, &fence(&k)).await.as_deref(), Some("10"));
     assert_stale(writer.set(&k, "stale", 9).await, 10, 9);
     assert!(!exists(&raw, &k).await);
@@ -704,8 +706,8 @@ async fn take_through_restart(lock: &redisson_lock::FencedLock) -> u64 {
 /// µs), so the resource keeps accepting: never blocked, never a token handed out twice.
 /// A holder from before a restart that writes afterwards is still refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fenced_tokens_strictly_increase_across_a_restart_with_a_fenced_writer_that_keeps_accepting(
-) {
+async fn fenced_tokens_strictly_increase_across_a_restart_with_a_fenced_writer_that_keeps_accepting()
+ {
     const RESTARTS: usize = 3;
     const HOLDERS_PER_LIFE: usize = 4;
     let mut lock_server = RedisServer::start();
@@ -746,11 +748,11 @@ async fn fenced_tokens_strictly_increase_across_a_restart_with_a_fenced_writer_t
             drawn.push(token);
 
             // The last holder of the previous life wakes up and writes: refused.
-            if holder == 0 {
-                if let Some(stale) = last_before_restart {
-                    assert_stale(writer.set(&data, "stale", stale).await, token, stale);
-                    assert_stale(gate.check(stale), token, stale);
-                }
+            if holder == 0
+                && let Some(stale) = last_before_restart
+            {
+                assert_stale(writer.set(&data, "stale", stale).await, token, stale);
+                assert_stale(gate.check(stale), token, stale);
             }
         }
         last_before_restart = drawn.last().copied();

@@ -4,8 +4,8 @@
 use crate::support;
 use support::*;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
@@ -67,9 +67,11 @@ async fn dropped_guard_releases_in_the_background() {
         .expect("the waiter did not get the lock after the guard was dropped")
         .unwrap();
     assert_eq!(hold_count, 1);
-    assert!(gone_within(&raw, &name, Duration::from_secs(2))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, &name, Duration::from_secs(2))
+            .await
+            .is_some()
+    );
     assert_eq!(client.renewed_locks(), 0);
     client.shutdown().await.unwrap();
     other.shutdown().await.unwrap();
@@ -85,9 +87,11 @@ async fn dropped_guard_without_waiters_deletes_the_key() {
     drop(guard);
     assert_eq!(client.renewed_locks(), 0);
     // Well before the lease could end it: the background release did.
-    assert!(gone_within(&raw, &name, Duration::from_millis(500))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, &name, Duration::from_millis(500))
+            .await
+            .is_some()
+    );
     // Stays released: no renewal brings it back, and the lock is free.
     tokio::time::sleep(PERIOD * 2).await;
     assert!(!exists(&raw, &name).await);
@@ -183,9 +187,11 @@ async fn lease_guard_is_lost_when_the_lease_ends() {
     assert!(took >= lease, "lost() completed after {took:?}");
     assert!(guard.is_lost());
     // Redis expires the key at about the same time, never before lost() fired.
-    assert!(gone_within(&raw, &name, Duration::from_millis(500))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, &name, Duration::from_millis(500))
+            .await
+            .is_some()
+    );
     assert!(matches!(guard.unlock().await, Err(Error::NotOwner { .. })));
     client.shutdown().await.unwrap();
 }

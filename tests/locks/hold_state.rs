@@ -231,7 +231,13 @@ async fn a_server_paused_past_the_lease_warns_before_the_key_can_expire() {
         .unwrap();
     let probe = server.raw().await;
     let Some(entered) = entered else {
-        panic!("the other client takes the expired lock (gave up after {} ms); hash {:?} pttl {} timeline {:?}", ms(fault.elapsed()), hgetall(&probe, &name).await, pttl(&probe, &name).await, timeline.states());
+        panic!(
+            "the other client takes the expired lock (gave up after {} ms); hash {:?} pttl {} timeline {:?}",
+            ms(fault.elapsed()),
+            hgetall(&probe, &name).await,
+            pttl(&probe, &name).await,
+            timeline.states()
+        );
     };
     let entered_at = Instant::now();
     pause.await.unwrap();

@@ -130,9 +130,11 @@ async fn a_lease_waiter_is_handed_the_lock_with_its_own_lease() {
     assert!((2_000..=3_000).contains(&ttl), "{ttl}");
     assert_eq!(client.renewed_locks(), 0, "a lease hold is not renewed");
     // Its lease ends it, as any lease hold.
-    assert!(gone_within(&raw, &name, Duration::from_secs(5))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, &name, Duration::from_secs(5))
+            .await
+            .is_some()
+    );
     client.shutdown().await.unwrap();
 }
 
@@ -473,10 +475,12 @@ async fn a_try_lock_for_waiter_gives_up_in_line_and_the_next_one_is_served() {
         "{waited:?}"
     );
     holder.unlock().await.unwrap();
-    assert!(tokio::time::timeout(Duration::from_secs(3), second)
-        .await
-        .unwrap()
-        .unwrap());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(3), second)
+            .await
+            .unwrap()
+            .unwrap()
+    );
     client.shutdown().await.unwrap();
 }
 

@@ -5,8 +5,8 @@ use crate::support;
 use support::*;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
@@ -193,10 +193,12 @@ async fn a_member_held_elsewhere_fails_after_the_wait_and_leaves_nothing_held() 
 
     // Once the holder lets go, the group is had.
     holder.unlock().await.unwrap();
-    assert!(group
-        .try_lock_for(Duration::from_millis(300))
-        .await
-        .unwrap());
+    assert!(
+        group
+            .try_lock_for(Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
     assert!(group.is_held_by_current_task().await.unwrap());
     group.unlock().await.unwrap();
     for i in 0..3 {
@@ -285,11 +287,13 @@ async fn bad_input_is_a_typed_error_and_leaves_nothing_held() {
         Err(Error::DuplicateMember { .. })
     ));
     // The same name on two servers is two locks.
-    assert!(MultiLock::new([
-        clients[0].get_lock(a.clone()),
-        clients[1].get_lock(a.clone())
-    ])
-    .is_ok());
+    assert!(
+        MultiLock::new([
+            clients[0].get_lock(a.clone()),
+            clients[1].get_lock(a.clone())
+        ])
+        .is_ok()
+    );
 
     // A member whose client was shut down.
     let doomed = servers[2].client().await;

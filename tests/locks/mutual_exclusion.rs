@@ -6,12 +6,12 @@
 use crate::support;
 use support::*;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use redisson_lock::fred::prelude::*;
 use redisson_lock::Client as LockClient;
+use redisson_lock::fred::prelude::*;
 
 const CLIENTS: usize = 2;
 const TASKS_PER_CLIENT: usize = 8;

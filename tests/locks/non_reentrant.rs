@@ -82,23 +82,29 @@ async fn assert_reacquisitions_refused(client: &LockClient, raw: &Client, lock: 
     );
     assert!(!at_once(quick, lock.try_lock()).await.unwrap());
     assert!(!at_once(quick, lock.try_lock_for(wait)).await.unwrap());
-    assert!(!at_once(
-        quick,
-        lock.try_lock_with_lease(wait, Duration::from_secs(60))
-    )
-    .await
-    .unwrap());
-    assert!(at_once(quick, lock.try_acquire_for(wait))
+    assert!(
+        !at_once(
+            quick,
+            lock.try_lock_with_lease(wait, Duration::from_secs(60))
+        )
         .await
         .unwrap()
-        .is_none());
-    assert!(at_once(
-        quick,
-        lock.try_acquire_with_lease(wait, Duration::from_secs(60))
-    )
-    .await
-    .unwrap()
-    .is_none());
+    );
+    assert!(
+        at_once(quick, lock.try_acquire_for(wait))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        at_once(
+            quick,
+            lock.try_acquire_with_lease(wait, Duration::from_secs(60))
+        )
+        .await
+        .unwrap()
+        .is_none()
+    );
 
     assert_eq!(lock.hold_count().await.unwrap(), 1);
     assert_eq!(hgetall(raw, &name).await, hash, "the hash is unchanged");
@@ -142,10 +148,11 @@ async fn the_holders_second_acquisition_fails_at_once_and_changes_nothing() {
     let lock = client
         .get_non_reentrant_lock(&name)
         .with_owner(LockOwner::from_raw(731));
-    assert!(lock
-        .try_lock_with_lease(Duration::from_secs(1), Duration::from_secs(10))
-        .await
-        .unwrap());
+    assert!(
+        lock.try_lock_with_lease(Duration::from_secs(1), Duration::from_secs(10))
+            .await
+            .unwrap()
+    );
     assert_eq!(
         hgetall(&raw, &name).await,
         pair(&format!("{}:731", client.id()), 1)

@@ -113,10 +113,11 @@ async fn lease_sets_the_ttl_and_partial_unlock_rearms_the_last_lease() {
     );
 
     // Re-entry with another lease: the TTL becomes the new lease.
-    assert!(lock
-        .try_lock_with_lease(Duration::ZERO, Duration::from_secs(60))
-        .await
-        .unwrap());
+    assert!(
+        lock.try_lock_with_lease(Duration::ZERO, Duration::from_secs(60))
+            .await
+            .unwrap()
+    );
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 2));
     let ttl = pttl(&raw, &name).await;
     assert!(
@@ -215,11 +216,13 @@ async fn queries_answer_what_raw_state_says() {
     assert!(lock.is_held_by_current_task().await.unwrap());
     assert!(!lock.is_held_by(stranger).await.unwrap());
     assert_eq!(lock.with_owner(stranger).hold_count().await.unwrap(), 0);
-    assert!(!lock
-        .with_owner(stranger)
-        .is_held_by_current_task()
-        .await
-        .unwrap());
+    assert!(
+        !lock
+            .with_owner(stranger)
+            .is_held_by_current_task()
+            .await
+            .unwrap()
+    );
 
     // Another client with the same owner number is another Redisson node.
     let theirs = other.get_lock(&name).with_owner(me);
@@ -276,10 +279,12 @@ async fn a_failed_attempt_leaves_the_holders_state_alone() {
 
     let rival = lock.with_owner(LockOwner::from_raw(5));
     assert!(!rival.try_lock().await.unwrap());
-    assert!(!rival
-        .try_lock_with_lease(Duration::from_millis(200), Duration::from_secs(1))
-        .await
-        .unwrap());
+    assert!(
+        !rival
+            .try_lock_with_lease(Duration::from_millis(200), Duration::from_secs(1))
+            .await
+            .unwrap()
+    );
     assert_eq!(hgetall(&raw, &name).await, pair(&field, 1));
     let after = pttl(&raw, &name).await;
     assert!(

@@ -18,8 +18,8 @@
 use crate::support;
 use support::*;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rand::Rng;
@@ -354,12 +354,14 @@ async fn many_readers_at_once_from_several_clients() {
     // Nobody writes meanwhile.
     let write = clients[0].get_read_write_lock(&name).write_lock();
     assert!(!write.try_lock().await.unwrap());
-    assert!(clients[1]
-        .get_read_write_lock(&name)
-        .read_lock()
-        .is_locked()
-        .await
-        .unwrap());
+    assert!(
+        clients[1]
+            .get_read_write_lock(&name)
+            .read_lock()
+            .is_locked()
+            .await
+            .unwrap()
+    );
 
     release.notify_waiters();
     for task in tasks {
@@ -620,9 +622,11 @@ async fn read_expiration_keeps_the_hash_for_the_longest_lease() {
     // The hash goes with the middle hold; then a writer gets in.
     let write = client.get_read_write_lock(&name).write_lock();
     assert!(!write.try_lock().await.unwrap());
-    assert!(gone_within(&raw, &name, Duration::from_secs(3))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, &name, Duration::from_secs(3))
+            .await
+            .is_some()
+    );
     assert!(started.elapsed() >= Duration::from_millis(1_100));
     assert!(write.try_lock().await.unwrap());
     write.unlock().await.unwrap();
@@ -667,8 +671,7 @@ async fn unlock_by_another_owner_fails_with_redissons_text() {
     let Bed(server, client, raw, name) = Bed::new("rw-not-owner").await;
     let (r1, w1) = halves(&client, &name, 1);
     let (r2, w2) = halves(&client, &name, 2);
-    let expect_not_owner = |result: Result<(), Error>, owner: u64| {
-        match result {
+    let expect_not_owner = |result: Result<(), Error>, owner: u64| match result {
         Err(error @ Error::NotOwner { .. }) => assert_eq!(
             error.to_string(),
             format!(
@@ -677,7 +680,6 @@ async fn unlock_by_another_owner_fails_with_redissons_text() {
             )
         ),
         other => panic!("expected NotOwner, got {other:?}"),
-    }
     };
 
     r1.lock().await.unwrap();
@@ -802,10 +804,12 @@ async fn a_reader_asking_for_the_write_lock_waits_for_itself() {
     read.lock().await.unwrap();
     assert!(!write.try_lock().await.unwrap());
     let started = Instant::now();
-    assert!(!write
-        .try_lock_for(Duration::from_millis(300))
-        .await
-        .unwrap());
+    assert!(
+        !write
+            .try_lock_for(Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
     let waited = started.elapsed();
     assert!(
         waited >= Duration::from_millis(280) && waited < Duration::from_secs(2),
@@ -1179,17 +1183,21 @@ async fn a_renewal_round_in_flight_never_lands_after_a_partial_unlock() {
     let (_, write) = halves(&client, &name, 1);
     raw.script_flush(false).await.unwrap();
     // Caches the acquire and release scripts, not the renewal's.
-    assert!(write
-        .try_lock_with_lease(Duration::ZERO, LEASE)
-        .await
-        .unwrap());
+    assert!(
+        write
+            .try_lock_with_lease(Duration::ZERO, LEASE)
+            .await
+            .unwrap()
+    );
     write.unlock().await.unwrap();
 
     write.lock().await.unwrap();
-    assert!(write
-        .try_lock_with_lease(Duration::ZERO, LEASE)
-        .await
-        .unwrap());
+    assert!(
+        write
+            .try_lock_with_lease(Duration::ZERO, LEASE)
+            .await
+            .unwrap()
+    );
     // The first round goes out one period after the watchdog hold, into the stall. No
     // event says it did while Redis sleeps, so the unlock waits a period and a half.
     let stalled = server.stall(1.5).await;

@@ -6,8 +6,8 @@
 use crate::support;
 use support::*;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;

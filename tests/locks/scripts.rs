@@ -247,10 +247,11 @@ async fn script_flush_mid_run_is_refilled_with_one_eval_per_script() {
     assert_eq!(command_calls(&raw, "eval").await, 1);
     let evalsha_before = command_calls(&raw, "evalsha").await;
     lock.lock_with_lease(lease).await.unwrap();
-    assert!(lock
-        .try_lock_with_lease(Duration::ZERO, lease)
-        .await
-        .unwrap());
+    assert!(
+        lock.try_lock_with_lease(Duration::ZERO, lease)
+            .await
+            .unwrap()
+    );
     assert_eq!(lock.hold_count().await.unwrap(), 4);
     assert_eq!(command_calls(&raw, "eval").await, 1);
     assert_eq!(command_calls(&raw, "evalsha").await, evalsha_before + 2);
@@ -391,10 +392,12 @@ async fn invalid_arguments_are_rejected_before_any_io() {
     assert!(ttl > (MAX_LEASE.as_millis() as i64) - 60_000, "PTTL {ttl}");
     lock.unlock().await.unwrap();
     let short = client.get_lock(key("one-ms"));
-    assert!(short
-        .try_lock_with_lease(Duration::ZERO, Duration::from_millis(1))
-        .await
-        .unwrap());
+    assert!(
+        short
+            .try_lock_with_lease(Duration::ZERO, Duration::from_millis(1))
+            .await
+            .unwrap()
+    );
     client.shutdown().await.unwrap();
 }
 

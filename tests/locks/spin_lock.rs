@@ -6,8 +6,8 @@
 use crate::support;
 use support::*;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
@@ -169,10 +169,11 @@ async fn take_spin(lock: &SpinLock, task: usize, round: usize) {
     match (task + round) % 3 {
         0 => lock.lock().await.unwrap(),
         1 => assert!(lock.try_lock_for(Duration::from_secs(60)).await.unwrap()),
-        _ => assert!(lock
-            .try_lock_with_lease(Duration::from_secs(60), Duration::from_secs(30))
-            .await
-            .unwrap()),
+        _ => assert!(
+            lock.try_lock_with_lease(Duration::from_secs(60), Duration::from_secs(30))
+                .await
+                .unwrap()
+        ),
     }
 }
 
@@ -703,10 +704,12 @@ async fn a_local_waiter_takes_a_lock_another_client_force_unlocked_within_a_back
         let other = b.get_spin_lock(&name).with_owner(LockOwner::from_raw(3));
         assert!(holder.try_lock().await.unwrap());
         let lease = Duration::from_secs(10);
-        assert!(holder
-            .try_lock_with_lease(Duration::ZERO, lease)
-            .await
-            .unwrap());
+        assert!(
+            holder
+                .try_lock_with_lease(Duration::ZERO, lease)
+                .await
+                .unwrap()
+        );
         let waiting =
             tokio::spawn(async move { waiter.try_lock_for(Duration::from_secs(40)).await });
         tokio::time::sleep(Duration::from_millis(30)).await;

@@ -436,24 +436,25 @@ impl Kind for Fm {
             for (id, name) in &ids {
                 k = k.replace(id.as_str(), &format!("#{name}"));
             }
-            if k.ends_with(":expire_time") {
-                if let Ok(deadline) = v.parse::<u64>() {
-                    let left = deadline.saturating_sub(now);
-                    v = [10_000, WATCHDOG_MS, 60_000]
-                        .into_iter()
-                        .find(|c| Ttl::Ms(*c).admits(Ttl::Ms(left)))
-                        .map_or(format!("?{left}"), |c| format!("~{c}"));
-                }
+            if k.ends_with(":expire_time")
+                && let Ok(deadline) = v.parse::<u64>()
+            {
+                let left = deadline.saturating_sub(now);
+                v = [10_000, WATCHDOG_MS, 60_000]
+                    .into_iter()
+                    .find(|c| Ttl::Ms(*c).admits(Ttl::Ms(left)))
+                    .map_or(format!("?{left}"), |c| format!("~{c}"));
             }
             fields.insert(k, v);
         }
         // A deadline a renewal may have raised to 30 s reads as the model's.
         for ((v, a), (_, left, renewed)) in &after.holds {
             let key = format!("#{}:{}:expire_time", VALUES[*v], a.ln());
-            if let Some(got) = fields.get_mut(&key) {
-                if *renewed && got == &format!("~{WATCHDOG_MS}") {
-                    *got = format!("~{left}");
-                }
+            if let Some(got) = fields.get_mut(&key)
+                && *renewed
+                && got == &format!("~{WATCHDOG_MS}")
+            {
+                *got = format!("~{left}");
             }
         }
     }

@@ -58,9 +58,9 @@ pub async fn fix_tokens<K: ExclKind>(sut: &mut Sut<K>, ctx: &Ctx, after: &Excl, 
 
 /// The token key's value relative to the seed.
 pub fn fix_raw(seed: Option<u64>, raw: &mut Raw) {
-    if let Some((Content::Str(v), _)) = raw.get_mut("redisson_lock_token:{N}") {
-        if let (Ok(n), Some(seed)) = (v.parse::<u64>(), seed) {
-            *v = n.saturating_sub(seed).to_string();
-        }
+    if let Some((Content::Str(v), _)) = raw.get_mut("redisson_lock_token:{N}")
+        && let (Ok(n), Some(seed)) = (v.parse::<u64>(), seed)
+    {
+        *v = n.saturating_sub(seed).to_string();
     }
 }

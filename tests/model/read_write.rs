@@ -289,11 +289,11 @@ impl Rw {
 
     /// A message on `redisson_rwlock:{N}`: the (one) waiter retries.
     fn publish(&mut self) {
-        if let Some(&(h, w)) = self.waiters.first() {
-            if self.acquire(h, w, None, true) {
-                self.waiters.remove(0);
-                self.woken.push((h, w));
-            }
+        if let Some(&(h, w)) = self.waiters.first()
+            && self.acquire(h, w, None, true)
+        {
+            self.waiters.remove(0);
+            self.woken.push((h, w));
         }
     }
 
@@ -589,7 +589,7 @@ impl Rw {
         let w = |a: Actor| sut.halves[usize::from(a.c)][usize::from(a.o)].1.clone();
         let zero = Duration::ZERO;
         macro_rules! on {
-            ($h:expr, $a:expr, |$l:ident| $body:expr) => {
+            ($h:expr_2021, $a:expr_2021, |$l:ident| $body:expr_2021) => {
                 match $h {
                     Half::R => {
                         let $l = r($a);

@@ -321,7 +321,7 @@ async fn concurrent_sequences_keep_exclusion_and_leave_nothing() {
     let seed: u64 = std::env::var("SEQUENCES_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::thread_rng().gen());
+        .unwrap_or_else(|| rand::thread_rng().r#gen());
     println!("seed {seed} (SEQUENCES_SEED={seed} replays the choices), {secs} s of operations");
 
     let server = RedisServer::start();

@@ -1015,12 +1015,11 @@ fn analyse(records: &[Interval], faults_ms: &[u64], stalls: &[(usize, u64, u64)]
                 }
             }
         }
-        if let Some((_, told_ms)) = i.told() {
-            if let Some(fault) = faults_ms.iter().rev().find(|&&f| f <= told_ms) {
-                if told_ms - fault < 10_000 {
-                    found.fault_to_signal_ms.push(told_ms - fault);
-                }
-            }
+        if let Some((_, told_ms)) = i.told()
+            && let Some(fault) = faults_ms.iter().rev().find(|&&f| f <= told_ms)
+            && told_ms - fault < 10_000
+        {
+            found.fault_to_signal_ms.push(told_ms - fault);
         }
     }
     let mut by_name: BTreeMap<&str, Vec<&Interval>> = BTreeMap::new();

@@ -182,10 +182,12 @@ async fn a_hold_in_doubt_is_given_back_without_waiting_for_a_call() {
     a_lock.unlock().await.unwrap();
     assert!(!exists(&raw, &name).await);
     let b_lock = b.get_lock(&name);
-    assert!(b_lock
-        .try_lock_for(Duration::from_millis(200))
-        .await
-        .unwrap());
+    assert!(
+        b_lock
+            .try_lock_for(Duration::from_millis(200))
+            .await
+            .unwrap()
+    );
     b_lock.unlock().await.unwrap();
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();

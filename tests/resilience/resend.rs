@@ -5,8 +5,8 @@
 use crate::support;
 use support::*;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;

@@ -33,7 +33,7 @@ fn rng(test: &str) -> rand::rngs::StdRng {
     let seed = std::env::var("UPSTREAM_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::thread_rng().gen::<u64>());
+        .unwrap_or_else(|| rand::thread_rng().r#gen::<u64>());
     println!("{test}: seed {seed} (UPSTREAM_SEED={seed} replays it)");
     rand::rngs::StdRng::seed_from_u64(seed)
 }
@@ -398,10 +398,12 @@ async fn a_fair_try_lock_that_gives_up_leaves_no_queue_entry_or_deadline() {
         let member = field(&waiter_client, waiter.owner());
         match way {
             "budget" => {
-                assert!(!waiter
-                    .try_lock_for(Duration::from_millis(300))
-                    .await
-                    .unwrap());
+                assert!(
+                    !waiter
+                        .try_lock_for(Duration::from_millis(300))
+                        .await
+                        .unwrap()
+                );
             }
             "dropped" => {
                 let wait = waiter.try_lock_for(Duration::from_secs(10));

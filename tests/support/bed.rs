@@ -9,7 +9,7 @@
 use redisson_lock::fred::prelude::Client as RawClient;
 use redisson_lock::{Client, ConfigBuilder};
 
-use super::{key, RedisServer};
+use super::{RedisServer, key};
 
 /// A server, one lock client, a raw client and a fresh name ([`key`]), in that order.
 pub struct Bed(pub RedisServer, pub Client, pub RawClient, pub String);

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
 
-use super::{command_calls, reset_stats, RedisServer};
+use super::{RedisServer, command_calls, reset_stats};
 
 /// Three primaries joined by `redis-cli --cluster create` (with a replica each when
 /// started by [`Cluster::start_with_replicas`]).

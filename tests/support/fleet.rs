@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
-use redisson_lock::fred::prelude::*;
 use redisson_lock::Client as LockClient;
+use redisson_lock::fred::prelude::*;
 
 use super::real_java::{JavaClient, Version};
 

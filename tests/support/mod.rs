@@ -28,8 +28,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use redisson_lock::fred::prelude::*;
@@ -200,12 +200,12 @@ impl RedisServer {
             if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
                 let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
                 let mut buf = [0u8; 16];
-                if s.write_all(b"PING\r\n").is_ok() {
-                    if let Ok(n) = s.read(&mut buf) {
-                        // A server with a password answers NOAUTH: up all the same.
-                        if buf[..n].starts_with(b"+PONG") || buf[..n].starts_with(b"-NOAUTH") {
-                            return true;
-                        }
+                if s.write_all(b"PING\r\n").is_ok()
+                    && let Ok(n) = s.read(&mut buf)
+                {
+                    // A server with a password answers NOAUTH: up all the same.
+                    if buf[..n].starts_with(b"+PONG") || buf[..n].starts_with(b"-NOAUTH") {
+                        return true;
                     }
                 }
             }
@@ -362,9 +362,9 @@ pub fn spawn_waiter(lock: redisson_lock::RLock) -> tokio::task::JoinHandle<std::
 /// and captured for [`events::first`] (every `INFO` and above, and the failover watch's
 /// `DEBUG`: where a reconnection after a failover landed).
 pub fn init_tracing() {
+    use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::Layer;
     let printed = tracing_subscriber::fmt::layer()
         .with_test_writer()
         .with_filter(tracing_subscriber::EnvFilter::from_default_env());

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{redis_cli, wait_replica_linked, RedisServer, SentinelServer};
+use super::{RedisServer, SentinelServer, redis_cli, wait_replica_linked};
 
 /// A primary, one replica and three sentinels watching `mymaster`; all stopped on drop.
 pub struct SentinelSet {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{free_port, RedisServer};
+use super::{RedisServer, free_port};
 
 /// The PEM files of one test PKI.
 pub struct Pki {

@@ -18,10 +18,10 @@ use rand::Rng;
 use redisson_lock::fred::prelude::*;
 use redisson_lock::{HoldState, Lock, LockGuard, LockKind, LockOwner, PrefixNameMapper};
 
+use super::RedisServer;
 use super::cluster::Cluster;
 use super::real_java::{JavaClient, Version};
 use super::sentinel_set::SentinelSet;
-use super::RedisServer;
 
 /// A plain fred connection, to read raw state.
 pub type Raw = redisson_lock::fred::prelude::Client;
@@ -392,7 +392,7 @@ impl Kind {
             Kind::NonReentrant => "nonreentrant:",
             Kind::NonReentrantFair => "nonreentrantfair:",
             Kind::FasterMulti => {
-                return format!("{alias}fastermulti:{base}={}", MULTI_VALUES.join("|"))
+                return format!("{alias}fastermulti:{base}={}", MULTI_VALUES.join("|"));
             }
         };
         format!("{alias}{kind}{base}")

@@ -278,11 +278,13 @@ async fn a_stray_zero_costs_one_get_and_the_waiter_keeps_its_timeout() {
 #[tokio::test]
 async fn count_down_and_wait_is_a_barrier() {
     let Duo(_server, [client, other], raw, name) = Duo::new("latch-barrier").await;
-    assert!(client
-        .get_count_down_latch(&name)
-        .try_set_count(3)
-        .await
-        .unwrap());
+    assert!(
+        client
+            .get_count_down_latch(&name)
+            .try_set_count(3)
+            .await
+            .unwrap()
+    );
     let parties: Vec<_> = [&client, &other, &client]
         .into_iter()
         .enumerate()
@@ -311,16 +313,20 @@ async fn count_down_and_wait_is_a_barrier() {
     let latch = client.get_count_down_latch(&name);
     assert!(latch.try_set_count(2).await.unwrap());
     let t = Instant::now();
-    assert!(!latch
-        .count_down_and_wait_for(Duration::from_millis(300))
-        .await
-        .unwrap());
+    assert!(
+        !latch
+            .count_down_and_wait_for(Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
     assert!(t.elapsed() >= Duration::from_millis(300));
     assert_eq!(raw_count(&raw, &name).await.as_deref(), Some("1"));
-    assert!(latch
-        .count_down_and_wait_for(Duration::from_millis(300))
-        .await
-        .unwrap());
+    assert!(
+        latch
+            .count_down_and_wait_for(Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
     client.shutdown().await.unwrap();
     other.shutdown().await.unwrap();
 }

@@ -11,8 +11,8 @@ use support::*;
 
 use std::time::{Duration, SystemTime};
 
-use redisson_lock::fred::prelude::KeysInterface;
 use redisson_lock::Error;
+use redisson_lock::fred::prelude::KeysInterface;
 
 /// The TTL is at most `expected` and at most 3 s below it (a busy machine).
 fn about(ttl: i64, expected: i64) -> bool {
@@ -63,18 +63,21 @@ async fn semaphore_expiry_follows_redisson() {
     );
 
     // A time in the past deletes the key, as PEXPIREAT (and Redisson) does.
-    assert!(sem
-        .expire_at(SystemTime::now() - Duration::from_secs(1))
-        .await
-        .unwrap());
+    assert!(
+        sem.expire_at(SystemTime::now() - Duration::from_secs(1))
+            .await
+            .unwrap()
+    );
     assert!(!sem.is_exists().await.unwrap());
 
     // A short TTL really ends the semaphore.
     assert!(sem.try_set_permits(1).await.unwrap());
     assert!(sem.expire(Duration::from_millis(50)).await.unwrap());
-    assert!(gone_within(&raw, &name, Duration::from_secs(3))
-        .await
-        .is_some());
+    assert!(
+        gone_within(&raw, &name, Duration::from_secs(3))
+            .await
+            .is_some()
+    );
     assert_eq!(sem.available_permits().await.unwrap(), 0);
     client.shutdown().await.unwrap();
 }
@@ -111,10 +114,11 @@ async fn permit_semaphore_keys_expire_together() {
     );
     assert!(sem.remain_time_to_live().await.unwrap().unwrap() <= Duration::from_secs(60));
 
-    assert!(sem
-        .expire_at(SystemTime::now() + Duration::from_secs(90))
-        .await
-        .unwrap());
+    assert!(
+        sem.expire_at(SystemTime::now() + Duration::from_secs(90))
+            .await
+            .unwrap()
+    );
     assert!(about(pttl(&raw, &name).await, 90_000));
     assert!(about(pttl(&raw, &timeouts).await, 90_000));
 
@@ -189,16 +193,18 @@ fn blocking_twins() {
     assert!(sem.expire(Duration::from_secs(60)).unwrap());
     assert!(sem.remain_time_to_live().unwrap().unwrap() > Duration::from_secs(50));
     assert!(sem.clear_expire().unwrap());
-    assert!(sem
-        .expire_at(SystemTime::now() + Duration::from_secs(60))
-        .unwrap());
+    assert!(
+        sem.expire_at(SystemTime::now() + Duration::from_secs(60))
+            .unwrap()
+    );
     let pes = client.get_permit_expirable_semaphore(key("blocking-pes-expiry"));
     pes.try_set_permits(1).unwrap();
     assert!(pes.is_exists().unwrap());
     assert!(pes.expire(Duration::from_secs(60)).unwrap());
-    assert!(pes
-        .expire_at(SystemTime::now() + Duration::from_secs(60))
-        .unwrap());
+    assert!(
+        pes.expire_at(SystemTime::now() + Duration::from_secs(60))
+            .unwrap()
+    );
     assert!(pes.remain_time_to_live().unwrap().is_some());
     assert!(pes.clear_expire().unwrap());
     assert!(!client.get_count_down_latch("nope").is_exists().unwrap());

@@ -11,9 +11,9 @@ use support::*;
 
 use std::time::Duration;
 
+use redisson_lock::Error;
 use redisson_lock::fred::prelude::*;
 use redisson_lock::synchronizers::PermitId;
-use redisson_lock::Error;
 use tokio::time::Instant;
 
 #[tokio::test]
@@ -66,10 +66,11 @@ async fn raw_state_and_messages_after_each_operation() {
 
     // updateLeaseTime rewrites the score; publishes nothing.
     let before = now_ms();
-    assert!(sem
-        .update_lease_time(leased, Some(Duration::from_secs(20)))
-        .await
-        .unwrap());
+    assert!(
+        sem.update_lease_time(leased, Some(Duration::from_secs(20)))
+            .await
+            .unwrap()
+    );
     let score = zrange(&raw, &t)
         .await
         .into_iter()
@@ -291,10 +292,11 @@ fn blocking_permits_from_a_plain_thread() {
     let permit = sem.acquire_kept().unwrap();
     assert_eq!(permit.state(), redisson_lock::HoldState::Held);
     assert_eq!(sem.acquired_permits().unwrap(), 2);
-    assert!(sem
-        .try_acquire(Duration::from_millis(50), None)
-        .unwrap()
-        .is_none());
+    assert!(
+        sem.try_acquire(Duration::from_millis(50), None)
+            .unwrap()
+            .is_none()
+    );
     sem.release(id).unwrap();
     drop(permit);
     let deadline = std::time::Instant::now() + Duration::from_secs(2);

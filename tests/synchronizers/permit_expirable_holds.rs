@@ -41,11 +41,13 @@ async fn a_kept_permit_survives_three_watchdog_timeouts_and_is_at_risk_at_a_conn
     let until = Instant::now() + WATCHDOG * 3;
     while Instant::now() < until {
         assert_eq!(others.available_permits().await.unwrap(), 0);
-        assert!(others
-            .try_acquire(Duration::ZERO, None)
-            .await
-            .unwrap()
-            .is_none());
+        assert!(
+            others
+                .try_acquire(Duration::ZERO, None)
+                .await
+                .unwrap()
+                .is_none()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let later = zrange(&raw, &timeouts(&name)).await;

@@ -124,10 +124,12 @@ async fn raw_state_and_message_after_each_operation() {
     semaphore.delete().await.unwrap();
 
     // With a TTL: SET PX; INCRBY/DECRBY keep it; addPermits and drainPermits drop it.
-    assert!(semaphore
-        .try_set_permits_with_ttl(4, Duration::from_secs(10))
-        .await
-        .unwrap());
+    assert!(
+        semaphore
+            .try_set_permits_with_ttl(4, Duration::from_secs(10))
+            .await
+            .unwrap()
+    );
     let ttl = pttl(&raw, &name).await;
     assert!((5_000..=10_000).contains(&ttl), "PTTL {ttl}");
     assert_eq!(published(&mut rx, &channel).await, ["4"]);
@@ -298,11 +300,13 @@ async fn try_acquire_for_waits_its_budget_and_wakes_on_release() {
     let releasing = b.get_semaphore(&name);
 
     let started = Instant::now();
-    assert!(waiting
-        .try_acquire_for(1, Duration::from_millis(400))
-        .await
-        .unwrap()
-        .is_none());
+    assert!(
+        waiting
+            .try_acquire_for(1, Duration::from_millis(400))
+            .await
+            .unwrap()
+            .is_none()
+    );
     let took = started.elapsed();
     println!("try_acquire_for(400 ms) with no permit: {took:?}");
     assert!(took >= Duration::from_millis(400), "{took:?}");

@@ -35,11 +35,12 @@ async fn zero_permits_take_and_give_nothing_without_io() {
 
     let pes = client.get_permit_expirable_semaphore(&name);
     assert!(pes.acquire_many(0, None).await.unwrap().is_empty());
-    assert!(pes
-        .try_acquire_many(0, Duration::ZERO, Some(Duration::from_secs(1)))
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(
+        pes.try_acquire_many(0, Duration::ZERO, Some(Duration::from_secs(1)))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     // Arguments are still checked.
     assert!(pes.acquire_many(0, Some(Duration::ZERO)).await.is_err());
 

@@ -4,7 +4,7 @@
 //! waiter's subscription follows its slot to a new owner (a manual failover, a slot
 //! migration), where the server ended it on the old one.
 use crate::support;
-use support::cluster::{shard_subscribers, Cluster};
+use support::cluster::{Cluster, shard_subscribers};
 use support::*;
 
 use std::time::{Duration, Instant};

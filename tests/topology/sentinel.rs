@@ -494,7 +494,10 @@ async fn failover_under_load(fault: Fault, full_sync: bool) {
         noticed_a - switched,
         noticed_b - switched,
         after_notice.len(),
-        after_notice.iter().map(|(after, ..)| *after).fold(0.0, f64::max),
+        after_notice
+            .iter()
+            .map(|(after, ..)| *after)
+            .fold(0.0, f64::max),
         late.len()
     );
     for (after, under_way, call, line) in &after_notice {

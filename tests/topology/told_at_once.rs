@@ -7,7 +7,7 @@
 use crate::support;
 use support::cluster::Cluster;
 use support::sentinel_set::SentinelSet;
-use support::told::{every_foreign_change, p99, Servers, HELD_FIRST, TOLD_WITHIN};
+use support::told::{HELD_FIRST, Servers, TOLD_WITHIN, every_foreign_change, p99};
 use support::*;
 
 use std::sync::Arc;

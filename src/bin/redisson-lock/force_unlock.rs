@@ -1,12 +1,12 @@
 //! `force-unlock`: Redisson's `forceUnlock` for the kind found in Redis, through the
 //! library's own lock handles, so waiters are woken the way that kind wakes them.
 
-use redisson_lock::names::LockKeys;
 use redisson_lock::Client;
+use redisson_lock::names::LockKeys;
 use serde_json::json;
 
-use crate::inspect::{self, escape, Kind, Outcome, Report};
-use crate::{render, Failure, Out, Session, EXIT_NOT_FOUND, EXIT_OK};
+use crate::inspect::{self, Kind, Outcome, Report, escape};
+use crate::{EXIT_NOT_FOUND, EXIT_OK, Failure, Out, Session, render};
 
 pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, Failure> {
     let client = &session.client;

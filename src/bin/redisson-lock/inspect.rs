@@ -165,8 +165,7 @@ impl Outcome {
 }
 
 /// What `CLIENT LIST` cannot tell: said once per report, in every output form.
-pub(crate) const HOLDER_CONNECTED: &str =
-    "unknown: Redisson client ids are not visible to the server (neither Java Redisson nor \
+pub(crate) const HOLDER_CONNECTED: &str = "unknown: Redisson client ids are not visible to the server (neither Java Redisson nor \
      this crate sends them to Redis, so CLIENT LIST cannot match a holder to a connection)";
 
 /// Reads the state of the lock with `keys`, shown as `name` (the name as given, before any
@@ -195,7 +194,7 @@ pub(crate) async fn inspect(
             return Ok(Outcome::NotFound {
                 name: name.to_owned(),
                 key: key.to_owned(),
-            })
+            });
         }
         "none" | "hash" => {}
         other => {

@@ -14,7 +14,7 @@ use redisson_lock::fred::types::{ClusterHash, CustomCommand};
 
 use crate::inspect::{self, Outcome, Report};
 use crate::synchronizers::{self, KindArg, SyncKind, SyncReport};
-use crate::{render, Failure, Out, Session, EXIT_NOT_FOUND, EXIT_OK};
+use crate::{EXIT_NOT_FOUND, EXIT_OK, Failure, Out, Session, render};
 
 pub(crate) async fn run(
     session: &Session,
@@ -67,10 +67,10 @@ async fn held_locks(
         let outcome = inspect::inspect(session.client.redis(), &session.keys(name), name)
             .await
             .map_err(|e| session.failure(format!("reading lock {}: {e}", inspect::escape(name))))?;
-        if let Outcome::Lock(report) = outcome {
-            if report.locked {
-                reports.push(*report);
-            }
+        if let Outcome::Lock(report) = outcome
+            && report.locked
+        {
+            reports.push(*report);
         }
     }
     Ok((reports, skipped))

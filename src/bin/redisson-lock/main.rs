@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use redisson_lock::config::{redacted_url, FairQueueNames};
+use redisson_lock::config::{FairQueueNames, redacted_url};
 use redisson_lock::fred::prelude::ReconnectPolicy;
 use redisson_lock::names::LockKeys;
 use redisson_lock::{Client, Config, PrefixNameMapper};
@@ -438,7 +438,7 @@ async fn connect(url: &str, access: &Access, timeout: Duration) -> Result<Sessio
             return Err(Failure::Redis {
                 url: shown,
                 cause: format!("cannot connect: no connection within {timeout:?}"),
-            })
+            });
         }
     };
     Ok(Session {

@@ -27,7 +27,7 @@ use serde_json::json;
 
 use crate::glob;
 use crate::inspect::escape;
-use crate::{Failure, Out, Session, EXIT_OK};
+use crate::{EXIT_OK, Failure, Out, Session};
 
 /// What `--clean` and `--clean-tokens` were asked to remove.
 #[derive(Clone, Copy, Debug)]
@@ -102,10 +102,11 @@ const READ_TIMEOUT: &str = ":rwlock_timeout:";
 /// braces) or the name `{x}` itself; a tag with other braces is the name itself; a text
 /// without `{` is not a Redisson tag.
 fn names_of_tag(tag: &str) -> Vec<String> {
-    if let Some(inner) = tag.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
-        if !inner.is_empty() && !inner.contains(['{', '}']) {
-            return vec![inner.to_owned(), tag.to_owned()];
-        }
+    if let Some(inner) = tag.strip_prefix('{').and_then(|t| t.strip_suffix('}'))
+        && !inner.is_empty()
+        && !inner.contains(['{', '}'])
+    {
+        return vec![inner.to_owned(), tag.to_owned()];
     }
     if tag.contains('{') {
         vec![tag.to_owned()]

@@ -1,8 +1,8 @@
 //! Reports as human tables or as JSON.
 
-use serde_json::{json, Value as Json};
+use serde_json::{Value as Json, json};
 
-use crate::inspect::{escape, Holder, Kind, Outcome, Report, Waiter, HOLDER_CONNECTED};
+use crate::inspect::{HOLDER_CONNECTED, Holder, Kind, Outcome, Report, Waiter, escape};
 
 /// `12.345s`, `4m 05.0s`, `2h 03m`; `-1` is "no expiry".
 pub(crate) fn duration_ms(ms: i64) -> String {

@@ -15,9 +15,9 @@ use redisson_lock::fred::prelude::{
     Client as Redis, ClientLike, Error as RedisError, KeysInterface, Value,
 };
 use redisson_lock::fred::types::{ClusterHash, CustomCommand};
-use serde_json::{json, Value as Json};
+use serde_json::{Value as Json, json};
 
-use crate::inspect::{escape, now_ms, Subscribers};
+use crate::inspect::{Subscribers, escape, now_ms};
 use crate::render::{duration_ms, table, timestamp, ttl_text};
 
 /// A permit-expirable semaphore's "no lease" score (docs/protocol.md §20.1).

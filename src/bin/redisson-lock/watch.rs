@@ -10,13 +10,13 @@ use redisson_lock::fred::prelude::{
 };
 use redisson_lock::fred::types::{Message, MessageKind};
 use redisson_lock::names::LockKeys;
-use serde_json::{json, Value as Json};
+use serde_json::{Value as Json, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::glob;
-use crate::inspect::{self, escape, now_ms, Outcome};
+use crate::inspect::{self, Outcome, escape, now_ms};
 use crate::render::{duration_ms, timestamp};
-use crate::{Failure, Out, Session, EXIT_OK};
+use crate::{EXIT_OK, Failure, Out, Session};
 
 /// What `watch` compares from one read to the next.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -423,7 +423,7 @@ impl Watcher<'_> {
             Err(RecvError::Closed) => {
                 return Some(Err(self
                     .session
-                    .failure("the subscriber connection closed")))
+                    .failure("the subscriber connection closed")));
             }
         };
         (!shown).then_some(Ok(EXIT_OK))

@@ -6,7 +6,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use super::connection::{apply_credentials, apply_tls, check_scheme, tls_scheme};
-use super::{Config, LockSettings, PublishMode, Settings, TlsFiles, MAX_LEASE};
+use super::{Config, LockSettings, MAX_LEASE, PublishMode, Settings, TlsFiles};
 use crate::connection::secrets::{redacted_fred_config, redacted_url};
 use crate::connection::tls::TlsOptions;
 use crate::error::{Error, Result};
@@ -719,7 +719,7 @@ fn files_to_options(files: TlsFiles) -> Result<TlsOptions> {
         _ => {
             return Err(Error::invalid(
                 "a TLS client certificate needs both client_cert_file and client_key_file",
-            ))
+            ));
         }
     }
     Ok(options)

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use fred::bytes::Bytes;
-use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
 /// How long a waiter sleeps without a message before it has its key tracked: waits that
 /// an unlock message ends sooner (nearly all of them under contention) cost no read.

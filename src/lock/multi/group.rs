@@ -7,7 +7,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::any_lock::{server_of, AnyLock, Member};
+use super::any_lock::{AnyLock, Member, server_of};
 use super::rules::{AllMembers, GroupRule, Majority};
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;

@@ -17,15 +17,15 @@
 //!   found permit whose score is past is given back and a new attempt (new ids, new
 //!   expiry) is made (Redisson re-sends with the old expiry, docs/protocol.md §24.4).
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::id::PermitId;
 use super::now_ms;
-use super::ops::{Reply, Shared, NO_LEASE};
+use super::ops::{NO_LEASE, Reply, Shared};
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::outcome_unknown;

@@ -29,7 +29,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use acquiring::Lease;
 pub use id::{PermitId, PermitIdError};
-use ops::{Shared, NO_LEASE};
+use ops::{NO_LEASE, Shared};
 pub use permit::Permit;
 
 /// Milliseconds since the Unix epoch on this machine: the clock permit expiries are

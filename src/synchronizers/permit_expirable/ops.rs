@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::id::PermitId;
 use super::now_ms;
 use crate::connection::replicas::Synced;
-use crate::connection::scripts::{outcome_unknown, redis_error, Resend, Script};
+use crate::connection::scripts::{Resend, Script, outcome_unknown, redis_error};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -278,7 +278,7 @@ impl Shared {
                                      looked up ({lookup}); it is given back by its lease at \
                                      the latest. Call `try_release` again to be sure."
                                 ),
-                            })
+                            });
                         }
                     }
                 }

@@ -17,7 +17,7 @@ use fred::prelude::Value;
 
 use super::Semaphore;
 use crate::connection::replicas::Synced;
-use crate::connection::scripts::{is_wrong_type, outcome_unknown, redis_error, Resend, Script};
+use crate::connection::scripts::{Resend, Script, is_wrong_type, outcome_unknown, redis_error};
 use crate::error::{Error, Result};
 
 pub(crate) const SEMAPHORE_ACQUIRE: &str = include_str!("../../../lua/semaphore_acquire.lua");
@@ -187,7 +187,7 @@ impl Semaphore {
                     return Ok(());
                 }
                 Err(error) if is_wrong_type(&error) || self.context.is_closed() => {
-                    return Err(self.redis_error(error))
+                    return Err(self.redis_error(error));
                 }
                 Err(error) => last = Some(error),
             }

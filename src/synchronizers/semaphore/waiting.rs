@@ -18,8 +18,8 @@
 
 use tokio::time::Instant;
 
-use super::calls::Attempt;
 use super::Semaphore;
+use super::calls::Attempt;
 use crate::connection::detach::FinishOnDrop;
 use crate::error::Result;
 use crate::wait::messages::semaphore_messages;

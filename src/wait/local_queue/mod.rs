@@ -713,10 +713,10 @@ impl Drop for Ticket {
     fn drop(&mut self) {
         // The engine leaves explicitly (and gives back a hold handed to a waiter that went
         // away); this only keeps the line right if a ticket is dropped without that.
-        if !self.done {
-            if let Left::GiveBack { .. } = self.leave_inner(None) {
-                tracing::warn!(lock = %self.line.name, owner = %self.slot.owner, "a hold handed to a waiter that left was not given back; its lease ends it");
-            }
+        if !self.done
+            && let Left::GiveBack { .. } = self.leave_inner(None)
+        {
+            tracing::warn!(lock = %self.line.name, owner = %self.slot.owner, "a hold handed to a waiter that left was not given back; its lease ends it");
         }
     }
 }

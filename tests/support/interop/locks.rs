@@ -3,8 +3,8 @@
 //! watchdog).
 
 use std::future::Future;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -340,10 +340,11 @@ pub(crate) async fn raw_state<L: CrateLock>(
         (&ours, times),
         || async {
             for _ in 0..times {
-                assert!(ours
-                    .try_lock_with_lease(Duration::ZERO, lease)
-                    .await
-                    .unwrap());
+                assert!(
+                    ours.try_lock_with_lease(Duration::ZERO, lease)
+                        .await
+                        .unwrap()
+                );
             }
         },
     )

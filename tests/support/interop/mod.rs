@@ -15,11 +15,11 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use redisson_lock::fred::prelude::*;
 use redisson_lock::Client as LockClient;
+use redisson_lock::fred::prelude::*;
 
-use super::real_java::{JavaClient, Pending, Version};
 use super::RedisServer;
+use super::real_java::{JavaClient, Pending, Version};
 
 mod locks;
 mod read_write;

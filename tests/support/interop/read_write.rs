@@ -1,8 +1,8 @@
 //! The read-write lock's two halves together against real Redisson
 //! ([`check_read_write_halves`]).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::Rng;

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -194,10 +194,12 @@ pub async fn check_semaphore(bed: &Interop, naming: Naming, label: &str) {
         };
         let (ttl_name, _) = ttl_steps.ours();
         let with_ttl = client.get_semaphore(&ttl_name);
-        assert!(with_ttl
-            .try_set_permits_with_ttl(3, Duration::from_secs(20))
-            .await
-            .unwrap());
+        assert!(
+            with_ttl
+                .try_set_permits_with_ttl(3, Duration::from_secs(20))
+                .await
+                .unwrap()
+        );
         let expected = ttl_steps.snap_ours().await;
         for java in &bed.javas {
             let name = (naming.java)(&format!("{label}-ttl-state-{}", side_tag(java.version())));
@@ -673,9 +675,11 @@ pub async fn check_latch(bed: &Interop, naming: Naming, label: &str) {
         assert_eq!(java.int(&format!("latchcount {driver}")).await, 1);
         latch.count_down().await.unwrap();
         assert_eq!(answer(&theirs, WAKE_BOUND).await, "true");
-        assert!(tokio::time::timeout(WAKE_BOUND, ours)
-            .await
-            .unwrap()
-            .unwrap());
+        assert!(
+            tokio::time::timeout(WAKE_BOUND, ours)
+                .await
+                .unwrap()
+                .unwrap()
+        );
     }
 }

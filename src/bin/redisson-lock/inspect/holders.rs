@@ -4,7 +4,7 @@
 
 use redisson_lock::fred::prelude::{Client as Redis, Error as RedisError, HashesInterface, Value};
 
-use super::{escape, value_text, Holder, Kind};
+use super::{Holder, Kind, escape, value_text};
 
 /// `HGETALL` as raw (field, value) pairs, sorted by field.
 pub(super) async fn hash_fields(
@@ -33,13 +33,14 @@ pub(super) fn parse_holders(
     mode: Option<&str>,
     fields: &[(Vec<u8>, Vec<u8>)],
 ) -> Result<Vec<Holder>, String> {
-    if let Some(mode) = mode {
-        if mode != "read" && mode != "write" {
-            return Err(format!(
-                "a hash with a `mode` field of {mode:?}: a read-write lock's mode is \"read\" \
+    if let Some(mode) = mode
+        && mode != "read"
+        && mode != "write"
+    {
+        return Err(format!(
+            "a hash with a `mode` field of {mode:?}: a read-write lock's mode is \"read\" \
                  or \"write\""
-            ));
-        }
+        ));
     }
     let mut holders = Vec::new();
     for (field, value) in fields {

@@ -45,7 +45,7 @@ pub(super) fn parse(text: &str, version: Redisson) -> Result<Address, AddressErr
             return Err(AddressError::Unsupported(format!(
                 "`{}`: a Unix socket; give the crate a `redis+unix://` URL in code",
                 redact(text)
-            )))
+            )));
         }
         _ => {
             return Err(refused(match version {
@@ -54,7 +54,7 @@ pub(super) fn parse(text: &str, version: Redisson) -> Result<Address, AddressErr
                     "the scheme must be `redis://`, `rediss://`, `valkey://` or `valkeys://` \
                      (lower case)"
                 }
-            }))
+            }));
         }
     };
     // `RedisURI`: fewer than three `:`-separated parts (Java's split drops trailing
@@ -67,7 +67,7 @@ pub(super) fn parse(text: &str, version: Redisson) -> Result<Address, AddressErr
         Some((_, after)) if after.contains('@') => {
             return Err(refused(
                 "more than one `@` (a password with `@` belongs in the `password` setting)",
-            ))
+            ));
         }
         Some((userinfo, after)) => (Some(userinfo), after),
         None => (None, authority),

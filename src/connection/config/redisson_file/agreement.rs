@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::reader::Resolved;
 use super::scalar::Redisson;
-use super::{file_error, Secrets};
+use super::{Secrets, file_error};
 use crate::error::{Error, RedissonFileError};
 
 /// One setting both versions must resolve alike.

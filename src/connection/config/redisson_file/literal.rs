@@ -164,15 +164,15 @@ fn is_yaml11_float(text: &str) -> bool {
         return true;
     }
     // Sexagesimal: digits, `:` parts, a fraction.
-    if let Some((whole, fraction)) = t.split_once('.') {
-        if whole.contains(':') {
-            let mut parts = whole.split(':');
-            let head = parts.next().unwrap_or_default();
-            return head.starts_with(|c: char| c.is_ascii_digit())
-                && all(head, |c| c.is_ascii_digit() || c == '_')
-                && parts.all(is_sexagesimal_part)
-                && fraction.chars().all(|c| c.is_ascii_digit() || c == '_');
-        }
+    if let Some((whole, fraction)) = t.split_once('.')
+        && whole.contains(':')
+    {
+        let mut parts = whole.split(':');
+        let head = parts.next().unwrap_or_default();
+        return head.starts_with(|c: char| c.is_ascii_digit())
+            && all(head, |c| c.is_ascii_digit() || c == '_')
+            && parts.all(is_sexagesimal_part)
+            && fraction.chars().all(|c| c.is_ascii_digit() || c == '_');
     }
     let (mantissa, exponent) = match t.find(['e', 'E']) {
         Some(i) => (&t[..i], Some(&t[i + 1..])),

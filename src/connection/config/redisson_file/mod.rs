@@ -517,10 +517,10 @@ fn combine(
             resolved.push((reading.version, r));
         }
     }
-    if let [(a_version, a), (b_version, b)] = resolved.as_slice() {
-        if let Some(error) = agreement::disagreement(*a_version, a, *b_version, b, secrets) {
-            return Err(error);
-        }
+    if let [(a_version, a), (b_version, b)] = resolved.as_slice()
+        && let Some(error) = agreement::disagreement(*a_version, a, *b_version, b, secrets)
+    {
+        return Err(error);
     }
     let only_v4 = matches!(resolved.as_slice(), [(Redisson::V4, _)]);
     let Some((_, resolved)) = resolved.into_iter().next() else {

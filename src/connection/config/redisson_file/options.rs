@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{env_var, read_file, read_text, RedissonFile};
+use super::{RedissonFile, env_var, read_file, read_text};
 use crate::codec::JavaCodec;
 use crate::error::Result;
 

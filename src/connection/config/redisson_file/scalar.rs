@@ -13,8 +13,8 @@
 //! * **JSON** (3.x only) is Jackson's strict JSON, with the same conversions.
 
 use super::literal::{
-    is_yaml11_null, jackson_string_boolean, jackson_token, java_double, java_integer, java_space,
-    yaml11_integer, Token,
+    Token, is_yaml11_null, jackson_string_boolean, jackson_token, java_double, java_integer,
+    java_space, yaml11_integer,
 };
 use super::tree::{Kind, Node, NodeTag};
 

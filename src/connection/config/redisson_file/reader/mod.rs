@@ -20,7 +20,7 @@ use std::time::Duration;
 use super::scalar::{Lens, Redisson, View, Why};
 use super::schema::{self, Scope, Ty, Use};
 use super::tree::{Kind, Node};
-use super::{file_error, RedissonTopology, Secrets};
+use super::{RedissonTopology, Secrets, file_error};
 use crate::connection::config::PublishMode;
 use crate::error::{Error, RedissonFileError};
 
@@ -176,7 +176,7 @@ impl<'s> Walk<'s> {
                     RedissonFileError::Syntax,
                     "<file>",
                     "the top of the file is not a mapping of settings",
-                ))
+                ));
             }
         };
         for (key, value) in entries {
@@ -204,7 +204,7 @@ impl<'s> Walk<'s> {
                         return Err(self.bad(
                             path,
                             "a merge key (`<<`) takes a mapping or a list of mappings".into(),
-                        ))
+                        ));
                     }
                 };
                 for source in sources {

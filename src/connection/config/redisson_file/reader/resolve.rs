@@ -8,9 +8,9 @@ use std::time::Duration;
 use super::super::address::{self, Address, AddressError};
 use super::super::scalar::Redisson;
 use super::super::schema::Scope;
-use super::super::{file_error, RedissonTopology};
+use super::super::{RedissonTopology, file_error};
 use super::{Resolved, Section, Walk};
-use crate::connection::config::{PublishMode, MAX_LEASE};
+use crate::connection::config::{MAX_LEASE, PublishMode};
 use crate::error::{Error, RedissonFileError};
 
 /// A duration setting in milliseconds: its key (where [`Resolved::paths`] keeps where it
@@ -181,7 +181,7 @@ impl Walk<'_> {
                         RedissonFileError::BadValue,
                         path,
                         self.secrets.mask(&why),
-                    ))
+                    ));
                 }
                 Err(AddressError::Unsupported(why)) => return Err(self.unsupported(path, &why)),
             }
