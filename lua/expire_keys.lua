@@ -8,6 +8,10 @@
 --          expireIfNotSet, expireIfGreater, expireIfLess): the keys the command changes.
 -- Reply: 1 when the command changed at least one key (a key that exists got the TTL, or
 -- lost it), else 0: Redisson's boolean.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local command = ARGV[1]
 local changed = 0
 for index = 1, #KEYS do
@@ -22,5 +26,8 @@ for index = 1, #KEYS do
     if done == 1 then
         changed = 1
     end
+end
+if #KEYS > 0 then
+    redis.call('exists', unpack(KEYS))
 end
 return changed

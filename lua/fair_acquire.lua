@@ -24,6 +24,10 @@
 -- (free, or persisted) Redisson answers 0, and its waiter retries at once, in a loop, until
 -- the head takes the lock or is purged. Here it gets min(ARGV[6], time until the head's
 -- deadline), at least 1: it polls, and wakes exactly when a dead head's slot ends.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local wait = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
 
@@ -53,6 +57,7 @@ if redis.call('exists', KEYS[1]) == 0 then
         end
         redis.call('hset', KEYS[1], ARGV[2], 1)
         redis.call('pexpire', KEYS[1], ARGV[1])
+        redis.call('exists', KEYS[1])
         return nil
     end
 end
@@ -63,6 +68,7 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     end
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('exists', KEYS[1])
     return nil
 end
 

@@ -28,6 +28,10 @@
 -- the channel of the queue head, if any), 2 + i when it was handed to the i-th named
 -- waiter (one hold, TTL its lease; out of the queue). A call repeated with the same latch
 -- returns the first call's answer and changes nothing.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local earlier = redis.call('get', KEYS[5])
 if earlier then
     return tonumber(earlier)
@@ -62,6 +66,7 @@ end
 local remaining = redis.call('hincrby', KEYS[1], ARGV[3], -1)
 if remaining > 0 then
     redis.call('pexpire', KEYS[1], ARGV[2])
+    redis.call('exists', KEYS[1])
     redis.call('set', KEYS[5], '0', 'px', ARGV[6])
     return 0
 end
@@ -84,6 +89,7 @@ for i = 7, #ARGV - 2, 3 do
         end
         redis.call('hset', KEYS[1], nextWaiter, 1)
         redis.call('pexpire', KEYS[1], ARGV[i + 1])
+        redis.call('exists', KEYS[1])
         local answer = 2 + (i - 7) / 3
         redis.call('set', KEYS[5], answer, 'px', ARGV[6])
         return answer

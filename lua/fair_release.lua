@@ -19,6 +19,10 @@
 -- queue head, if any). Redisson quirk kept: when N does not exist at all, the head is
 -- woken the same way and 1 is returned, owner or not. A call repeated with the same
 -- latch returns the first call's answer and changes nothing.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local earlier = redis.call('get', KEYS[5])
 if earlier then
     return tonumber(earlier)
@@ -53,6 +57,7 @@ end
 local remaining = redis.call('hincrby', KEYS[1], ARGV[3], -1)
 if remaining > 0 then
     redis.call('pexpire', KEYS[1], ARGV[2])
+    redis.call('exists', KEYS[1])
     redis.call('set', KEYS[5], '0', 'px', ARGV[6])
     return 0
 end

@@ -15,6 +15,10 @@
 -- re-armed to ARGV[1]); otherwise an integer meaning "not acquired": N's PTTL when N
 -- exists, else 1 (free but others are queued). Never enqueues. A re-entry with
 -- ARGV[5] = "0" returns the error reply NON_REENTRANT_REACQUIRE and changes nothing.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local now = tonumber(ARGV[3])
 local wait = tonumber(ARGV[4])
 
@@ -44,6 +48,7 @@ if redis.call('exists', KEYS[1]) == 0 then
         end
         redis.call('hset', KEYS[1], ARGV[2], 1)
         redis.call('pexpire', KEYS[1], ARGV[1])
+        redis.call('exists', KEYS[1])
         return nil
     end
     return 1
@@ -55,6 +60,7 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     end
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('exists', KEYS[1])
     return nil
 end
 

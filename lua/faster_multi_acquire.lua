@@ -30,6 +30,10 @@
 -- * A value whose earlier hold by LN is not live (lapsed, or taken over since) starts
 --   again from count 1 instead of going on from the stale count, so that one unlock
 --   gives it back.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local group = KEYS[1]
 local lease = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
@@ -82,4 +86,5 @@ if existed then
 else
     redis.call('pexpire', group, lease)
 end
+redis.call('exists', group)
 return nil

@@ -14,6 +14,10 @@
 -- Differs from Redisson on purpose: a value without an owner is skipped (Redisson fails
 -- with a script error after deleting the values before it), and the answer is 1 for any
 -- number of values released (Redisson's is true only for exactly one).
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local group = KEYS[1]
 local removed = 0
 for i = 3, #ARGV do
@@ -25,6 +29,7 @@ for i = 3, #ARGV do
     end
 end
 if removed > 0 then
+    redis.call('exists', group)
     redis.call(ARGV[2], KEYS[2], ARGV[1])
     return 1
 end

@@ -30,6 +30,10 @@
 -- have taken the value, whose owner field Redisson then deletes); a nil answer also
 -- publishes and writes the latch when something was given back; nothing is published
 -- when nothing was.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local earlier = redis.call('get', KEYS[3])
 if earlier then
     if earlier == 'nil' then
@@ -68,6 +72,7 @@ if kept and redis.call('pttl', group) < rearm then
     redis.call('pexpire', group, rearm)
 end
 if changed then
+    redis.call('exists', group)
     redis.call(ARGV[4], KEYS[2], ARGV[2])
 end
 if failed then

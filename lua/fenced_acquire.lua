@@ -22,6 +22,10 @@
 -- Valkey replicate script effects only; Redis 5 and 6 do by default; Redis 3.2 to 4
 -- need redis.replicate_commands() before the first write, which is called when present
 -- (a no-op where effects replication is the only mode).
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local function bad_token(why)
     return redis.error_reply('BAD_TOKEN ' .. tostring(why))
 end
@@ -51,6 +55,7 @@ if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     end
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('exists', KEYS[1])
     return {-1, token}
 end
 return {redis.call('pttl', KEYS[1]), -1}

@@ -35,6 +35,10 @@
 -- returns the first call's answer and changes nothing.
 -- Connections listening on a channel: sharded subscribers where the unlock message
 -- goes out with SPUBLISH (a Redis 7 cluster), classic ones otherwise.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local function listening(channel)
     if ARGV[4] == 'SPUBLISH' then
         return redis.call('pubsub', 'shardnumsub', channel)[2]
@@ -52,6 +56,7 @@ end
 local remaining = redis.call('hincrby', KEYS[1], ARGV[3], -1)
 if remaining > 0 then
     redis.call('pexpire', KEYS[1], ARGV[2])
+    redis.call('exists', KEYS[1])
     redis.call('set', KEYS[3], '0', 'px', ARGV[5])
     return 0
 end
@@ -79,6 +84,7 @@ if hand then
     redis.call('hdel', KEYS[1], ARGV[3])
     redis.call('hincrby', KEYS[1], ARGV[6], 1)
     redis.call('pexpire', KEYS[1], ARGV[7])
+    redis.call('exists', KEYS[1])
     redis.call('set', KEYS[3], '2', 'px', ARGV[5])
     return 2
 end

@@ -13,6 +13,10 @@
 -- Returns nil when ARGV[3] does not hold the lock, 0 when holds remain, 1 when the
 -- lock was released (the key is deleted and ARGV[1] published on KEYS[2]). A call
 -- repeated with the same latch returns the first call's answer and changes nothing.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local earlier = redis.call('get', KEYS[3])
 if earlier then
     return tonumber(earlier)
@@ -23,6 +27,7 @@ end
 local remaining = redis.call('hincrby', KEYS[1], ARGV[3], -1)
 if remaining > 0 then
     redis.call('pexpire', KEYS[1], ARGV[2])
+    redis.call('exists', KEYS[1])
     redis.call('set', KEYS[3], '0', 'px', ARGV[5])
     return 0
 end

@@ -15,6 +15,10 @@
 -- published when it is above zero. Returns "OK" when the k permits were taken, else
 -- ":<ms>", the earliest expiry of a held permit with a lease (a waiter wakes then, since
 -- nobody publishes an expiry), else nil.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local k = tonumber(ARGV[1])
 local expired = redis.call('zrangebyscore', KEYS[2], 0, ARGV[3], 'limit', 0, k)
 if #expired > 0 then
@@ -34,6 +38,7 @@ if available ~= nil and available >= k then
     if ttl > 0 then
         redis.call('pexpire', KEYS[2], ttl)
     end
+    redis.call('exists', KEYS[2])
     return 'OK'
 end
 local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')

@@ -13,10 +13,15 @@
 -- (never taken, given back, reclaimed), or when its lease had ended (it is given back
 -- anyway, as Redisson does). Publishes the new count, unless it is 0 or less (a count
 -- Java waiters ignore or throw on, docs/protocol.md §23.3).
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local score = redis.call('zscore', KEYS[3], ARGV[1])
 if redis.call('zrem', KEYS[3], ARGV[1]) ~= 1 then
     return 0
 end
+redis.call('exists', KEYS[3])
 local count = redis.call('incrby', KEYS[1], ARGV[2])
 if count > 0 then
     redis.call(ARGV[4], KEYS[2], count)

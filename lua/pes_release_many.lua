@@ -12,6 +12,10 @@
 -- Returns 0 and changes nothing when any id is unknown or its lease has ended; else
 -- reclaims every expired permit (publishing the new count when above zero), gives the
 -- ids back, publishes the number given back, and returns it.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local now = tonumber(ARGV[2])
 for i = 4, #ARGV do
     local score = redis.call('zscore', KEYS[3], ARGV[i])
@@ -28,6 +32,7 @@ if #expired > 0 then
     end
 end
 local released = redis.call('zrem', KEYS[3], unpack(ARGV, 4))
+redis.call('exists', KEYS[3])
 redis.call('incrby', KEYS[1], released)
 if released > 0 then
     redis.call(ARGV[3], KEYS[2], released)

@@ -11,6 +11,10 @@
 --
 -- Expired permits go back first (the count published when above zero). Returns 1 when
 -- the permit is held and was updated, 0 when it is unknown, given back or expired.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local expired = redis.call('zrangebyscore', KEYS[2], 0, ARGV[3])
 if #expired > 0 then
     redis.call('zrem', KEYS[2], unpack(expired))
@@ -21,6 +25,7 @@ if #expired > 0 then
 end
 if redis.call('zscore', KEYS[2], ARGV[1]) ~= false then
     redis.call('zadd', KEYS[2], ARGV[2], ARGV[1])
+    redis.call('exists', KEYS[2])
     return 1
 end
 return 0

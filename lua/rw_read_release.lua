@@ -19,6 +19,10 @@
 -- lock was released (N deleted, ARGV[1] published on KEYS[2]).
 -- A call repeated with the same latch returns the first call's answer (nil answers
 -- write no latch, so a repeat answers nil again) and changes nothing.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local earlier = redis.call('get', KEYS[5])
 if earlier then
     return tonumber(earlier)
@@ -58,10 +62,12 @@ if redis.call('hlen', KEYS[1]) > 1 then
         if mode ~= 'write' or redis.call('pttl', KEYS[1]) < longest then
             redis.call('pexpire', KEYS[1], longest)
         end
+        redis.call('exists', KEYS[1])
         redis.call('set', KEYS[5], '0', 'px', ARGV[4])
         return 0
     end
     if mode == 'write' then
+        redis.call('exists', KEYS[1])
         redis.call('set', KEYS[5], '0', 'px', ARGV[4])
         return 0
     end

@@ -8,11 +8,16 @@
 -- Returns nil when ARGV[2] now holds the write lock: a first hold sets N's TTL to
 -- ARGV[1]; a re-entry ADDS ARGV[1] to N's current PTTL (Redisson quirk; a PTTL below 0
 -- counts as 0). Otherwise N's PTTL (read holds, or another owner's write hold).
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode then
     redis.call('hset', KEYS[1], 'mode', 'write')
     redis.call('hset', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('exists', KEYS[1])
     return nil
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
@@ -22,6 +27,7 @@ if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
         ttl = 0
     end
     redis.call('pexpire', KEYS[1], ttl + tonumber(ARGV[1]))
+    redis.call('exists', KEYS[1])
     return nil
 end
 return redis.call('pttl', KEYS[1])

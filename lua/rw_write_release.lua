@@ -17,6 +17,10 @@
 -- "mode" downgraded to "read" without publishing. A call repeated with the same latch
 -- returns the first call's answer (nil answers write no latch, so a repeat answers nil
 -- again) and changes nothing.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local earlier = redis.call('get', KEYS[3])
 if earlier then
     return tonumber(earlier)
@@ -35,6 +39,7 @@ end
 local remaining = redis.call('hincrby', KEYS[1], ARGV[3], -1)
 if remaining > 0 then
     redis.call('pexpire', KEYS[1], ARGV[2])
+    redis.call('exists', KEYS[1])
     redis.call('set', KEYS[3], '0', 'px', ARGV[5])
     return 0
 end
@@ -44,6 +49,7 @@ if redis.call('hlen', KEYS[1]) == 1 then
     redis.call(ARGV[4], KEYS[2], ARGV[1])
 else
     redis.call('hset', KEYS[1], 'mode', 'read')
+    redis.call('exists', KEYS[1])
 end
 redis.call('set', KEYS[3], '1', 'px', ARGV[5])
 return 1

@@ -19,6 +19,10 @@
 -- TTL re-armed to ARGV[1]), 2 when the lock was handed to ARGV[4] (one hold, TTL
 -- ARGV[5]). A call repeated with the same latch returns the first call's answer and
 -- changes nothing.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local earlier = redis.call('get', KEYS[2])
 if earlier then
     return tonumber(earlier)
@@ -29,11 +33,13 @@ end
 local remaining = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if remaining > 0 then
     redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('exists', KEYS[1])
     redis.call('set', KEYS[2], '0', 'px', ARGV[3])
     return 0
 end
 redis.call('hdel', KEYS[1], ARGV[2])
 redis.call('hincrby', KEYS[1], ARGV[4], 1)
 redis.call('pexpire', KEYS[1], ARGV[5])
+redis.call('exists', KEYS[1])
 redis.call('set', KEYS[2], '2', 'px', ARGV[3])
 return 2

@@ -11,6 +11,10 @@
 -- lock was released (the key is deleted; nothing is published: spin waiters poll).
 -- A call repeated with the same latch returns the first call's answer and changes
 -- nothing.
+--
+-- A key that holds remain in after this script wrote it is read once more (redisson-lock's,
+-- not Redisson's): Redis forgets a key's CLIENT TRACKING entry when it is written, and a
+-- read inside a script tracks it again for the calling connection (see lock_renew.lua).
 local earlier = redis.call('get', KEYS[2])
 if earlier then
     return tonumber(earlier)
@@ -21,6 +25,7 @@ end
 local remaining = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if remaining > 0 then
     redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('exists', KEYS[1])
     redis.call('set', KEYS[2], '0', 'px', ARGV[3])
     return 0
 end

@@ -244,8 +244,6 @@ impl HoldRegistry {
     ) -> Arc<HoldSignal> {
         let lease = lease_ms.unwrap_or(self.watchdog_ms);
         let margin = self.margin_ms(lease);
-        // The acquire script wrote the key: `NOLOOP` tracking forgot it.
-        self.tracking.rewritten(&hold);
         let mut held = self.held();
         let had_watchdog_holds = held.renewed > 0;
         let mut recovered = None;
@@ -474,40 +472,6 @@ impl HoldRegistry {
         if let Some(t) = signal.lose(Cause::FieldGone) {
             crate::hold::state::report(signal, t, Some(hold));
         }
-    }
-
-    /// The keys Redis tracks for the registered holds of `holds` and of the names in
-    /// `shared` (every owner's), except those `skip` names: each key once, with its hash
-    /// slot (what the tracker reads again; one allocation per key, none per hold).
-    pub(crate) fn tracked_keys_of(
-        &self,
-        holds: &[HoldKey],
-        shared: &std::collections::HashSet<&str>,
-        skip: impl Fn(&HoldKey) -> bool,
-    ) -> Vec<(u16, fred::bytes::Bytes)> {
-        let held = self.held();
-        let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
-        let mut keys = Vec::new();
-        let picked = holds
-            .iter()
-            .filter_map(|hold| held.get(hold).map(|entry| (hold, entry)));
-        let by_name = (!shared.is_empty())
-            .then(|| held.iter().filter(|(hold, _)| shared.contains(&*hold.0)))
-            .into_iter()
-            .flatten();
-        for (hold, entry) in picked.chain(by_name) {
-            if skip(hold) {
-                continue;
-            }
-            let key = entry.held.tracked_key(&hold.0);
-            if seen.insert(key) {
-                keys.push((
-                    fred::util::redis_keyslot(key),
-                    fred::bytes::Bytes::copy_from_slice(key),
-                ));
-            }
-        }
-        keys
     }
 
     /// The holds `pick` picks by their (name, owner) and what is held (one pass).

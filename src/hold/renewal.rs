@@ -236,6 +236,7 @@ impl Round<'_> {
                         None => Some(self.lease_ms),
                     };
                     match confirmed {
+                        None if self.superseded(hold) => outcome.failed += 1,
                         None => {
                             outcome.gone += 1;
                             self.lost(hold);
@@ -264,6 +265,25 @@ impl Round<'_> {
                 tracing::warn!(%error, locks = ?names, "can't update locks expiration; will retry");
             }
         }
+    }
+
+    /// Whether a write of this client sent since this round (an acquisition or re-entry
+    /// that joined the same entry, e.g. right after a dropped guard's unlock ran in the
+    /// background) confirmed the hold: it ran after this round's script, so the field
+    /// this round found gone is there again, and the reply says nothing about the hold
+    /// now. With tracking on the hold is checked again (the same millisecond does not
+    /// tell which ran first); else the next renewal is its check.
+    fn superseded(&self, hold: &Snapshot) -> bool {
+        if !hold.signal.confirmed_since(self.sent_at) {
+            return false;
+        }
+        tracing::debug!(lock = %hold.hold.0, owner = %hold.hold.1, "a reply that found the hold gone came after a later write confirmed it: ignored");
+        let tracking = &self.registry.tracking;
+        if tracking.is_on() {
+            let key = hold.held.tracked_key(&hold.hold.0);
+            tracking.invalidated(Some(vec![fred::bytes::Bytes::copy_from_slice(key)]));
+        }
+        true
     }
 
     /// The hold's field is gone: it leaves the registry, its signal says `Lost`.

@@ -153,22 +153,6 @@ impl<K: LockKind> Lock<K> {
             }
             Err(_) => (telemetry::UnlockOutcome::Error, None),
         };
-        let tracking = &self.context.registry.tracking;
-        match released {
-            // The script wrote the key: `NOLOOP` tracking forgot it, for the holds left.
-            Ok(UnlockReply::StillHeld) => {
-                tracking.rewritten(&(self.name.clone(), owner, K::CAPABILITIES.write_lock));
-            }
-            Ok(UnlockReply::Released | UnlockReply::Yielded { .. })
-                if K::CAPABILITIES.write_lock
-                    || K::CAPABILITIES.yields_to_writers
-                    || self.kind.renewal_values().is_some() =>
-            {
-                // A key other owners of this client may hold too.
-                tracking.shared_key_rewritten(&self.name);
-            }
-            _ => {}
-        }
         match released {
             Ok(
                 UnlockReply::Released | UnlockReply::Yielded { .. } | UnlockReply::Handed { .. },

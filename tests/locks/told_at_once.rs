@@ -16,7 +16,7 @@ use support::*;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, HoldState, LockGuard};
+use redisson_lock::{Client, HoldState, HoldWatch, LockGuard, LockOwner};
 use tokio::time::Instant;
 
 /// Rounds per change.
@@ -237,6 +237,183 @@ async fn holds_the_watchdog_renewed_are_still_told_at_once() {
         // The next renewal is about 900 ms away; slack for a loaded 2-core machine.
         assert!(after < Duration::from_millis(500), "{what}: {after:?}");
     }
+}
+
+/// Deletes `key` and waits for `watch`'s first signal: the time it took, or `None` when
+/// nothing came within [`TOLD_WITHIN`].
+async fn deleted_and_told(
+    raw: &redisson_lock::fred::prelude::Client,
+    what: &str,
+    key: &str,
+    watch: &HoldWatch,
+) -> Option<Duration> {
+    assert_eq!(
+        watch.state(),
+        HoldState::Held,
+        "{what}: held before the delete"
+    );
+    let deleted = Instant::now();
+    let removed: i64 = raw.del(key).await.unwrap();
+    assert_eq!(removed, 1, "{what}: the key was there");
+    tokio::time::timeout(TOLD_WITHIN, watch.at_risk())
+        .await
+        .ok()
+        .map(|_| deleted.elapsed())
+}
+
+/// Every script that writes a key this client still holds reads it once more (Redis
+/// forgets a written key's tracking entry), so a hold is heard at once after each kind's
+/// first hold, re-entry, partial unlock, a sibling owner's unlock of a shared key, a
+/// hand-off to a local waiter and a kept permit's release; deleted at once after the
+/// write, with nothing else reading the key. Without those reads each would be heard only
+/// at its next renewal, 10 s later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kinds_own_writes_keep_its_holds_told_at_once() {
+    let Bed(_server, client, raw, base) = Bed::new("told-own").await;
+    wait_key_tracking(&raw).await;
+    let name = |what: &str| format!("{base}-{what}");
+    let owner = LockOwner::from_raw;
+    let mut told = Vec::new();
+    macro_rules! check {
+        ($what:expr, $key:expr, $watch:expr) => {{
+            let what = $what;
+            told.push((what, deleted_and_told(&raw, what, &$key, $watch).await));
+        }};
+    }
+
+    let lock = client.get_lock(name("lock"));
+    let first = lock.acquire().await.unwrap();
+    check!("lock: first hold", name("lock"), first.watch());
+    let lock = client.get_lock(name("reentry"));
+    let (first, _again) = (lock.acquire().await.unwrap(), lock.acquire().await.unwrap());
+    check!("lock: re-entry", name("reentry"), first.watch());
+    let lock = client.get_lock(name("partial"));
+    let first = lock.acquire().await.unwrap();
+    lock.acquire().await.unwrap().unlock().await.unwrap();
+    check!("lock: partial unlock", name("partial"), first.watch());
+    let lock = client.get_fair_lock(name("fair"));
+    let first = lock.acquire().await.unwrap();
+    check!("fair: first hold", name("fair"), first.watch());
+    let lock = client.get_fair_lock(name("fair-partial"));
+    let first = lock.acquire().await.unwrap();
+    lock.acquire().await.unwrap().unlock().await.unwrap();
+    check!("fair: partial unlock", name("fair-partial"), first.watch());
+    let lock = client.get_spin_lock(name("spin"));
+    let first = lock.acquire().await.unwrap();
+    lock.acquire().await.unwrap().unlock().await.unwrap();
+    check!("spin: partial unlock", name("spin"), first.watch());
+    let first = client
+        .get_fenced_lock(name("fenced"))
+        .acquire()
+        .await
+        .unwrap();
+    check!("fenced: first hold", name("fenced"), first.watch());
+    let first = client
+        .get_non_reentrant_lock(name("non-reentrant"))
+        .acquire()
+        .await
+        .unwrap();
+    check!(
+        "non-reentrant: first hold",
+        name("non-reentrant"),
+        first.watch()
+    );
+
+    let rw = client.get_read_write_lock(name("write"));
+    let first = rw.write_lock().acquire().await.unwrap();
+    rw.write_lock()
+        .acquire()
+        .await
+        .unwrap()
+        .unlock()
+        .await
+        .unwrap();
+    check!("write: partial unlock", name("write"), first.watch());
+    let rw = client.get_read_write_lock(name("read"));
+    let first = rw.read_lock().acquire().await.unwrap();
+    check!("read: first hold", name("read"), first.watch());
+    let rw = client.get_read_write_lock(name("readers"));
+    let first = rw.read_lock().with_owner(owner(1)).acquire().await.unwrap();
+    let second = rw.read_lock().with_owner(owner(2)).acquire().await.unwrap();
+    second.unlock().await.unwrap();
+    check!(
+        "read: another reader's unlock",
+        name("readers"),
+        first.watch()
+    );
+    let rw = client.get_read_write_lock(name("downgrade"));
+    let write = rw.write_lock().acquire().await.unwrap();
+    let read = rw.read_lock().acquire().await.unwrap();
+    write.unlock().await.unwrap();
+    check!("read: the writer's unlock", name("downgrade"), read.watch());
+
+    let group = |values: &[&str]| client.get_multi_lock(name("group"), values).unwrap();
+    let first = group(&["a", "b"])
+        .with_owner(owner(1))
+        .acquire()
+        .await
+        .unwrap();
+    check!("group: first hold", name("group"), first.watch());
+    let group = |values: &[&str]| client.get_multi_lock(name("groups"), values).unwrap();
+    let first = group(&["a", "b"])
+        .with_owner(owner(1))
+        .acquire()
+        .await
+        .unwrap();
+    let second = group(&["c"]).with_owner(owner(2)).acquire().await.unwrap();
+    second.unlock().await.unwrap();
+    check!(
+        "group: another owner's unlock",
+        name("groups"),
+        first.watch()
+    );
+
+    let lock = client.get_lock(name("handoff"));
+    let holder = lock.with_owner(owner(1)).acquire().await.unwrap();
+    let waiter = tokio::spawn({
+        let lock = lock.with_owner(owner(2));
+        async move { lock.acquire().await }
+    });
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            client.local_waiters() == 1
+        })
+        .await
+    );
+    holder.unlock().await.unwrap();
+    let handed = waiter.await.unwrap().unwrap();
+    check!(
+        "lock: handed to a local waiter",
+        name("handoff"),
+        handed.watch()
+    );
+
+    let sem = client.get_permit_expirable_semaphore(name("permits"));
+    sem.try_set_permits(2).await.unwrap();
+    let first = sem.acquire_kept().await.unwrap();
+    check!(
+        "permit: acquired",
+        timeouts(&name("permits")),
+        first.watch()
+    );
+    let sem = client.get_permit_expirable_semaphore(name("permit-released"));
+    sem.try_set_permits(2).await.unwrap();
+    let first = sem.acquire_kept().await.unwrap();
+    sem.acquire_kept().await.unwrap().release().await.unwrap();
+    check!(
+        "permit: another permit's release",
+        timeouts(&name("permit-released")),
+        first.watch()
+    );
+
+    for (what, after) in &told {
+        eprintln!("told at once after an own write: {what}: {after:?}");
+    }
+    let late: Vec<_> = told
+        .iter()
+        .filter(|(_, after)| after.is_none_or(|after| after > Duration::from_millis(500)))
+        .collect();
+    assert!(late.is_empty(), "heard late or never: {late:?}");
 }
 
 /// No false signal: this client's own re-entries, partial unlocks, renewals, another

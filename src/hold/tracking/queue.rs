@@ -1,8 +1,8 @@
-//! [`TrackQueue`]: what the tracker has to do next, filled by whoever learns it: the
-//! registry and the unlock path (this client wrote a held key, which `NOLOOP` silently
-//! stops tracking), the listener (Redis invalidated keys,
-//! or tracking was set up again). One lock and a wake-up per item; nothing is kept per
-//! hold between two drains.
+//! [`TrackQueue`]: what the tracker has to do next, filled by the listener (Redis
+//! invalidated keys, or tracking was set up again). One lock and a wake-up per item;
+//! nothing is kept per hold between two drains. (This client's own writes need no entry:
+//! every script that writes a key holds remain in reads it again, and a read inside a
+//! script tracks the key for the calling connection.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -11,21 +11,10 @@ use fred::bytes::Bytes;
 use tokio::sync::Notify;
 
 use super::waited::WaitedKeys;
-use crate::names::owner::LockOwner;
-
-/// A hold as the registry names it (`registry::HoldKey`, spelled out here so that the
-/// registry, which owns a queue, is not imported back by it).
-type HoldKey = (Arc<str>, LockOwner, bool);
 
 /// What is waiting for the tracker (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    /// Holds whose keys this client wrote (an acquisition, a re-entry, a partial unlock):
-    /// read again so that Redis tracks them again.
-    pub(crate) rewritten: Vec<HoldKey>,
-    /// Names whose shared key this client wrote (one owner's unlock of a read-write or
-    /// faster multi-lock, a kept permit's release): every hold of the name is read again.
-    pub(crate) shared: Vec<Arc<str>>,
     /// Keys Redis invalidated: somebody else changed them, the server expired or evicted
     /// them, or its tracking table dropped them. Their holds are checked.
     pub(crate) invalidated: Vec<Bytes>,
@@ -35,18 +24,13 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    /// Whether there is a check to make (not only keys to read again).
-    pub(crate) fn has_checks(&self) -> bool {
-        self.everything || !self.invalidated.is_empty()
-    }
-
     fn is_empty(&self) -> bool {
-        !self.has_checks() && self.rewritten.is_empty() && self.shared.is_empty()
+        !self.everything && self.invalidated.is_empty()
     }
 }
 
-/// See the module docs. Off until the listener has set tracking up (and for good when the
-/// server refuses it): then every call is one atomic load.
+/// See the module docs. Whether tracking is on is one atomic load: off until the listener
+/// has set it up, and for good when the server refuses it.
 #[derive(Debug, Default)]
 pub(crate) struct TrackQueue {
     on: AtomicBool,
@@ -79,20 +63,6 @@ impl TrackQueue {
         drop(pending);
         if was_empty {
             self.wake.notify_one();
-        }
-    }
-
-    /// This client wrote `hold`'s key and still holds it.
-    pub(crate) fn rewritten(&self, hold: &HoldKey) {
-        if self.is_on() {
-            self.push(|p| p.rewritten.push(hold.clone()));
-        }
-    }
-
-    /// This client wrote the key that every hold of `name` shares.
-    pub(crate) fn shared_key_rewritten(&self, name: &Arc<str>) {
-        if self.is_on() {
-            self.push(|p| p.shared.push(name.clone()));
         }
     }
 

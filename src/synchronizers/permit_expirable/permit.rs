@@ -132,14 +132,11 @@ impl Permit {
         self.armed = false;
         self.shared.context.registry.remove_hold(&self.hold);
         let shared = self.shared.clone();
-        let name = self.hold.0.clone();
         let id = self.id;
         let released = FinishOnDrop::new(
             async move {
                 let released = shared.release_one(&id).await;
                 super::released_metric(&shared, &released);
-                // The script wrote the key this client's other kept permits share.
-                shared.context.registry.tracking.shared_key_rewritten(&name);
                 released
             },
             |_| async {},
