@@ -72,6 +72,9 @@
 //!   `bytes_per_waiting_task`).
 //! * `latch_fanout_64` (`latch`): one `count_down` releasing 64 waiting tasks; the time
 //!   to the last one's release against the PING round trip.
+//! * `told_at_once` (`told`): another connection changes a held lock (`DEL`, `UNLINK`,
+//!   `HDEL` of the owner's field, `PEXPIRE 100`); the time to the holder's first signal,
+//!   p99 against issue 48's 50 ms and in PING round trips.
 //! * `java`: real Redisson's own benchmark (3.23.3 and 4.7.0, `bench.sh` of
 //!   `REDISSON_JAVA_DIR` or `../shared/redisson-java`) on the same server after the
 //!   crate's scenarios, for the scenarios both have: `java_<version>_ops_per_s` and
@@ -82,7 +85,7 @@
 //! bookkeeping are in them, not only the lock calls.
 //!
 //! Layout: one module per lock kind's scenarios (`reentrant`, `watchdog`, `fenced`,
-//! `fair`, `spin`, `read_write`, `multi`), each with `SCENARIOS` (its names) and
+//! `fair`, `spin`, `read_write`, `multi`, `told`), each with `SCENARIOS` (its names) and
 //! `run(&mut Bench)` (runs the selected ones and pushes one [`report::Row`] each, with its
 //! target lines); `limits` (the server's), `measure` (the driver, percentiles, CPU and
 //! allocations per window, the timed loop of a task (`Laps`, `spawn_laps`), operations
@@ -120,6 +123,7 @@ mod semaphore;
 mod server;
 mod settings;
 mod spin;
+mod told;
 mod watchdog;
 
 use limits::Limits;
@@ -188,6 +192,7 @@ fn known_scenarios() -> Vec<&'static str> {
         latch::SCENARIOS,
         permits::SCENARIOS,
         semaphore::SCENARIOS,
+        told::SCENARIOS,
         java::SCENARIOS,
     ]
     .concat()
@@ -267,6 +272,7 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     latch::run(&mut bench).await;
     permits::run(&mut bench).await;
     semaphore::run(&mut bench).await;
+    told::run(&mut bench).await;
 
     if let Some(row) = watchdog_row {
         bench.rows.push(row);
