@@ -62,6 +62,8 @@ pub(crate) struct Snapshot {
     /// client sent later (a re-entry, a renewal) can only lengthen the lease, and the
     /// check may have run before it.
     pub(crate) expires_ms: u64,
+    /// The signal's writes when the snapshot was taken ([`HoldSignal::wrote_since`]).
+    pub(crate) writes: u32,
 }
 
 impl Snapshot {
@@ -75,6 +77,20 @@ impl Snapshot {
             renewed: entry.watchdog_holds > 0,
             signal: entry.signal.clone(),
             expires_ms: entry.signal.expires_ms(),
+            writes: entry.signal.writes(),
+        }
+    }
+}
+
+/// Writes in flight of one owner to one key ([`HoldRegistry::writing`]): counted as
+/// finished when dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Writing([Option<Arc<HoldSignal>>; 2]);
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        for signal in self.0.iter().flatten() {
+            signal.write_finished();
         }
     }
 }
@@ -472,6 +488,26 @@ impl HoldRegistry {
         if let Some(t) = signal.lose(Cause::FieldGone) {
             crate::hold::state::report(signal, t, Some(hold));
         }
+    }
+
+    /// A write of `hold`'s owner to its key is about to be sent (an acquisition or
+    /// re-entry, an unlock): the owner's registered holds of the key (`hold`, and the
+    /// other half of a read-write lock when `both_halves`) count it as in flight until the
+    /// returned guard is dropped, so that a check which may have run beside it is asked
+    /// again rather than judged.
+    pub(crate) fn writing(&self, hold: &HoldKey, both_halves: bool) -> Writing {
+        let held = self.held();
+        let mut writing = Writing::default();
+        let started = |entry: &Entry| {
+            entry.signal.write_started();
+            entry.signal.clone()
+        };
+        writing.0[0] = held.get(hold).map(started);
+        if both_halves {
+            let other = (hold.0.clone(), hold.1, !hold.2);
+            writing.0[1] = held.get(&other).map(started);
+        }
+        writing
     }
 
     /// The holds `pick` picks by their (name, owner) and what is held (one pass).

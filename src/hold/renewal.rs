@@ -235,8 +235,11 @@ impl Round<'_> {
                         Some(flag) => (script.confirms)(flag, self.lease_ms),
                         None => Some(self.lease_ms),
                     };
+                    if (self.verify || confirmed.is_none()) && self.superseded(hold) {
+                        outcome.confirmed += 1;
+                        continue;
+                    }
                     match confirmed {
-                        None if self.superseded(hold) => outcome.failed += 1,
                         None => {
                             outcome.gone += 1;
                             self.lost(hold);
@@ -267,17 +270,18 @@ impl Round<'_> {
         }
     }
 
-    /// Whether a write of this client sent since this round (an acquisition or re-entry
-    /// that joined the same entry, e.g. right after a dropped guard's unlock ran in the
-    /// background) confirmed the hold: it ran after this round's script, so the field
-    /// this round found gone is there again, and the reply says nothing about the hold
-    /// now. With tracking on the hold is checked again (the same millisecond does not
-    /// tell which ran first); else the next renewal is its check.
+    /// Whether a write of this client to the hold's key was in flight when the hold was
+    /// taken into this round, or ran (or was confirmed) since: the reply may have been
+    /// read before or after it, and says nothing sure about the hold now. A re-entry or a
+    /// partial unlock re-arms the key to its own lease, shorter than an earlier lease
+    /// hold's (a "shortened" that is this client's own); an acquisition that joins the
+    /// entry right after a release makes a "gone" stale. With tracking on the hold is
+    /// checked again; else the next renewal is its check.
     fn superseded(&self, hold: &Snapshot) -> bool {
-        if !hold.signal.confirmed_since(self.sent_at) {
+        if !hold.signal.wrote_since(hold.writes) {
             return false;
         }
-        tracing::debug!(lock = %hold.hold.0, owner = %hold.hold.1, "a reply that found the hold gone came after a later write confirmed it: ignored");
+        tracing::debug!(lock = %hold.hold.0, owner = %hold.hold.1, "a check ran beside a write of this client: asked again");
         let tracking = &self.registry.tracking;
         if tracking.is_on() {
             let key = hold.held.tracked_key(&hold.hold.0);
@@ -302,7 +306,7 @@ impl Round<'_> {
         if ends_ms.saturating_add(SHORTENED_SLACK_MS) >= hold.expires_ms {
             return false;
         }
-        tracing::warn!(lock = %hold.hold.0, owner = %hold.hold.1, left_ms = lease_ms, "lock at risk: somebody else shortened its lease");
+        tracing::warn!(lock = %hold.hold.0, owner = %hold.hold.1, write = hold.hold.2, left_ms = lease_ms, expected_left_ms = hold.expires_ms.saturating_sub(ends_ms.saturating_sub(lease_ms)), "lock at risk: somebody else shortened its lease");
         if let Some(t) = hold
             .signal
             .suspend(crate::hold::state::Cause::ForeignChange, self.sent_at)
@@ -327,9 +331,11 @@ impl Round<'_> {
 }
 
 /// How much shorter than expected a verified lease may be before it counts as shortened:
-/// a PTTL is rounded down to the millisecond, and the expiry this client keeps is a lower
-/// bound taken at the send of the command that set it.
-const SHORTENED_SLACK_MS: u64 = 2;
+/// a PTTL is rounded down to the millisecond, the expiry this client keeps is a lower
+/// bound taken at the send of the command that set it, and a read hold's hash is re-armed
+/// from its hold keys' PTTLs (each rounded down again). 2 ms was seen exceeded by 1 ms in
+/// a run; 25 ms is far below any shortening that matters (a `PEXPIRE` to 100 ms).
+const SHORTENED_SLACK_MS: u64 = 25;
 
 /// One group of holds: sent with one script for one purpose, in batches.
 type Group = (&'static BatchScript, Purpose, Vec<Snapshot>);

@@ -182,6 +182,9 @@ const STATE_BITS: u32 = 0b11;
 /// Where the risk count starts in that word.
 const RISK_SHIFT: u32 = 2;
 
+/// One generation of [`HoldSignal`]'s writes (below it: the writes in flight).
+const WRITE_GENERATION: u32 = 1 << 16;
+
 /// The state of one hold (one lock, one owner), shared by its guards' watches, the
 /// renewal registry and the sentry. See the module docs.
 #[derive(Debug)]
@@ -191,6 +194,12 @@ pub(crate) struct HoldSignal {
     /// before a waiter read the state (the channel keeps the last state only) still
     /// counts, so `at_risk()` never misses one however short.
     state: AtomicU32,
+    /// This client's writes to the hold's key: how many are in flight (low 16 bits) and a
+    /// generation moved by every one finished and every confirmation (high 16 bits). A
+    /// check whose reply may have run beside one of them is not judged (a re-entry or a
+    /// partial unlock can re-arm the key to a shorter lease than the one the check is
+    /// compared with: `Round::superseded`).
+    writes: AtomicU32,
     /// Made by the first subscriber (a watch's `state_changes()`, `at_risk()`, ...): a
     /// hold nobody watches costs no channel.
     watchers: OnceLock<watch::Sender<HoldState>>,
@@ -249,10 +258,36 @@ impl HoldSignal {
         };
         HoldSignal {
             state: AtomicU32::new(state as u32),
+            writes: AtomicU32::new(0),
             watchers: OnceLock::new(),
             timings: Mutex::new(timings),
             deadline_ms: AtomicU64::new(deadline_ms),
         }
+    }
+
+    /// A write of this client to the hold's key is about to be sent.
+    pub(crate) fn write_started(&self) {
+        self.writes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A write [`HoldSignal::write_started`] counted is over (answered or not).
+    pub(crate) fn write_finished(&self) {
+        // One more generation, one fewer in flight, in one step.
+        self.writes
+            .fetch_add(WRITE_GENERATION - 1, Ordering::AcqRel);
+    }
+
+    /// The writes' state (see the field): compare two readings with
+    /// [`HoldSignal::wrote_since`].
+    pub(crate) fn writes(&self) -> u32 {
+        self.writes.load(Ordering::Acquire)
+    }
+
+    /// Whether a write of this client was in flight at `earlier` (a [`HoldSignal::writes`]
+    /// reading), is now, or finished (or a confirmation came) in between.
+    pub(crate) fn wrote_since(&self, earlier: u32) -> bool {
+        let now = self.writes();
+        now != earlier || now & (WRITE_GENERATION - 1) != 0
     }
 
     fn timings(&self) -> MutexGuard<'_, Timings> {
@@ -396,6 +431,7 @@ impl HoldSignal {
         }
         let sent_ms = millis(sent);
         let expires_ms = sent_ms.saturating_add(lease_ms);
+        self.writes.fetch_add(WRITE_GENERATION, Ordering::AcqRel);
         let mut timings = self.timings();
         timings.confirmed_ms = timings.confirmed_ms.max(sent_ms);
         if reset || expires_ms > timings.expires_ms {

@@ -123,6 +123,12 @@ impl<K: LockKind> Lock<K> {
             Order::InBackground => self.settle_in_doubt(owner).await?,
         }
         let lease = self.shared.internal_lease_ms.load(Ordering::Relaxed);
+        // A partial unlock re-arms the key to the re-arm lease: a check beside it is asked
+        // again.
+        let writing = registry.writing(
+            &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
+            K::CAPABILITIES.write_lock || K::CAPABILITIES.yields_to_writers,
+        );
         let released = if K::CAPABILITIES.hands_off_locally {
             self.release_or_hand_off(owner, lease).await
         } else if K::CAPABILITIES.queues_in_redis {
@@ -153,6 +159,7 @@ impl<K: LockKind> Lock<K> {
             }
             Err(_) => (telemetry::UnlockOutcome::Error, None),
         };
+        drop(writing);
         match released {
             Ok(
                 UnlockReply::Released | UnlockReply::Yielded { .. } | UnlockReply::Handed { .. },

@@ -314,7 +314,15 @@ async fn members_held_by_plain_rlocks_elsewhere() {
     let started = Instant::now();
     assert!(!lock.try_lock_for(Duration::from_millis(300)).await.unwrap());
     assert!(started.elapsed() >= Duration::from_millis(290));
-    assert!(!exists(&bed.raws[2], &name).await);
+    // A member's retry still in flight at the deadline is finished in the background and
+    // released if it took the lock (seen here once in 8 runs, before and after 2026-12-03).
+    assert!(
+        eventually(Duration::from_secs(2), || async {
+            !exists(&bed.raws[2], &name).await
+        })
+        .await,
+        "the member taken on server 2 is given back"
+    );
     for i in 0..2 {
         assert_eq!(hgetall(&bed.raws[i], &name).await, vec![their_field(i)]);
     }

@@ -16,7 +16,7 @@ use support::*;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, HoldState, HoldWatch, LockGuard, LockOwner};
+use redisson_lock::{Client, HoldState, Lock, LockGuard, LockKind, LockOwner};
 use tokio::time::Instant;
 
 /// Rounds per change.
@@ -239,26 +239,10 @@ async fn holds_the_watchdog_renewed_are_still_told_at_once() {
     }
 }
 
-/// Deletes `key` and waits for `watch`'s first signal: the time it took, or `None` when
-/// nothing came within [`TOLD_WITHIN`].
-async fn deleted_and_told(
-    raw: &redisson_lock::fred::prelude::Client,
-    what: &str,
-    key: &str,
-    watch: &HoldWatch,
-) -> Option<Duration> {
-    assert_eq!(
-        watch.state(),
-        HoldState::Held,
-        "{what}: held before the delete"
-    );
-    let deleted = Instant::now();
-    let removed: i64 = raw.del(key).await.unwrap();
-    assert_eq!(removed, 1, "{what}: the key was there");
-    tokio::time::timeout(TOLD_WITHIN, watch.at_risk())
-        .await
-        .ok()
-        .map(|_| deleted.elapsed())
+/// Takes `lock` and gives it back at once (on a lock its owner holds: a re-entry, then a
+/// partial unlock).
+async fn in_and_out<K: LockKind>(lock: &Lock<K>) {
+    lock.acquire().await.unwrap().unlock().await.unwrap();
 }
 
 /// Every script that writes a key this client still holds reads it once more (Redis
@@ -289,18 +273,18 @@ async fn every_kinds_own_writes_keep_its_holds_told_at_once() {
     check!("lock: re-entry", name("reentry"), first.watch());
     let lock = client.get_lock(name("partial"));
     let first = lock.acquire().await.unwrap();
-    lock.acquire().await.unwrap().unlock().await.unwrap();
+    in_and_out(&lock).await;
     check!("lock: partial unlock", name("partial"), first.watch());
     let lock = client.get_fair_lock(name("fair"));
     let first = lock.acquire().await.unwrap();
     check!("fair: first hold", name("fair"), first.watch());
     let lock = client.get_fair_lock(name("fair-partial"));
     let first = lock.acquire().await.unwrap();
-    lock.acquire().await.unwrap().unlock().await.unwrap();
+    in_and_out(&lock).await;
     check!("fair: partial unlock", name("fair-partial"), first.watch());
     let lock = client.get_spin_lock(name("spin"));
     let first = lock.acquire().await.unwrap();
-    lock.acquire().await.unwrap().unlock().await.unwrap();
+    in_and_out(&lock).await;
     check!("spin: partial unlock", name("spin"), first.watch());
     let first = client
         .get_fenced_lock(name("fenced"))
@@ -321,13 +305,7 @@ async fn every_kinds_own_writes_keep_its_holds_told_at_once() {
 
     let rw = client.get_read_write_lock(name("write"));
     let first = rw.write_lock().acquire().await.unwrap();
-    rw.write_lock()
-        .acquire()
-        .await
-        .unwrap()
-        .unlock()
-        .await
-        .unwrap();
+    in_and_out(&rw.write_lock()).await;
     check!("write: partial unlock", name("write"), first.watch());
     let rw = client.get_read_write_lock(name("read"));
     let first = rw.read_lock().acquire().await.unwrap();
@@ -548,13 +526,7 @@ async fn a_user_without_client_tracking_locks_as_before_and_is_told_once() {
         .unlock()
         .await
         .unwrap();
-    rw.write_lock()
-        .acquire()
-        .await
-        .unwrap()
-        .unlock()
-        .await
-        .unwrap();
+    in_and_out(&rw.write_lock()).await;
     let sem = client.get_permit_expirable_semaphore(key("told-acl-pes"));
     sem.try_set_permits(1).await.unwrap();
     sem.acquire_kept().await.unwrap().release().await.unwrap();

@@ -314,6 +314,7 @@ fn overlaps(intervals: &[Interval]) -> Vec<(Interval, Interval)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_sequences_keep_exclusion_and_leave_nothing() {
+    init_tracing();
     let secs: u64 = std::env::var("SEQUENCES_SECS")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, HoldState};
+use redisson_lock::{Client, HoldState, HoldWatch};
 use tokio::time::Instant;
 
 use super::key;
 
-/// How long a hold is kept before the change (it is read once by then).
+/// How long a hold is kept before the change.
 pub const HELD_FIRST: Duration = Duration::from_millis(40);
 /// How long a test waits for a signal: far below the renewal period (10 s), far above
 /// the round trip.
@@ -51,6 +51,29 @@ where
     }
     times.sort();
     times
+}
+
+/// Deletes `key` (on the server `raw` talks to) and waits for `watch`'s first signal
+/// (`at_risk()`, which a loss completes too): the time it took, or `None` when nothing
+/// came within [`TOLD_WITHIN`].
+pub async fn deleted_and_told(
+    raw: &fred::prelude::Client,
+    what: &str,
+    key: &str,
+    watch: &HoldWatch,
+) -> Option<Duration> {
+    assert_eq!(
+        watch.state(),
+        HoldState::Held,
+        "{what}: held before the delete"
+    );
+    let deleted = Instant::now();
+    let removed: i64 = raw.del(key).await.unwrap();
+    assert_eq!(removed, 1, "{what}: {key} was there");
+    tokio::time::timeout(TOLD_WITHIN, watch.at_risk())
+        .await
+        .ok()
+        .map(|_| deleted.elapsed())
 }
 
 /// Prints p50 and max of `times`.

@@ -7,7 +7,9 @@
 use crate::support;
 use support::cluster::Cluster;
 use support::sentinel_set::SentinelSet;
-use support::told::{HELD_FIRST, Servers, TOLD_WITHIN, every_foreign_change, p99};
+use support::told::{
+    HELD_FIRST, Servers, TOLD_WITHIN, deleted_and_told, every_foreign_change, p99,
+};
 use support::*;
 
 use std::sync::Arc;
@@ -28,21 +30,14 @@ async fn tracking_on(port: u16) -> usize {
     on
 }
 
-/// Takes `name`, lets it be read once, deletes it on the server at `port` from another
-/// connection, and returns how long the guard took to say lost.
-async fn deleted_and_told(client: &Client, name: &str, port: u16) -> Duration {
+/// Takes `name`, deletes it on the server at `port` from another connection, and returns
+/// how long the guard took to hear it.
+async fn taken_deleted_and_told(client: &Client, name: &str, port: u16) -> Duration {
     let guard = client.get_lock(name).acquire().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(40)).await;
-    assert_eq!(guard.state(), HoldState::Held);
     let raw = RedisServer::raw_at(port).await;
-    let deleted: i64 = raw.del(name).await.unwrap();
-    assert_eq!(deleted, 1, "{name} is on the server at {port}");
-    let changed = Instant::now();
-    tokio::time::timeout(TOLD_WITHIN, guard.lost())
-        .await
-        .unwrap_or_else(|_| panic!("{name}: not told within {TOLD_WITHIN:?}"));
+    let told = deleted_and_told(&raw, name, name, guard.watch()).await;
     let _ = raw.quit().await;
-    changed.elapsed()
+    told.unwrap_or_else(|| panic!("{name}: not told within {TOLD_WITHIN:?}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -59,7 +54,7 @@ async fn a_deleted_hold_is_told_at_once_on_sentinel_before_and_after_a_failover(
         })
         .await
     );
-    let before = deleted_and_told(&client, &key("told-sentinel-0"), primary).await;
+    let before = taken_deleted_and_told(&client, &key("told-sentinel-0"), primary).await;
     // Holds alive across the switch: each is at risk at `+switch-master` (however short
     // the risk), until checked on the new primary, then held again there.
     let mut across = Vec::new();
@@ -116,7 +111,7 @@ async fn a_deleted_hold_is_told_at_once_on_sentinel_before_and_after_a_failover(
         .await
     );
     client.get_lock(&name).unlock().await.unwrap();
-    let after = deleted_and_told(&client, &name, new_primary).await;
+    let after = taken_deleted_and_told(&client, &name, new_primary).await;
     eprintln!("told at once on sentinel: {before:?} before the failover, {after:?} after");
     let servers = Servers::connect(&[new_primary], move |_| new_primary).await;
     let all = every_foreign_change(&client, &servers, &set.url(), ROUNDS).await;
