@@ -19,8 +19,8 @@ use serde_json::json;
 use tokio::sync::Barrier;
 
 use crate::Bench;
-use crate::measure::{ns, percentile_us};
-use crate::report::{Row, round1};
+use crate::measure::{ns, percentile_us, rounds_row};
+use crate::report::round1;
 use crate::server::{command_stats, reset_stats};
 
 pub const SCENARIOS: &[&str] = &["latch_fanout_64"];
@@ -88,15 +88,9 @@ pub async fn run(bench: &mut Bench) {
     last.sort_unstable();
     each.sort_unstable();
     let gets = stats.get("get").copied().unwrap_or(0) as f64 / rounds.max(1) as f64;
-    let mut row = Row::new(scenario);
-    row.tasks = Some(WAITERS);
-    row.ops_per_s = Some(rounds as f64 / elapsed.max(f64::MIN_POSITIVE));
-    row.p50_us = percentile_us(&last, 50.0);
-    row.p99_us = percentile_us(&last, 99.0);
+    let mut row = rounds_row(bench, scenario, WAITERS, rounds, elapsed, &last);
     row.ratio = row.p50_us.map(|p| p / bench.ping);
     row.ratio_to = "PING round trip p50 (last waiter released, in round trips)".into();
-    row.set("rounds", json!(rounds));
-    row.set("ping_rtt_p50_us", json!(round1(bench.ping)));
     row.set("evalsha_c1_rps", json!(bench.limits.evalsha_c1.map(round1)));
     let reads_floor_us = bench
         .limits

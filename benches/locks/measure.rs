@@ -33,6 +33,27 @@ pub fn percentile_us(sorted_ns: &[u64], p: f64) -> Option<f64> {
     Some(sorted_ns[idx.min(sorted_ns.len() - 1)] as f64 / 1000.0)
 }
 
+/// The row of a scenario timed round by round: `rounds` in `elapsed_s` seconds by
+/// `tasks` tasks, the latency columns from `sorted_ns`, and the PING round trip
+/// (`ping_rtt_p50_us`) beside them.
+pub fn rounds_row(
+    bench: &Bench,
+    scenario: &str,
+    tasks: usize,
+    rounds: u64,
+    elapsed_s: f64,
+    sorted_ns: &[u64],
+) -> Row {
+    let mut row = Row::new(scenario);
+    row.tasks = Some(tasks);
+    row.ops_per_s = Some(rounds as f64 / elapsed_s.max(f64::MIN_POSITIVE));
+    row.p50_us = percentile_us(sorted_ns, 50.0);
+    row.p99_us = percentile_us(sorted_ns, 99.0);
+    row.set("rounds", json!(rounds));
+    row.set("ping_rtt_p50_us", json!(round1(bench.ping)));
+    row
+}
+
 pub fn percentile_signed_us(sorted_ns: &[i64], p: f64) -> Option<f64> {
     if sorted_ns.is_empty() {
         return None;

@@ -15,8 +15,8 @@ use redisson_lock::fred::prelude::*;
 use serde_json::json;
 
 use crate::Bench;
-use crate::measure::{ns, percentile_us};
-use crate::report::{Bound::AtMost, Row, round1};
+use crate::measure::{ns, rounds_row};
+use crate::report::{Bound::AtMost, round1};
 
 pub const SCENARIOS: &[&str] = &["told_at_once"];
 
@@ -83,17 +83,11 @@ pub async fn run(bench: &mut Bench) {
     }
     times.sort_unstable();
     let rounds = times.len() as u64 + never;
-    let mut row = Row::new(scenario);
-    row.tasks = Some(1);
-    row.ops_per_s = Some(rounds as f64 / elapsed.max(f64::MIN_POSITIVE));
-    row.p50_us = percentile_us(&times, 50.0);
-    row.p99_us = percentile_us(&times, 99.0);
+    let mut row = rounds_row(bench, scenario, 1, rounds, elapsed, &times);
     row.ratio = row.p99_us.map(|p| p / bench.ping);
     row.ratio_to = "PING round trip p50 (p99 change-to-signal, in round trips)".into();
-    row.set("rounds", json!(rounds));
     row.set("never_told", json!(never));
     row.set("held_beside", json!(BESIDE));
-    row.set("ping_rtt_p50_us", json!(round1(bench.ping)));
     row.set(
         "max_us",
         json!(times.last().map(|&t| round1(t as f64 / 1e3))),
