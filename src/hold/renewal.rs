@@ -50,6 +50,8 @@ pub(crate) struct Outcome {
     pub(crate) failed: u64,
     /// Still there, with a lease shorter than this client set (a verification only).
     pub(crate) shortened: u64,
+    /// Not judged: a write of this client to the key ran beside the check (asked again).
+    pub(crate) asked_again: u64,
 }
 
 /// The renewal task: runs until `shutdown` changes or its sender is dropped.
@@ -236,7 +238,7 @@ impl Round<'_> {
                         None => Some(self.lease_ms),
                     };
                     if (self.verify || confirmed.is_none()) && self.superseded(hold) {
-                        outcome.confirmed += 1;
+                        outcome.asked_again += 1;
                         continue;
                     }
                     match confirmed {

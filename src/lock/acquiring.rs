@@ -395,11 +395,16 @@ impl<K: LockKind> Lock<K> {
                 .holds
                 .known(&self.name, owner, K::CAPABILITIES.write_lock);
             let call = self.kind.acquire(&self.target(owner), lease_ms, mode);
-            // A re-entry re-arms the key to this lease: a check beside it is asked again.
-            let _writing = self.context.registry.writing(
-                &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
-                K::CAPABILITIES.write_lock || K::CAPABILITIES.yields_to_writers,
-            );
+            // A re-entry can re-arm the key to a shorter lease than the hold's (an RLock's
+            // `PEXPIRE`): a check beside it is asked again. A first hold has no entry to
+            // mark, and a read-write half's acquisition only lengthens the key, so the
+            // free lock's path looks nothing up.
+            let _writing = (before > 0).then(|| {
+                self.context.registry.writing(
+                    &(self.name.clone(), owner, K::CAPABILITIES.write_lock),
+                    false,
+                )
+            });
             // A hold this send takes is gone by then at the latest, unless something
             // else keeps the hash alive (see `learn_outcome`).
             let expires_by = Instant::now()

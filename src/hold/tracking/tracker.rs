@@ -16,7 +16,8 @@
 //!
 //! An invalidation is a hint, never a verdict: only a check's reply changes a signal.
 //! Checks that find every hold as set (a tracking table over `tracking-table-max-keys`
-//! drops and re-announces keys, another reader of a shared read lock writes its hash) make
+//! drops and re-announces keys, another reader of a shared read lock writes its hash), and
+//! checks asked again because this client's own write to the key ran beside them, make
 //! the window grow, up to [`QUIET_MAX`], until a check finds something again.
 
 use std::collections::HashSet;
@@ -87,6 +88,7 @@ async fn check(
         shortened = outcome.shortened,
         gone = outcome.gone,
         failed = outcome.failed,
+        asked_again = outcome.asked_again,
         "holds checked after an invalidation"
     );
     crate::telemetry::tracking_checks(outcome.confirmed, outcome.shortened, outcome.gone);
