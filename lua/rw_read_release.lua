@@ -13,10 +13,15 @@
 -- ARGV[4]  latch time to live in ms
 --
 -- Returns nil when ARGV[2] holds no read hold (when N is gone, ARGV[1] is published on
--- KEYS[2] too, as Redisson does), 0 when the lock stays held (by this owner's other
--- holds, other readers, or a write hold; N's TTL becomes the longest remaining read
--- hold lease, but in write mode it is never shortened, unlike Redisson), 1 when the
--- lock was released (N deleted, ARGV[1] published on KEYS[2]).
+-- KEYS[2] too, as Redisson does), 0 when this owner keeps read holds, 1 when its last
+-- read hold was given back: N deleted and ARGV[1] published on KEYS[2] when nothing else
+-- holds it, else N kept for the other holds (other readers, a write hold). Whenever N
+-- is kept its TTL becomes the longest remaining read hold lease, but in write mode it is
+-- never shortened, unlike Redisson.
+-- Redisson's script answers 0 whenever N is kept, also when the caller's last read hold
+-- went: the answer is about the lock, not the caller. This one answers for the caller
+-- (same writes, same message): the client ends its hold's bookkeeping on 1, and on a 0
+-- for its last hold it would keep watching a hold that no longer exists.
 -- A call repeated with the same latch returns the first call's answer (nil answers
 -- write no latch, so a repeat answers nil again) and changes nothing.
 --
@@ -36,8 +41,11 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
     return nil
 end
 local remaining = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+-- What this call answers when N is kept: whether the caller still holds it.
+local kept = '0'
 if remaining <= 0 then
     redis.call('hdel', KEYS[1], ARGV[2])
+    kept = '1'
 end
 redis.call('del', KEYS[3] .. ':' .. (remaining + 1))
 
@@ -63,13 +71,13 @@ if redis.call('hlen', KEYS[1]) > 1 then
             redis.call('pexpire', KEYS[1], longest)
         end
         redis.call('exists', KEYS[1])
-        redis.call('set', KEYS[5], '0', 'px', ARGV[4])
-        return 0
+        redis.call('set', KEYS[5], kept, 'px', ARGV[4])
+        return tonumber(kept)
     end
     if mode == 'write' then
         redis.call('exists', KEYS[1])
-        redis.call('set', KEYS[5], '0', 'px', ARGV[4])
-        return 0
+        redis.call('set', KEYS[5], kept, 'px', ARGV[4])
+        return tonumber(kept)
     end
 end
 redis.call('del', KEYS[1])

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use redisson_lock::Error;
 use redisson_lock::fred::prelude::*;
+use redisson_lock::{Error, LockOwner};
 
 /// Cumulative metrics: the debugging recorder's snapshots hand out what happened since
 /// the previous one (counters, gauges and histograms are all reset by a snapshot; the
@@ -112,6 +112,7 @@ impl Totals {
 
 const ACQUIRE: &str = "redisson_lock_acquire_total";
 const UNLOCK: &str = "redisson_lock_unlock_total";
+const TRACKING_CHECKS: &str = "redisson_lock_tracking_checks_total";
 
 /// One test, because a process has one global recorder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,6 +221,51 @@ async fn a_known_sequence_shows_up_in_the_metrics() {
         !m.counters.keys().any(|id| id.contains("lock=")),
         "lock names are labels only when opted in"
     );
+
+    // A reader's last hold given back while other readers hold on: the unlock ended its
+    // hold (`released`, with a hold time; Redisson's script answers 0 for the lock, kept
+    // by the others), and the next change of the key by another client, checked at once
+    // (key tracking), finds the reader left still held and reports nothing lost.
+    let rw = key("metrics-rw");
+    let other = server.client_with(server.config()).await;
+    let mine = client.get_read_write_lock(&rw).read_lock();
+    let mine_too = client
+        .get_read_write_lock(&rw)
+        .read_lock()
+        .with_owner(LockOwner::from_raw(7));
+    let theirs = other.get_read_write_lock(&rw).read_lock();
+    mine.lock().await.unwrap();
+    mine_too.lock().await.unwrap();
+    theirs.lock().await.unwrap();
+    let lost = m.counter("redisson_lock_lost_total", &[]);
+    let checked = m.counter(TRACKING_CHECKS, &[("outcome", "held")]);
+    let gone = m.counter(TRACKING_CHECKS, &[("outcome", "gone")]);
+    mine.unlock().await.unwrap();
+    let read = [("kind", "read")];
+    assert_eq!(
+        m.counter(UNLOCK, &[("kind", "read"), ("outcome", "released")]),
+        1,
+        "{:?}",
+        m.counters
+    );
+    assert_eq!(m.samples("redisson_lock_hold_seconds", &read).len(), 1);
+    theirs.unlock().await.unwrap();
+    assert!(
+        m.until(Duration::from_secs(2), |m| m
+            .counter(TRACKING_CHECKS, &[("outcome", "held")])
+            > checked)
+            .await,
+        "the other client's unlock was not checked: {:?}",
+        m.counters
+    );
+    assert_eq!(m.counter(TRACKING_CHECKS, &[("outcome", "gone")]), gone);
+    assert_eq!(m.counter("redisson_lock_lost_total", &[]), lost);
+    mine_too.unlock().await.unwrap();
+    assert_eq!(
+        m.counter(UNLOCK, &[("kind", "read"), ("outcome", "still_held")]),
+        0
+    );
+    other.shutdown().await.unwrap();
 
     // Opted in: the lock name is a label.
     let named = server
