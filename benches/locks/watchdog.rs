@@ -15,6 +15,7 @@ use redisson_lock::{Client, Config, LockOwner, RLock};
 use serde_json::json;
 
 use crate::Raw;
+use crate::alloc_count::Live;
 use crate::measure::{cpu_time, vm_rss};
 use crate::report::Bound::{AtMost, Below};
 use crate::report::{Row, round1, round3};
@@ -152,6 +153,12 @@ async fn watchdog(settings: &Settings, url: &str, raw: &Raw) -> Watchdog {
 pub struct Memory {
     n: usize,
     per_held: f64,
+    /// Heap bytes requested per held lock and not freed (the allocator's headers and
+    /// rounding, freed holes and pages not returned are in VmRSS only): the figure that
+    /// does not move between runs.
+    heap_per_held: f64,
+    /// Live heap allocations per held lock.
+    heap_allocs_per_held: f64,
     per_waiter: f64,
     /// The server's `used_memory` growth per held lock (its hash and, with key tracking,
     /// its tracking-table entry).
@@ -182,6 +189,7 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
     let n = settings.locks;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let rss0 = vm_rss().unwrap_or(0);
+    let heap0 = Live::now();
     let server0 = info_field(raw, InfoKind::Memory, "used_memory").await;
     let locks: Vec<RLock> = (0..n)
         .map(|i| {
@@ -196,6 +204,7 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
         .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let rss1 = vm_rss().unwrap_or(0);
+    let (heap_allocs_per_held, heap_per_held) = Live::now().per(heap0, n);
     let server1 = info_field(raw, InfoKind::Memory, "used_memory").await;
     let tracked_keys = info_field(raw, InfoKind::Stats, "tracking_total_keys").await;
 
@@ -235,6 +244,8 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
     Some(Memory {
         n,
         per_held: rss1.saturating_sub(rss0) as f64 / n as f64,
+        heap_per_held,
+        heap_allocs_per_held,
         per_waiter: rss3.saturating_sub(rss2) as f64 / n as f64,
         server_per_held: server1.saturating_sub(server0) as f64 / n as f64,
         tracked_keys,
@@ -247,6 +258,11 @@ pub fn memory_row(m: &Memory, client: &Client) -> Row {
     row.tasks = Some(m.n);
     row.ratio_to = "n/a".into();
     row.set("bytes_per_held_lock", json!(m.per_held.round()));
+    row.set("heap_bytes_per_held_lock", json!(m.heap_per_held.round()));
+    row.set(
+        "heap_allocations_per_held_lock",
+        json!((m.heap_allocs_per_held * 10.0).round() / 10.0),
+    );
     row.set("bytes_per_waiting_task", json!(m.per_waiter.round()));
     row.set(
         "server_bytes_per_held_lock",
@@ -259,8 +275,14 @@ pub fn memory_row(m: &Memory, client: &Client) -> Row {
         json!(std::mem::size_of_val(&probe.lock())),
     );
     row.notes = format!(
-        "VmRSS: {:.0} B per held lock, {:.0} B per waiting task ({} of each); server: {:.0} B per held lock, {} keys tracked",
-        m.per_held, m.per_waiter, m.n, m.server_per_held, m.tracked_keys
+        "VmRSS: {:.0} B per held lock (heap: {:.0} B in {:.1} allocations), {:.0} B per waiting task ({} of each); server: {:.0} B per held lock, {} keys tracked",
+        m.per_held,
+        m.heap_per_held,
+        m.heap_allocs_per_held,
+        m.per_waiter,
+        m.n,
+        m.server_per_held,
+        m.tracked_keys
     );
     let waiter = AtMost(MAX_BYTES_PER_WAITING_TASK);
     row.bound(m.per_waiter, 0, waiter, |bytes, target| {
