@@ -42,8 +42,9 @@
 //!
 //! `FAULT_SECS` (default 4) sets how long faults last per scenario; `FAULT_DUMP=<dir>`
 //! writes each scenario's witness records (JSON lines) and fault times there, and each
-//! child's debug log (`<scenario>-p<n>.log`, stamped with UNIX ms). The results are
-//! described in docs/reliability.md.
+//! child's debug log (`<scenario>-p<n>.log`, stamped with UNIX ms); `FAILOVER_EVERY_SECS`
+//! makes the Sentinel scenario fail over again and again. The results are described in
+//! docs/reliability.md.
 use crate::support;
 use support::faulty::{FaultyProxy, Flow, Restartable};
 use support::*;
@@ -69,6 +70,17 @@ const TASK_EXIT_BOUND: Duration = Duration::from_secs(20);
 
 /// Scenarios run one at a time (each uses every core it can get).
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// `FAILOVER_EVERY_SECS=<n>`: the Sentinel scenario asks for a failover every `n` s (from
+/// `n / 2` in, the sentinel's failover timeout lowered to allow it) instead of once; a
+/// failover the sentinel refuses (the last one not settled yet) is tried again a second
+/// later. Run by hand, with `FAULT_SECS` long enough for several: issue 48's chaos run.
+fn failover_every() -> Option<Duration> {
+    std::env::var("FAILOVER_EVERY_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_secs)
+}
 
 fn fault_secs() -> u64 {
     std::env::var("FAULT_SECS")
@@ -1298,6 +1310,14 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, mode: Mode)
                 |s| redis_cli(s.port, &["sentinel", "replicas", "mymaster"]).contains(&copy_port),
                 "the sentinel to see the replica",
             );
+            if failover_every().is_some() {
+                // Sentinel refuses a failover within twice this of the last one.
+                let answer = redis_cli(
+                    watcher.port,
+                    &["sentinel", "set", "mymaster", "failover-timeout", "3000"],
+                );
+                assert!(answer.contains("OK"), "SENTINEL SET: {answer}");
+            }
             let url = watcher.url();
             direct = Some(primary);
             _replica = Some(copy);
@@ -1384,7 +1404,7 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, mode: Mode)
                 Fault::ProxyCut => Duration::from_secs(1),
                 Fault::Stall { every, .. } => every,
                 Fault::Restart => Duration::from_secs(3),
-                Fault::Failover => Duration::from_secs(2),
+                Fault::Failover => failover_every().unwrap_or(Duration::from_secs(2)),
                 Fault::HolderPause { every, .. } => every,
             };
             // At a fixed rate: the first fault half a period in, then one per period
@@ -1456,17 +1476,31 @@ async fn run_scenario(label: &str, fault: Fault, watchdog: Duration, mode: Mode)
                         restartable = Some(server);
                     }
                     Fault::Failover => {
-                        // One failover per scenario: Sentinel refuses another within its
-                        // failover timeout.
-                        if began.is_empty() {
+                        // One failover per scenario (Sentinel refuses another within its
+                        // failover timeout), unless `FAILOVER_EVERY_SECS` asks for more.
+                        let repeated = failover_every().is_some();
+                        if began.is_empty() || repeated {
                             let port = sentinel_port.unwrap();
-                            began.push(now_ms());
-                            let answer = tokio::task::spawn_blocking(move || {
-                                redis_cli(port, &["sentinel", "failover", "mymaster"])
-                            })
-                            .await
-                            .unwrap();
-                            assert!(answer.contains("OK"), "SENTINEL FAILOVER: {answer}");
+                            let mut tries = 0;
+                            loop {
+                                let asked = now_ms();
+                                let answer = tokio::task::spawn_blocking(move || {
+                                    redis_cli(port, &["sentinel", "failover", "mymaster"])
+                                })
+                                .await
+                                .unwrap();
+                                if answer.contains("OK") {
+                                    began.push(asked);
+                                    break;
+                                }
+                                tries += 1;
+                                assert!(repeated && tries < 10, "SENTINEL FAILOVER: {answer}");
+                                println!(
+                                    "SENTINEL FAILOVER refused ({}), again in 1 s",
+                                    answer.trim()
+                                );
+                                tokio::time::sleep(Duration::from_secs(1)).await;
+                            }
                         }
                     }
                     Fault::HolderPause { stop: pause, .. } => {
