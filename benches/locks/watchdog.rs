@@ -160,6 +160,8 @@ pub struct Memory {
     /// Live heap allocations per held lock.
     heap_allocs_per_held: f64,
     per_waiter: f64,
+    /// Heap bytes requested per waiting task and not freed (as `heap_per_held`).
+    heap_per_waiter: f64,
     /// The server's `used_memory` growth per held lock (its hash and, with key tracking,
     /// its tracking-table entry).
     server_per_held: f64,
@@ -215,6 +217,7 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
     reset_stats(raw).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let rss2 = vm_rss().unwrap_or(0);
+    let heap2 = Live::now();
     let waiters: Vec<_> = (0..n)
         .map(|_| {
             let lock = client.get_lock("bench:memory:wait");
@@ -230,6 +233,7 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rss3 = vm_rss().unwrap_or(0);
+    let (_, heap_per_waiter) = Live::now().per(heap2, n);
     for waiter in &waiters {
         waiter.abort();
     }
@@ -246,6 +250,7 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
         per_held: rss1.saturating_sub(rss0) as f64 / n as f64,
         heap_per_held,
         heap_allocs_per_held,
+        heap_per_waiter,
         per_waiter: rss3.saturating_sub(rss2) as f64 / n as f64,
         server_per_held: server1.saturating_sub(server0) as f64 / n as f64,
         tracked_keys,
@@ -265,6 +270,10 @@ pub fn memory_row(m: &Memory, client: &Client) -> Row {
     );
     row.set("bytes_per_waiting_task", json!(m.per_waiter.round()));
     row.set(
+        "heap_bytes_per_waiting_task",
+        json!(m.heap_per_waiter.round()),
+    );
+    row.set(
         "server_bytes_per_held_lock",
         json!(m.server_per_held.round()),
     );
@@ -275,11 +284,12 @@ pub fn memory_row(m: &Memory, client: &Client) -> Row {
         json!(std::mem::size_of_val(&probe.lock())),
     );
     row.notes = format!(
-        "VmRSS: {:.0} B per held lock (heap: {:.0} B in {:.1} allocations), {:.0} B per waiting task ({} of each); server: {:.0} B per held lock, {} keys tracked",
+        "VmRSS: {:.0} B per held lock (heap: {:.0} B in {:.1} allocations), {:.0} B per waiting task (heap: {:.0} B; {} of each); server: {:.0} B per held lock, {} keys tracked",
         m.per_held,
         m.heap_per_held,
         m.heap_allocs_per_held,
         m.per_waiter,
+        m.heap_per_waiter,
         m.n,
         m.server_per_held,
         m.tracked_keys
