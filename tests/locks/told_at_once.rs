@@ -7,7 +7,8 @@
 //! of a permit-expirable semaphore removed. With tracking switched off the same DEL is not
 //! heard for a whole renewal period (the checker can fail), and the client's own
 //! re-entries, unlocks and renewals, other clients contending, and a tracking table far
-//! too small give no signal at all.
+//! too small give no signal at all. The members of a multi-lock and of a RedLock, on
+//! servers of their own, are told at once too.
 use crate::support;
 use support::pes::*;
 use support::told::*;
@@ -16,7 +17,7 @@ use support::*;
 use std::time::Duration;
 
 use redisson_lock::fred::prelude::*;
-use redisson_lock::{Client, HoldState, Lock, LockGuard, LockKind, LockOwner};
+use redisson_lock::{Client, HoldState, Lock, LockGuard, LockKind, LockOwner, MultiLock, RedLock};
 use tokio::time::Instant;
 
 /// Rounds per change.
@@ -579,4 +580,56 @@ async fn a_waiter_of_a_deleted_lock_takes_it_at_once() {
     tokio::time::timeout(TOLD_WITHIN, guard.lost())
         .await
         .unwrap();
+}
+
+/// The members of a multi-lock and of a RedLock (plain RLocks, each on its own server)
+/// are tracked like any hold: a member deleted by another client is heard at once, not
+/// at the next renewal 10 s later. The multi-lock is lost with one member; the RedLock of
+/// three stays held with one member gone and is lost with the second. (Without tracking,
+/// neither is told within 2 s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_lock_and_redlock_members_are_told_at_once() {
+    let fleet = Fleet::new(3, |c| c).await;
+    for raw in &fleet.raws {
+        wait_key_tracking(raw).await;
+    }
+    let names: Vec<String> = (0..3).map(|i| key(&format!("told-multi-{i}"))).collect();
+    let group = MultiLock::new((0..3).map(|i| fleet.clients[i].get_lock(names[i].clone())))
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let deleted = Instant::now();
+    let _: i64 = fleet.raws[1].del(&names[1]).await.unwrap();
+    tokio::time::timeout(TOLD_WITHIN, group.watch().lost())
+        .await
+        .expect("the multi-lock told of its deleted member");
+    let multi = deleted.elapsed();
+
+    let name = key("told-red");
+    let red = RedLock::new(fleet.clients.iter().map(|c| c.get_lock(&name)))
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let watch = red.watch().clone();
+    let _: i64 = fleet.raws[0].del(&name).await.unwrap();
+    // One member of three gone: the majority holds (no signal to wait for, so a pause).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(watch.state(), HoldState::Held, "one member of three gone");
+    let deleted = Instant::now();
+    let _: i64 = fleet.raws[2].del(&name).await.unwrap();
+    tokio::time::timeout(TOLD_WITHIN, watch.lost())
+        .await
+        .expect("the RedLock told of its second deleted member");
+    let redlock = deleted.elapsed();
+    eprintln!(
+        "told at once: multi-lock member after {multi:?}, RedLock's second after {redlock:?}"
+    );
+    // The next renewal is 10 s away; slack for a loaded 2-core machine.
+    for (what, after) in [("multi-lock", multi), ("RedLock", redlock)] {
+        assert!(after < Duration::from_millis(500), "{what}: {after:?}");
+    }
+    let _ = group.unlock().await;
+    let _ = red.unlock().await;
 }
