@@ -34,7 +34,10 @@
 //!   `allocs_per_pair` and `alloc_bytes_per_pair`, and a rotation of crate pair / PING /
 //!   bare pair on one task (`interleaved_*_p50_us`, `pair_p50_vs_bare_p50`: the crate's
 //!   pair against the same two scripts without the crate, at the same moment).
-//!   `uncontended_1` also reports `pair_p50_vs_bare_fred_1_p50`.
+//!   `uncontended_1` also reports `pair_p50_vs_bare_fred_1_p50`; `uncontended_lease_1`
+//!   its scripts and commands per acquisition (`lock_scripts_per_acquisition`,
+//!   `client_commands_per_acquisition`, `all_commands_per_acquisition`: those run
+//!   inside scripts included), as `trylock_wait_16` does.
 //! * `bare_fred_1`: the baseline without the crate: one task sending the two `EVALSHA`s
 //!   of an RLock pair (acquire, then release with its channel and latch keys) through the
 //!   crate's fred client (`client.redis()`), in the same loop as `uncontended_1`; pairs/s,
@@ -68,8 +71,11 @@
 //! * `pes_uncontended_1`: a permit-expirable semaphore's `acquire(None)` + `release(id)`
 //!   pair on one task, against the two-round-trip floor (the same two scripts sent
 //!   without the crate) and a PING, timed in rotation.
-//! * `trylock_wait_16`; `watchdog_10k` and `memory` (`bytes_per_held_lock`,
-//!   `bytes_per_waiting_task`).
+//! * `trylock_wait_16`: 16 tasks, `try_lock_with_lease(200 ms, 5 s)` on one name: the
+//!   share of tries that succeed, scripts and commands per acquisition (as above).
+//! * `watchdog_10k`; `memory` (`bytes_per_held_lock`, `bytes_per_waiting_task`: VmRSS
+//!   growth; `heap_bytes_per_held_lock`, `heap_allocations_per_held_lock`,
+//!   `heap_bytes_per_waiting_task`: the live heap, which does not move between runs).
 //! * `latch_fanout_64` (`latch`): one `count_down` releasing 64 waiting tasks; the time
 //!   to the last one's release against the PING round trip.
 //! * `told_at_once` (`told`): another connection changes a held lock (`DEL`, `UNLINK`,

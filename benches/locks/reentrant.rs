@@ -7,6 +7,7 @@
 //! whenever `uncontended_1` is (right after it, so that `uncontended_1` still runs first),
 //! without a row of its own when it is not selected.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -18,11 +19,12 @@ use serde_json::json;
 
 use crate::measure::{
     MEASURE, Phase, Rotation, STOP, alloc_bytes_per_op, allocs_per_op, contended_groups,
-    contended_row, contended_scenario, counter_target, drive, join_sorted, ns, p50_p99, p50_us,
-    percentile_us, ping, set_cpu_per_op, spawn_laps, timed,
+    contended_row, contended_scenario, counter_target, drive, drive_counted, join_sorted, ns,
+    p50_p99, p50_us, percentile_us, ping, set_cpu_per_op, spawn_laps, timed,
 };
 use crate::report::Bound::{AtLeast, AtMost};
 use crate::report::{Row, fmt_opt, round1, round3};
+use crate::server::{client_commands, script_calls};
 use crate::settings::Settings;
 use crate::{Bench, Raw};
 
@@ -159,7 +161,9 @@ pub async fn run(bench: &mut Bench) {
 async fn uncontended(bench: &mut Bench, scenario: &str, lease: Option<Duration>) -> Row {
     eprintln!("{scenario}");
     let settings = bench.settings;
-    let (rate, lat) = pairs(settings, &bench.client, scenario, 1, lease).await;
+    // The lease row says its scripts and commands per acquisition (issue 49).
+    let raw = lease.is_some().then_some(&bench.raw);
+    let (rate, lat, stats) = pairs_counted(settings, &bench.client, scenario, 1, lease, raw).await;
     let mut row = Row::new(scenario);
     row.tasks = Some(1);
     row.ops_per_s = Some(rate);
@@ -208,6 +212,10 @@ async fn uncontended(bench: &mut Bench, scenario: &str, lease: Option<Duration>)
         allocs,
         alloc_bytes,
     );
+    if lease.is_some() {
+        let note = per_acquisition(&mut row, &stats, lat.len());
+        row.notes.push_str(&format!("; {note}"));
+    }
     row
 }
 
@@ -279,6 +287,20 @@ pub async fn pairs(
     tasks: usize,
     lease: Option<Duration>,
 ) -> (f64, Vec<u64>) {
+    let (rate, all, _) = pairs_counted(settings, client, scenario, tasks, lease, None).await;
+    (rate, all)
+}
+
+/// [`pairs`], and with `raw` the server's command counts over the measured window (empty
+/// without).
+pub async fn pairs_counted(
+    settings: &Settings,
+    client: &Client,
+    scenario: &str,
+    tasks: usize,
+    lease: Option<Duration>,
+    raw: Option<&Raw>,
+) -> (f64, Vec<u64>, BTreeMap<String, u64>) {
     let phase = Phase::new();
     let handles = spawn_laps(&phase, tasks, |i, mut laps| {
         let lock = client.get_lock(format!("bench:{scenario}:{i}"));
@@ -294,9 +316,34 @@ pub async fn pairs(
             laps.into_ns()
         }
     });
-    let window = drive(settings, &phase, async {}, async {}).await;
+    let (window, stats) = match raw {
+        Some(raw) => drive_counted(settings, &phase, raw).await,
+        None => (
+            drive(settings, &phase, async {}, async {}).await,
+            BTreeMap::new(),
+        ),
+    };
     let all = join_sorted(handles, "pair task").await;
-    (all.len() as f64 / window.as_secs_f64(), all)
+    (all.len() as f64 / window.as_secs_f64(), all, stats)
+}
+
+/// Sets a row's scripts and commands per acquisition from the server's counts over its
+/// window (`stats`) and `acquisitions` in it (the same fields as the contended rows'),
+/// and returns a note saying them.
+fn per_acquisition(row: &mut Row, stats: &BTreeMap<String, u64>, acquisitions: usize) -> String {
+    let per = |x: u64| x as f64 / acquisitions.max(1) as f64;
+    let (scripts, commands, all) = (
+        per(script_calls(stats)),
+        per(client_commands(stats)),
+        per(stats.values().sum::<u64>()),
+    );
+    row.set("lock_scripts_per_acquisition", json!(round3(scripts)));
+    row.set("client_commands_per_acquisition", json!(round3(commands)));
+    row.set("all_commands_per_acquisition", json!(round3(all)));
+    row.set("commandstats", json!(stats));
+    format!(
+        "per acquisition {scripts:.2} scripts (its unlock's included), {commands:.2} commands sent, {all:.2} commands run (inside scripts too)"
+    )
 }
 
 // ---- bare_fred_1 -------------------------------------------------------------------------
@@ -725,7 +772,8 @@ async fn contended_mixed(bench: &mut Bench) {
 async fn trylock_wait_row(bench: &mut Bench) {
     eprintln!("trylock_wait_16");
     let settings = bench.settings;
-    let (rate, success, waits, exact) = trylock_wait(settings, &bench.client, 16).await;
+    let (rate, success, waits, exact, stats) =
+        trylock_wait(settings, &bench.client, &bench.raw, 16).await;
     let mut row = Row::new("trylock_wait_16");
     row.tasks = Some(16);
     row.ops_per_s = Some(rate);
@@ -736,8 +784,9 @@ async fn trylock_wait_row(bench: &mut Bench) {
     row.ratio_to = "redis-benchmark EVALSHA -c 1 / 2".into();
     row.set("success_rate", json!(round3(success)));
     row.set("counter_ok", json!(exact));
+    let note = per_acquisition(&mut row, &stats, waits.len());
     row.notes = format!(
-        "{:.1}% of tries succeed; counter {}",
+        "{:.1}% of tries succeed; {note}; counter {}",
         100.0 * success,
         if exact { "exact" } else { "WRONG" }
     );
@@ -748,8 +797,9 @@ async fn trylock_wait_row(bench: &mut Bench) {
 async fn trylock_wait(
     settings: &Settings,
     client: &Client,
+    raw: &Raw,
     tasks: usize,
-) -> (f64, f64, Vec<u64>, bool) {
+) -> (f64, f64, Vec<u64>, bool, BTreeMap<String, u64>) {
     let name = format!("bench:trylock_wait_{tasks}");
     let counter = Arc::new(AtomicU64::new(0));
     let phase = Phase::new();
@@ -789,7 +839,7 @@ async fn trylock_wait(
             })
         })
         .collect();
-    let window = drive(settings, &phase, async {}, async {}).await;
+    let (window, stats) = drive_counted(settings, &phase, raw).await;
     let (mut tries, mut waits, mut total) = (0, Vec::new(), 0);
     for handle in handles {
         let (t, a, n) = handle.await.expect("trylock task");
@@ -809,5 +859,6 @@ async fn trylock_wait(
         success,
         waits,
         exact,
+        stats,
     )
 }
