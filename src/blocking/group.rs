@@ -588,6 +588,37 @@ impl<R: GroupRule> GroupGuard<R> {
             .as_ref()
             .map_or_else(Vec::new, crate::GroupGuard::members)
     }
+
+    /// How many members this guard holds (all of them for a [`MultiLock`]; at least a
+    /// majority for a [`RedLock`]; see [`crate::GroupGuard::held_count`]).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(group: redisson_lock::blocking::RedLock) -> redisson_lock::Result<()> {
+    /// let guard = group.acquire()?;
+    /// assert!(guard.held_count() >= group.required());
+    /// # Ok(()) }
+    /// ```
+    pub fn held_count(&self) -> usize {
+        self.guard.as_ref().map_or(0, crate::GroupGuard::held_count)
+    }
+
+    /// The fencing token of each member, in the order the members were given: `Some` for
+    /// a held [`FencedLock`](crate::blocking::FencedLock) member, `None` otherwise (see
+    /// [`crate::GroupGuard::tokens`]).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(group: redisson_lock::blocking::MultiLock) -> redisson_lock::Result<()> {
+    /// let guard = group.acquire()?;
+    /// println!("tokens {:?}", guard.tokens());
+    /// # Ok(()) }
+    /// ```
+    pub fn tokens(&self) -> Vec<Option<u64>> {
+        self.guard
+            .as_ref()
+            .map_or_else(Vec::new, crate::GroupGuard::tokens)
+    }
 }
 
 impl<R: GroupRule> fmt::Debug for GroupGuard<R> {

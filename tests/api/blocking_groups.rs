@@ -128,6 +128,9 @@ fn red_lock_holds_a_majority_of_servers() {
         .try_acquire_for(Duration::from_secs(2))
         .unwrap()
         .expect("majority");
+    assert_eq!(guard.held_count(), 2, "the two free members");
+    assert_eq!(guard.members(), [0, 1]);
+    assert_eq!(guard.tokens(), [None, None, None], "no fenced member");
     assert!(
         clients[0]
             .get_lock(&name)
