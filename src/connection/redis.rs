@@ -50,8 +50,9 @@ impl Redis {
         }
     }
 
-    /// The command connection, for what is not a command of a primitive (connection
-    /// events, the cluster's slot map, `QUIT`, and [`Client::redis`](crate::Client::redis)).
+    /// The command connection, for what is not a command (connection events, the
+    /// cluster's slot map, `QUIT`, and [`Client::redis`](crate::Client::redis)): every
+    /// command of the crate goes through the methods below.
     pub(crate) fn client(&self) -> &fred::prelude::Client {
         &self.client
     }
@@ -114,6 +115,36 @@ impl Redis {
                     self.timeout,
                     &self.replicas,
                 )
+            })
+            .await
+    }
+
+    /// One batch of a renewal round or of a hold check (a watchdog round, the sentry's or
+    /// the tracker's check) in hash slot `slot`, through the gate like every script: at a
+    /// pending switch it waits (up to the response timeout) and is not sent to the
+    /// replaced primary; a reply that crossed a switch is an unknown outcome, never a
+    /// confirmation. `read_only`: sent as `EVALSHA_RO` (a check, whose keys a connection
+    /// with `CLIENT TRACKING` then tracks), else as a script that may run twice (a renewal
+    /// re-sent after a reconnect re-arms the same leases). `push_call` writes the
+    /// numkeys, keys and arguments.
+    pub(crate) async fn run_batch(
+        &self,
+        script: &Script,
+        slot: u16,
+        read_only: bool,
+        push_call: impl Fn(&mut Vec<Value>),
+    ) -> Result<Value, fred::error::Error> {
+        self.switch
+            .guarded(self.timeout, || async {
+                if read_only {
+                    script
+                        .run_read_only_in_slot(&self.client, slot, self.timeout, push_call)
+                        .await
+                } else {
+                    script
+                        .run_in_slot(&self.client, slot, Resend::Allowed, self.timeout, push_call)
+                        .await
+                }
             })
             .await
     }
@@ -194,6 +225,29 @@ mod tests {
             .await;
         assert_eq!(answer.ok(), Some("from the new primary"));
         assert_eq!(asked.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_renewal_batch_waits_at_a_closed_gate_and_is_not_sent() {
+        let switch = Arc::new(PrimarySwitch::default());
+        let redis = redis(switch.clone());
+        switch.announce("127.0.0.1:7001").expect("a new switch");
+        let script = Script::new("return 1");
+        let pushed = AtomicU32::new(0);
+        for read_only in [false, true] {
+            let answer = redis
+                .run_batch(&script, 0, read_only, |call| {
+                    pushed.fetch_add(1, Ordering::SeqCst);
+                    call.push(Value::from(0));
+                })
+                .await;
+            assert!(answer.is_err_and(|e| crate::connection::scripts::not_sent(&e)));
+        }
+        assert_eq!(
+            pushed.load(Ordering::SeqCst),
+            0,
+            "nothing was built to send"
+        );
     }
 
     #[tokio::test]

@@ -29,7 +29,6 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::connection::redis::Redis;
-use crate::connection::scripts::Resend;
 use crate::hold::held::{BatchScript, Purpose};
 use crate::hold::registry::{HoldRegistry, Snapshot};
 
@@ -176,8 +175,8 @@ pub(crate) async fn send(
     outcome
 }
 
-/// One batch's script call in hash slot `slot` (re-sent after a reconnect: a renewal or
-/// a check may run twice).
+/// One batch's script call in hash slot `slot`, through [`Redis::run_batch`] (the gate
+/// of every command; a renewal or a check may run twice after a reconnect).
 async fn send_batch(
     redis: &Redis,
     slot: u16,
@@ -191,22 +190,9 @@ async fn send_batch(
         call.extend(keys.iter().cloned());
         call.extend(args.iter().cloned());
     };
-    let script = &script.script;
-    if read_only {
-        script
-            .run_read_only_in_slot(redis.client(), slot, redis.timeout(), push_call)
-            .await
-    } else {
-        script
-            .run_in_slot(
-                redis.client(),
-                slot,
-                Resend::Allowed,
-                redis.timeout(),
-                push_call,
-            )
-            .await
-    }
+    redis
+        .run_batch(&script.script, slot, read_only, push_call)
+        .await
 }
 
 /// What one round's replies are applied with.
