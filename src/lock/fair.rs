@@ -216,82 +216,62 @@ fn waiting(target: &Target<'_>) -> Waiting {
     Waiting::Channel(fair_waiter_channel(target.name, &target.owner_field()))
 }
 
-impl Kind for Fair {
-    const NAME: &'static str = "fair";
-    const CAPABILITIES: Capabilities = Capabilities {
-        queues_in_redis: true,
-        ..Capabilities::NONE
+/// `impl Kind` for the two fair kinds, which differ only in their name and whether the
+/// owner may take the lock again (a refused re-entry of the non-reentrant one is its
+/// typed error).
+macro_rules! fair_kind {
+    ($kind:ty, $name:literal, reentrant: $reentrant:literal) => {
+        impl Kind for $kind {
+            const NAME: &'static str = $name;
+            const CAPABILITIES: Capabilities = Capabilities {
+                queues_in_redis: true,
+                ..Capabilities::NONE
+            };
+
+            fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall {
+                acquire(target, lease_ms, mode, $reentrant)
+            }
+
+            fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
+                release(target, lease_ms, latch)
+            }
+
+            fn queue_handoff(
+                &self,
+                target: &Target<'_>,
+                lease_ms: u64,
+                latch: &str,
+                named: &[Arc<Slot>],
+            ) -> Option<ScriptCall> {
+                Some(queue_handoff(target, lease_ms, latch, named))
+            }
+
+            fn force_release(&self, target: &Target<'_>) -> ScriptCall {
+                force_release(target)
+            }
+
+            fn acquire_failed(&self, target: &Target<'_>, wait_ms: u64) -> Option<ScriptCall> {
+                Some(acquire_failed(target, wait_ms))
+            }
+
+            fn waiting(&self, target: &Target<'_>) -> Waiting {
+                waiting(target)
+            }
+
+            fn script_error(
+                &self,
+                target: &Target<'_>,
+                error: &fred::error::Error,
+            ) -> Option<Error> {
+                if $reentrant {
+                    None
+                } else {
+                    super::non_reentrant::reacquire_error(target, error)
+                }
+            }
+        }
     };
-
-    fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall {
-        acquire(target, lease_ms, mode, true)
-    }
-
-    fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
-        release(target, lease_ms, latch)
-    }
-
-    fn queue_handoff(
-        &self,
-        target: &Target<'_>,
-        lease_ms: u64,
-        latch: &str,
-        named: &[Arc<Slot>],
-    ) -> Option<ScriptCall> {
-        Some(queue_handoff(target, lease_ms, latch, named))
-    }
-
-    fn force_release(&self, target: &Target<'_>) -> ScriptCall {
-        force_release(target)
-    }
-
-    fn acquire_failed(&self, target: &Target<'_>, wait_ms: u64) -> Option<ScriptCall> {
-        Some(acquire_failed(target, wait_ms))
-    }
-
-    fn waiting(&self, target: &Target<'_>) -> Waiting {
-        waiting(target)
-    }
 }
 
-impl Kind for NonReentrantFair {
-    const NAME: &'static str = "non_reentrant_fair";
-    const CAPABILITIES: Capabilities = Capabilities {
-        queues_in_redis: true,
-        ..Capabilities::NONE
-    };
-
-    fn acquire(&self, target: &Target<'_>, lease_ms: u64, mode: AcquireMode) -> ScriptCall {
-        acquire(target, lease_ms, mode, false)
-    }
-
-    fn release(&self, target: &Target<'_>, lease_ms: u64, latch: &str) -> ScriptCall {
-        release(target, lease_ms, latch)
-    }
-
-    fn queue_handoff(
-        &self,
-        target: &Target<'_>,
-        lease_ms: u64,
-        latch: &str,
-        named: &[Arc<Slot>],
-    ) -> Option<ScriptCall> {
-        Some(queue_handoff(target, lease_ms, latch, named))
-    }
-
-    fn force_release(&self, target: &Target<'_>) -> ScriptCall {
-        force_release(target)
-    }
-
-    fn acquire_failed(&self, target: &Target<'_>, wait_ms: u64) -> Option<ScriptCall> {
-        Some(acquire_failed(target, wait_ms))
-    }
-
-    fn waiting(&self, target: &Target<'_>) -> Waiting {
-        waiting(target)
-    }
-
-    fn script_error(&self, target: &Target<'_>, error: &fred::error::Error) -> Option<Error> {
-        super::non_reentrant::reacquire_error(target, error)
-    }
-}
+fair_kind!(Fair, "fair", reentrant: true);
+fair_kind!(NonReentrantFair, "non_reentrant_fair", reentrant: false);
