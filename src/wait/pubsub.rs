@@ -550,7 +550,23 @@ impl PubSub {
             match sent {
                 Ok(()) if self.clustered => {
                     let routing = self.subscriber.cached_cluster_state();
-                    let home = routing.and_then(|r| owner_id(&r, slot));
+                    let owner = routing
+                        .as_ref()
+                        .and_then(|r| owner_range(r, slot))
+                        .map(|range| (range.id.to_string(), range.primary.clone()));
+                    let mut home = owner.as_ref().map(|(id, _)| id.clone());
+                    // fred sends by its slot map, and a node the slot is still moving to
+                    // answers `MOVED` to the node it leaves, which ends the subscription
+                    // when the move completes: recorded on the owner while it lives on
+                    // the old node, it would never be followed again. One that the owner
+                    // does not list is recorded nowhere, so the next scan tries again.
+                    if self.sharded
+                        && let Some((_, server)) = &owner
+                        && !self.shard_listens(server, &live[0].0).await
+                    {
+                        tracing::debug!(slot, node = %server, "subscribed again, but not on the slot's owner: again at the next scan");
+                        home = None;
+                    }
                     tracing::debug!(slot, node = ?home, channels = live.len(), "subscribed again");
                     for (_, channel) in &live {
                         channel.home().clone_from(&home);
@@ -564,6 +580,22 @@ impl PubSub {
             for (_, channel) in &live {
                 channel.notify.notify_waiters();
             }
+        }
+    }
+
+    /// Whether `server` counts a shard subscriber of `channel` (`PUBSUB SHARDNUMSUB` on the
+    /// command connection): after this client subscribed, 0 means the subscription is
+    /// elsewhere. An error or an unreadable answer counts as no.
+    async fn shard_listens(&self, server: &fred::types::config::Server, channel: &str) -> bool {
+        let numsub = CustomCommand::new_static("PUBSUB", ClusterHash::Random, false);
+        let answer = self
+            .commands
+            .with_cluster_node(server.clone())
+            .custom::<Value, _>(numsub, vec!["SHARDNUMSUB", channel])
+            .await;
+        match answer {
+            Ok(Value::Array(pair)) => pair.get(1).and_then(Value::as_i64).is_some_and(|n| n > 0),
+            _ => false,
         }
     }
 
@@ -596,13 +628,17 @@ impl PubSub {
 
 /// The id of the primary that owns `slot` per `routing`.
 fn owner_id(routing: &ClusterRouting, slot: u16) -> Option<String> {
+    owner_range(routing, slot).map(|range| range.id.to_string())
+}
+
+/// The slot range of `routing` that holds `slot` (its primary and that primary's id).
+fn owner_range(routing: &ClusterRouting, slot: u16) -> Option<&fred::types::cluster::SlotRange> {
     let ranges = routing.slots();
     let after = ranges.partition_point(|range| range.start <= slot);
     after
         .checked_sub(1)
         .map(|at| &ranges[at])
         .filter(|range| slot <= range.end)
-        .map(|range| range.id.to_string())
 }
 
 async fn receive_loop(

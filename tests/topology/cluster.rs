@@ -279,6 +279,7 @@ async fn a_waiter_follows_its_slot_through_a_failover() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_follows_its_slot_through_a_migration() {
+    init_tracing();
     let cluster = std::sync::Arc::new(Cluster::start());
     let other_primary = |topology: &Cluster, owner: u16| {
         topology
