@@ -81,6 +81,10 @@
 //! * `told_at_once` (`told`): another connection changes a held lock (`DEL`, `UNLINK`,
 //!   `HDEL` of the owner's field, `PEXPIRE 100`); the time to the holder's first signal,
 //!   p99 against issue 48's 50 ms and in PING round trips.
+//! * `holds_curve` (`curves`, opt-in: only when `BENCH_ONLY` names it): 10k / 100k / 1M
+//!   locks held by one client, a row `holds_<N>` each: `heap_bytes_per_hold`,
+//!   `rss_bytes_per_hold`, `renewal_scripts_per_period`, `cpu_ms_per_period`,
+//!   `cpu_ns_per_hold_per_period`, `alive_after` (`BENCH_CURVE_HOLDS` sets the steps).
 //! * `java`: real Redisson's own benchmark (3.23.3 and 4.7.0, `bench.sh` of
 //!   `REDISSON_JAVA_DIR` or `../shared/redisson-java`) on the same server after the
 //!   crate's scenarios, for the scenarios both have: `java_<version>_ops_per_s` and
@@ -111,6 +115,7 @@ use redisson_lock::{Client, Config};
 mod support;
 
 mod alloc_count;
+mod curves;
 mod fair;
 mod fenced;
 mod fleet;
@@ -187,6 +192,7 @@ fn known_scenarios() -> Vec<&'static str> {
     [
         &["limits"][..],
         watchdog::SCENARIOS,
+        curves::SCENARIOS,
         reentrant::SCENARIOS,
         fenced::SCENARIOS,
         map_entry::SCENARIOS,
@@ -279,6 +285,8 @@ async fn run(settings: &'static Settings, url: String, owned: bool) {
     permits::run(&mut bench).await;
     semaphore::run(&mut bench).await;
     told::run(&mut bench).await;
+    // Opt-in (minutes at a million holds): only when `BENCH_ONLY` names it.
+    curves::run(&mut bench).await;
 
     if let Some(row) = watchdog_row {
         bench.rows.push(row);

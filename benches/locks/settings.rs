@@ -49,6 +49,14 @@ impl Settings {
         }
     }
 
+    /// Whether `BENCH_ONLY` names `scenario`: for the opt-in scenarios, which a plain run
+    /// leaves out (`holds_curve`).
+    pub fn names(&self, scenario: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_some_and(|only| only.iter().any(|s| s == scenario))
+    }
+
     /// Whether `scenario` runs: every scenario without `BENCH_ONLY`, else the names it lists.
     pub fn wants(&self, scenario: &str) -> bool {
         self.only
