@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use redisson_lock::fred::interfaces::ServerInterface;
-use redisson_lock::{Client, Config, LockOwner, RLock};
+use redisson_lock::{LockOwner, RLock};
 use serde_json::json;
 
 use crate::alloc_count::Live;
 use crate::measure::{cpu_time, vm_rss};
 use crate::report::Bound::AtMost;
 use crate::report::{Row, round1, round3};
-use crate::server::{command_stats, reset_stats, script_calls};
+use crate::server::{command_stats, lock_client, reset_stats, script_calls};
 use crate::{Bench, Raw};
 
 pub const SCENARIOS: &[&str] = &["holds_curve"];
@@ -59,17 +59,23 @@ pub async fn run(bench: &mut Bench) {
     }
 }
 
+/// Runs `calls`, 512 at a time, and counts those that failed: counted, not fatal, since
+/// how many fail (a response timeout behind a renewal round) is one of the figures.
+async fn failures<T>(
+    calls: impl Iterator<Item = impl std::future::Future<Output = redisson_lock::Result<T>>>,
+) -> u64 {
+    futures::stream::iter(calls)
+        .buffer_unordered(512)
+        .fold(
+            0u64,
+            |errors, r| async move { errors + u64::from(r.is_err()) },
+        )
+        .await
+}
+
 /// One step: `n` holds taken, measured, given back.
 async fn step(url: &str, raw: &Raw, n: usize) -> Row {
-    let client = Client::connect(
-        Config::builder()
-            .url(url)
-            .key_tracking(std::env::var_os("BENCH_NO_TRACKING").is_none())
-            .build()
-            .expect("config"),
-    )
-    .await
-    .expect("connect");
+    let client = lock_client(url, |c| c).await;
     let keys_before: u64 = raw.dbsize().await.expect("DBSIZE");
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (heap0, rss0) = (Live::now(), vm_rss().unwrap_or(0));
@@ -81,22 +87,16 @@ async fn step(url: &str, raw: &Raw, n: usize) -> Row {
         })
         .collect();
     let started = Instant::now();
-    // Counted, not fatal: how many acquisitions fail (a response timeout behind a renewal
-    // round) is one of the figures.
-    let lock_errors = futures::stream::iter(locks.iter().map(|l| l.lock()))
-        .buffer_unordered(512)
-        .fold(
-            0u64,
-            |errors, r| async move { errors + u64::from(r.is_err()) },
-        )
-        .await;
+    let lock_errors = failures(locks.iter().map(|l| l.lock())).await;
     let acquire_s = started.elapsed().as_secs_f64();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (heap_allocs, heap_bytes) = Live::now().per(heap0, n);
     let rss_bytes = vm_rss().unwrap_or(0).saturating_sub(rss0) as f64 / n as f64;
 
-    // Two renewal periods, from just after a round (the first one is a period after the
-    // first hold).
+    // Three renewal periods from half a period after the first round (which comes a
+    // period after the first hold): the window then holds three rounds whole, unless the
+    // rounds fall behind, which is what it shows.
+    tokio::time::sleep_until((started + period() * 3 / 2).into()).await;
     reset_stats(raw).await;
     let cpu0 = cpu_time().unwrap_or_default();
     let hold = Instant::now();
@@ -109,13 +109,7 @@ async fn step(url: &str, raw: &Raw, n: usize) -> Row {
     let renewed = client.renewed_locks();
 
     let released = Instant::now();
-    let unlock_errors = futures::stream::iter(locks.iter().map(|l| l.unlock()))
-        .buffer_unordered(512)
-        .fold(
-            0u64,
-            |errors, r| async move { errors + u64::from(r.is_err()) },
-        )
-        .await;
+    let unlock_errors = failures(locks.iter().map(|l| l.unlock())).await;
     let release_s = released.elapsed().as_secs_f64();
     client.shutdown().await.expect("shutdown");
     drop(locks);

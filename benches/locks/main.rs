@@ -107,8 +107,8 @@
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it does nothing.
 
+use redisson_lock::Client;
 use redisson_lock::fred::interfaces::ClientLike;
-use redisson_lock::{Client, Config};
 
 // The tests' redis-server starter, shared rather than copied.
 #[path = "../../tests/support/mod.rs"]
@@ -239,15 +239,7 @@ fn main() {
 async fn run(settings: &'static Settings, url: String, owned: bool) {
     let raw = server::raw_client(&url).await;
     server::learn_server_pid(&raw).await;
-    let client = Client::connect(
-        Config::builder()
-            .url(&url)
-            .key_tracking(std::env::var_os("BENCH_NO_TRACKING").is_none())
-            .build()
-            .expect("url"),
-    )
-    .await
-    .expect("connect");
+    let client = server::lock_client(&url, |c| c).await;
 
     // Memory first, while the allocator holds nothing from earlier scenarios; then the
     // watchdog, before the throughput scenarios (see watchdog.rs). The watchdog's JSON

@@ -40,6 +40,20 @@ impl Server {
     }
 }
 
+/// A lock client of `url` as the bench's are (key tracking unless `BENCH_NO_TRACKING`),
+/// with `configure` applied (a shorter watchdog, say).
+pub async fn lock_client(
+    url: &str,
+    configure: impl FnOnce(redisson_lock::ConfigBuilder) -> redisson_lock::ConfigBuilder,
+) -> redisson_lock::Client {
+    let builder = redisson_lock::Config::builder()
+        .url(url)
+        .key_tracking(std::env::var_os("BENCH_NO_TRACKING").is_none());
+    redisson_lock::Client::connect(configure(builder).build().expect("config"))
+        .await
+        .expect("connect")
+}
+
 pub async fn raw_client(url: &str) -> Raw {
     let config = redisson_lock::fred::prelude::Config::from_url(url).expect("REDIS_URL");
     let client = redisson_lock::fred::prelude::Builder::from_config(config)

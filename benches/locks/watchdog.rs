@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use redisson_lock::fred::interfaces::ClientLike;
 use redisson_lock::fred::types::InfoKind;
-use redisson_lock::{Client, Config, LockOwner, RLock};
+use redisson_lock::{Client, LockOwner, RLock};
 use serde_json::json;
 
 use crate::Raw;
@@ -19,7 +19,7 @@ use crate::alloc_count::Live;
 use crate::measure::{cpu_time, vm_rss};
 use crate::report::Bound::{AtMost, Below};
 use crate::report::{Row, round1, round3};
-use crate::server::{command_stats, reset_stats, script_calls};
+use crate::server::{command_stats, lock_client, reset_stats, script_calls};
 use crate::settings::Settings;
 
 pub const SCENARIOS: &[&str] = &["watchdog_10k", "memory"];
@@ -87,16 +87,7 @@ pub async fn watchdog_row(settings: &Settings, url: &str, raw: &Raw) -> Option<R
 /// `watchdog_10k`: N locks held in watchdog mode (3 s timeout, renewed every 1 s).
 async fn watchdog(settings: &Settings, url: &str, raw: &Raw) -> Watchdog {
     let timeout = Duration::from_secs(3);
-    let client = Client::connect(
-        Config::builder()
-            .url(url)
-            .watchdog_timeout(timeout)
-            .key_tracking(std::env::var_os("BENCH_NO_TRACKING").is_none())
-            .build()
-            .expect("config"),
-    )
-    .await
-    .expect("connect");
+    let client = lock_client(url, |c| c.watchdog_timeout(timeout)).await;
     let n = settings.locks;
     let names: Vec<String> = (0..n).map(|i| format!("bench:watchdog:{i}")).collect();
     let locks: Vec<RLock> = names
