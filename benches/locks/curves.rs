@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use redisson_lock::fred::interfaces::ServerInterface;
-use redisson_lock::{LockOwner, RLock};
 use serde_json::json;
 
 use crate::alloc_count::Live;
@@ -79,13 +78,7 @@ async fn step(url: &str, raw: &Raw, n: usize) -> Row {
     let keys_before: u64 = raw.dbsize().await.expect("DBSIZE");
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (heap0, rss0) = (Live::now(), vm_rss().unwrap_or(0));
-    let locks: Vec<RLock> = (0..n)
-        .map(|i| {
-            client
-                .get_lock(format!("bench:curve:{n}:{i}"))
-                .with_owner(LockOwner::from_raw(i as u64 + 1))
-        })
-        .collect();
+    let locks = crate::watchdog::held_handles(&client, &format!("bench:curve:{n}"), n);
     let started = Instant::now();
     let lock_errors = failures(locks.iter().map(|l| l.lock())).await;
     let acquire_s = started.elapsed().as_secs_f64();

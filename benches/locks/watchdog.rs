@@ -169,6 +169,18 @@ async fn info_field(raw: &Raw, section: InfoKind, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `n` lock handles `<prefix>:<i>`, each with its own owner (as many holds as handles):
+/// what the memory rows and `holds_curve` hold.
+pub fn held_handles(client: &Client, prefix: &str, n: usize) -> Vec<RLock> {
+    (0..n)
+        .map(|i| {
+            client
+                .get_lock(format!("{prefix}:{i}"))
+                .with_owner(LockOwner::from_raw(i as u64 + 1))
+        })
+        .collect()
+}
+
 /// `memory`, if selected: VmRSS growth per held lock (handle + watchdog registration) and
 /// per task waiting in `lock()` on one held lock.
 pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<Memory> {
@@ -184,13 +196,7 @@ pub async fn memory(settings: &Settings, client: &Client, raw: &Raw) -> Option<M
     let rss0 = vm_rss().unwrap_or(0);
     let heap0 = Live::now();
     let server0 = info_field(raw, InfoKind::Memory, "used_memory").await;
-    let locks: Vec<RLock> = (0..n)
-        .map(|i| {
-            client
-                .get_lock(format!("bench:memory:held:{i}"))
-                .with_owner(LockOwner::from_raw(i as u64 + 1))
-        })
-        .collect();
+    let locks = held_handles(client, "bench:memory:held", n);
     futures::stream::iter(locks.iter().map(|l| l.lock()))
         .buffer_unordered(256)
         .for_each(|r| async move { r.expect("lock") })

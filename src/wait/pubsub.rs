@@ -583,9 +583,11 @@ impl PubSub {
         }
     }
 
-    /// Whether `server` counts a shard subscriber of `channel` (`PUBSUB SHARDNUMSUB` on the
-    /// command connection): after this client subscribed, 0 means the subscription is
-    /// elsewhere. An error or an unreadable answer counts as no.
+    /// Whether `server` may hold this client's shard subscription of `channel` (`PUBSUB
+    /// SHARDNUMSUB` on the command connection): after this client subscribed, 0 means it
+    /// is elsewhere. A count above 0 may be another client's. An error (an ACL without
+    /// `pubsub|shardnumsub`) or an unreadable answer trusts the slot map, as before the
+    /// check: otherwise every scan would subscribe again.
     async fn shard_listens(&self, server: &fred::types::config::Server, channel: &str) -> bool {
         let numsub = CustomCommand::new_static("PUBSUB", ClusterHash::Random, false);
         let answer = self
@@ -594,8 +596,12 @@ impl PubSub {
             .custom::<Value, _>(numsub, vec!["SHARDNUMSUB", channel])
             .await;
         match answer {
-            Ok(Value::Array(pair)) => pair.get(1).and_then(Value::as_i64).is_some_and(|n| n > 0),
-            _ => false,
+            Ok(Value::Array(pair)) => pair.get(1).and_then(Value::as_i64).is_none_or(|n| n > 0),
+            Ok(_) => true,
+            Err(error) => {
+                tracing::debug!(%error, node = %server, "PUBSUB SHARDNUMSUB refused: trusting the slot map");
+                true
+            }
         }
     }
 
