@@ -157,6 +157,11 @@ impl Cluster {
             .contains("master_link_status:up")
     }
 
+    fn syncing(&self, port: u16) -> bool {
+        self.cli(port, &["info", "replication"])
+            .contains("master_sync_in_progress:1")
+    }
+
     /// The topology as the node on `port` sees it.
     pub fn topology(&self, port: u16) -> Vec<ClusterNode> {
         self.cli(port, &["cluster", "nodes"])
@@ -218,14 +223,17 @@ impl Cluster {
         self.cli(port, &["cluster", "myid"]).trim().to_string()
     }
 
+    /// Whether every node sees `slot` served by the primary on `port`.
+    fn seen_by_all(&self, slot: u16, port: u16) -> bool {
+        self.nodes
+            .iter()
+            .all(|node| self.owner_seen_by(node.port, slot) == Some(port))
+    }
+
     /// Blocks until every node sees `slot` served by the primary on `port`.
     pub fn wait_owner(&self, slot: u16, port: u16, limit: Duration) {
         let started = Instant::now();
-        while !self
-            .nodes
-            .iter()
-            .all(|node| self.owner_seen_by(node.port, slot) == Some(port))
-        {
+        while !self.seen_by_all(slot, port) {
             assert!(
                 started.elapsed() < limit,
                 "not every node sees slot {slot} on {port} after {limit:?}"
@@ -237,10 +245,34 @@ impl Cluster {
     /// `CLUSTER FAILOVER` on the replica on `replica` (a manual failover: its primary
     /// stops, the replica catches up and takes over), then blocks until every node sees
     /// the replica serving `slot` and the old primary reports itself a replica.
+    ///
+    /// A manual failover the server gives up on (it waits at most 5 s for the replica to
+    /// catch up, e.g. when the replica's sync after an earlier failover is still running)
+    /// is asked again, up to 20 s in all.
     pub fn failover(&self, replica: u16, old_primary: u16, slot: u16) {
-        let reply = self.cli(replica, &["cluster", "failover"]);
-        assert_eq!(reply.trim(), "OK", "CLUSTER FAILOVER on {replica}: {reply}");
-        self.wait_owner(slot, replica, Duration::from_secs(20));
+        let started = Instant::now();
+        while !self.replica_linked(replica) || self.syncing(replica) {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the replica {replica} never finished its sync with {old_primary}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        loop {
+            let reply = self.cli(replica, &["cluster", "failover"]);
+            assert_eq!(reply.trim(), "OK", "CLUSTER FAILOVER on {replica}: {reply}");
+            let asked = Instant::now();
+            while asked.elapsed() < Duration::from_secs(6) && !self.seen_by_all(slot, replica) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if self.seen_by_all(slot, replica) {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "not every node sees slot {slot} on {replica} after 20 s of CLUSTER FAILOVER"
+            );
+        }
         let started = Instant::now();
         while self.role(old_primary) != "slave" {
             assert!(
