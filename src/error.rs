@@ -101,14 +101,14 @@ pub enum Error {
     /// A key holds a value of another type than the operation needs (Redis answered
     /// `WRONGTYPE`): the lock's key is not a hash (something other than a lock is stored
     /// under that name), or the data key of a fenced write, such as
-    /// [`FencedWriter::hset`](crate::fencing::FencedWriter::hset), is not what its command needs.
+    /// [`FencedWriter::hset`](crate::client::fencing::FencedWriter::hset), is not what its command needs.
     #[error("key `{key}` holds a value of the wrong type (Redis answered WRONGTYPE)")]
     WrongType {
         /// The key that holds the foreign value.
         key: String,
     },
 
-    /// A fenced write (or a [`FencingGate::check`](crate::fencing::FencingGate::check)) presented a
+    /// A fenced write (or a [`FencingGate::check`](crate::client::fencing::FencingGate::check)) presented a
     /// token below the highest one the resource has seen: a newer holder of the lock has
     /// written since, so the caller's hold is stale and it should stop. Nothing was
     /// written and nothing was recorded.
@@ -120,7 +120,7 @@ pub enum Error {
         presented: u64,
     },
 
-    /// A fenced write found its fence key (see [`fencing::fence_key`](crate::fencing::fence_key))
+    /// A fenced write found its fence key (see [`fencing::fence_key`](crate::client::fencing::fence_key))
     /// holding something other than a token: not a decimal `u64`, or not a string at all.
     /// Something other than this crate wrote it. Nothing was written.
     #[error("fence key `{key}` holds {found:?}, not a fencing token; nothing was written")]

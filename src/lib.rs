@@ -17,23 +17,18 @@ pub mod codec;
 pub mod config;
 mod connection;
 mod engine;
-mod entries;
 mod error;
-pub mod fencing;
-mod hold;
-pub mod kinds;
 mod lock;
 pub mod names;
 pub mod synchronizers;
-mod telemetry;
-mod wait;
 
 pub use client::Client;
-pub use connection::config::{Config, ConfigBuilder};
-pub use entries::EntryObjects;
+pub use client::entries::EntryObjects;
+pub use client::fencing;
+pub use config::{Config, ConfigBuilder};
+pub use engine::hold::state::HoldState;
+pub use engine::hold::watch::HoldWatch;
 pub use error::{Error, Result};
-pub use hold::state::HoldState;
-pub use hold::watch::HoldWatch;
 pub use lock::{
     Backoff, FairLock, FasterMultiLock, FencedLock, GroupGuard, Lock, LockGuard, LockKind,
     MultiLock, NonReentrantFairLock, NonReentrantLock, RLock, ReadLock, ReadWriteLock, RedLock,
@@ -48,6 +43,34 @@ pub use synchronizers::semaphore::Semaphore;
 /// The fred crate this crate is built on, for [`ConfigBuilder::redis_config`] and
 /// [`Client::redis`].
 pub use fred;
+
+pub mod kinds {
+    //! The type parameters behind the lock handles: each lock kind (the `K` of
+    //! [`Lock<K>`](crate::Lock), named at the crate root by its alias such as
+    //! [`RLock`](crate::RLock) or [`FairLock`](crate::FairLock)), each group rule (the `R` of
+    //! [`LockGroup<R>`], named by [`MultiLock`](crate::MultiLock) and
+    //! [`RedLock`](crate::RedLock)), and the group types themselves.
+    //!
+    //! Most code names the aliases and never needs this module; it is for code generic over
+    //! the kind, and for the guard aliases of a group.
+    //!
+    //! ```
+    //! use redisson_lock::kinds::{Fair, Reentrant};
+    //! use redisson_lock::{Lock, LockKind};
+    //!
+    //! fn kind_of<K: LockKind>(_: &Lock<K>) -> &'static str {
+    //!     std::any::type_name::<K>()
+    //! }
+    //! # fn use_it(rlock: Lock<Reentrant>, fair: Lock<Fair>) {
+    //! #     let _ = (kind_of(&rlock), kind_of(&fair));
+    //! # }
+    //! ```
+
+    pub use crate::lock::{
+        AllMembers, AnyLock, Fair, FasterMulti, Fenced, GroupRule, LockGroup, Majority,
+        MultiLockGuard, NonReentrant, NonReentrantFair, Read, RedLockGuard, Reentrant, Spin, Write,
+    };
+}
 
 #[cfg(test)]
 mod bounds {

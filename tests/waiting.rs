@@ -463,7 +463,7 @@ async fn our_waiter_is_subscribed_before_it_retries() {
     client.shutdown().await.unwrap();
 }
 
-/// The same semantics for every primitive's wait (`crate::wait::waiter`): when subscribing
+/// The same semantics for every primitive's wait (`crate::engine::wait::waiter`): when subscribing
 /// is slow, a wait with a deadline waits for it until the deadline and answers "not
 /// taken" (`false` / `None`); it does not fail early with `Error::Timeout` because the
 /// subscription timeout is shorter than its budget. (Until 0.1 the permit-expirable
@@ -585,7 +585,7 @@ async fn a_slow_subscription_ends_every_wait_at_its_deadline() {
     other.shutdown().await.unwrap();
 }
 
-/// The same re-check for every primitive's wait (`crate::wait::waiter::RECHECK`, 2 s): a
+/// The same re-check for every primitive's wait (`crate::engine::wait::waiter::RECHECK`, 2 s): a
 /// change that nobody published (another program's `DEL`, `SET` or `INCR`, or a message
 /// lost with a connection) costs every waiter at most that long. (Until 0.1 a lock waiter
 /// slept to the holder's TTL, up to the watchdog timeout, and the semaphore, the

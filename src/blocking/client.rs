@@ -8,7 +8,7 @@ use super::{
     FairLock, FasterMultiLock, FencedLock, Lock, NonReentrantFairLock, NonReentrantLock, RLock,
     ReadWriteLock, SpinLock,
 };
-use crate::connection::config::Config;
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::lock::{Backoff, LockKind};
 

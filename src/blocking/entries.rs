@@ -8,8 +8,8 @@ use super::runtime::Shared;
 use super::{
     CountDownLatch, FairLock, Lock, PermitExpirableSemaphore, RLock, ReadWriteLock, Semaphore,
 };
+use crate::client::entries::EntryKey;
 use crate::codec::{CodecError, JavaCodec};
-use crate::entries::EntryKey;
 use crate::lock::LockKind;
 use crate::names::map_entry::{EntryObject, EntryObjectName};
 

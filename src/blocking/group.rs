@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::Lock;
 use super::runtime::Shared;
+use crate::engine::hold::watch::HoldWatch;
 use crate::error::{Error, Result};
-use crate::hold::watch::HoldWatch;
 use crate::lock::{AllMembers, GroupRule, LockKind, Majority};
 use crate::names::owner::LockOwner;
 
@@ -554,7 +554,7 @@ impl<R: GroupRule> GroupGuard<R> {
         }
     }
 
-    crate::hold::guard_methods::blocking_hold_methods!(
+    crate::engine::hold::guard_methods::blocking_hold_methods!(
         "guard",
         "# fn demo(group: redisson_lock::blocking::MultiLock) -> redisson_lock::Result<()> {\n\
          let guard = group.acquire()?;"

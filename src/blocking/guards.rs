@@ -4,17 +4,17 @@ use std::fmt;
 
 use super::Lock;
 use super::forward::IntoBlocking;
+use crate::engine::hold::watch::HoldWatch;
 use crate::error::Result;
-use crate::hold::watch::HoldWatch;
 use crate::lock::{LockKind, Reentrant};
 use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
 use super::FencedLock;
 #[cfg(doc)]
-use crate::error::Error;
+use crate::engine::hold::state::HoldState;
 #[cfg(doc)]
-use crate::hold::state::HoldState;
+use crate::error::Error;
 
 /// One hold of a blocking [`Lock`], from [`Lock::acquire`] and its siblings.
 ///
@@ -93,7 +93,7 @@ impl<K: LockKind> LockGuard<K> {
         }
     }
 
-    crate::hold::guard_methods::blocking_hold_methods!(
+    crate::engine::hold::guard_methods::blocking_hold_methods!(
         "guard",
         "# fn demo(lock: redisson_lock::blocking::RLock) -> redisson_lock::Result<()> {\n\
          let guard = lock.acquire()?;"

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::runtime::Shared;
+use crate::engine::hold::watch::HoldWatch;
 use crate::error::Result;
-use crate::hold::watch::HoldWatch;
 use crate::synchronizers::PermitId;
 
 /// Redisson's `RPermitExpirableSemaphore`, blocking: every method of the async
@@ -496,7 +496,7 @@ impl Permit {
         )
     }
 
-    crate::hold::guard_methods::blocking_hold_methods!(
+    crate::engine::hold::guard_methods::blocking_hold_methods!(
         "permit",
         "# fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {\n\
          let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept()?;"

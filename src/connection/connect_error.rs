@@ -2,7 +2,7 @@
 //! (a server, a cluster's seed nodes, the Sentinels and the master's name) and why, never
 //! a password and never fred's debug text; a failed TLS handshake as [`Error::Tls`].
 
-use crate::connection::config::Config;
+use crate::config::Config;
 use crate::error::Error;
 
 /// The error of a first connection, in one line that names the address(es) tried (host

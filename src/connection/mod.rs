@@ -1,8 +1,5 @@
 //! Talking to Redis: where it is, how to reach it, and how scripts are sent.
 //!
-//! * [`config`]: [`Config`](crate::Config) and its builder: the server or cluster or
-//!   sentinels, and the lock settings that Redisson also has;
-//! * [`tls`], [`secrets`]: encrypted connections and passwords never shown;
 //! * [`scripts`]: how the Lua scripts are sent (`EVALSHA`, one load on `NOSCRIPT`, the
 //!   slot on a cluster, what may be resent);
 //! * [`replicas`]: Redisson's synced eval: `WAIT` for the replicas, with rollback;
@@ -13,16 +10,16 @@
 //! * [`detach`]: [`detach::FinishOnDrop`], a call that once sent is finished even if its
 //!   caller goes away (what makes acquires, unlocks and permit takes cancel safe).
 //!
+//! What it is told comes from a built [`Config`](crate::Config) (`src/config/`: where
+//! Redis is, TLS, credentials, the lock settings); nothing here reads configuration.
+//!
 //! Who uses it: the client builds the connections and the [`Engine`](crate::engine::Engine)
 //! (`src/engine/`), which holds the one [`redis::Redis`]; the lock engine, the
 //! synchronizers and the hold machinery send through it. Nothing here knows a lock kind.
 
-pub(crate) mod config;
 pub(crate) mod connect_error;
 pub(crate) mod detach;
 pub(crate) mod primary_switch;
 pub(crate) mod redis;
 pub(crate) mod replicas;
 pub(crate) mod scripts;
-pub(crate) mod secrets;
-pub(crate) mod tls;

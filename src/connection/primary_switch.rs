@@ -1,7 +1,7 @@
 //! [`PrimarySwitch`]: the gate that keeps lock commands off a primary the sentinels have
 //! replaced.
 //!
-//! On a sentinel's `+switch-master` (see [`crate::hold::failover_watch`]) the switch is
+//! On a sentinel's `+switch-master` (see [`crate::engine::hold::failover_watch`]) the switch is
 //! *announced*: the gate closes and its epoch moves on. Every lock command (acquire,
 //! renewal, release, the reads that settle a lost reply, the batched deletes of unlock
 //! latches) passes the gate before it is sent: while it is closed, the command waits for the data connection to reach the

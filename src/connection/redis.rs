@@ -194,7 +194,7 @@ mod tests {
     use fred::prelude::Builder;
 
     use super::*;
-    use crate::connection::config::Config;
+    use crate::config::Config;
 
     fn redis(switch: Arc<PrimarySwitch>) -> Redis {
         let config = Config::from_url("redis://127.0.0.1:1").expect("url");

@@ -36,7 +36,7 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::connection::config::Config;
+use crate::config::Config;
 use crate::connection::primary_switch::PrimarySwitch;
 
 /// How long a count of zero replicas is trusted before it is read again (in the

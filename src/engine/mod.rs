@@ -5,8 +5,9 @@
 //!
 //! The client builds one engine and hands an `Arc` of it to every handle; the primitives
 //! need nothing else from the client, so none of them imports `client`. The engine is
-//! state only: the lock engine's behaviour is in `lock/`, the waiting in `wait/`, the
-//! holds' in `hold/`.
+//! state and the machinery every kind shares: the holds (`hold/`: the registry, the
+//! watchdog's renewal rounds, the hold signals, key tracking) and the waiting (`wait/`:
+//! pub/sub, local lines, queued waiters); the lock kinds' own behaviour is in `lock/`.
 //!
 //! Invariants: the client id is fixed for the context's life; background tasks (the pub/sub
 //! loops, the renewal timer, the chore task) end when the client is shut down or the last
@@ -19,16 +20,19 @@ use fred::prelude::ClientLike;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::connection::config::Config;
+use crate::config::Config;
 use crate::connection::redis::Redis;
-use crate::hold::ledger::HoldLedger;
-use crate::hold::registry::HoldRegistry;
-use crate::wait::local_queue::{HandoffLimits, LocalQueues};
-use crate::wait::pubsub::PubSub;
-use crate::wait::queued_waiters::QueuedWaiters;
-use crate::wait::writer_gates::WriterGates;
+use crate::engine::hold::ledger::HoldLedger;
+use crate::engine::hold::registry::HoldRegistry;
+use crate::engine::wait::local_queue::{HandoffLimits, LocalQueues};
+use crate::engine::wait::pubsub::PubSub;
+use crate::engine::wait::queued_waiters::QueuedWaiters;
+use crate::engine::wait::writer_gates::WriterGates;
 
 mod chores;
+pub(crate) mod hold;
+pub(crate) mod telemetry;
+pub(crate) mod wait;
 
 pub(crate) use chores::BackgroundRelease;
 use chores::{LatchQueue, chore_loop, delete_latches};

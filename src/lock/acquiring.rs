@@ -21,15 +21,15 @@ use super::queue_exit::QueueExit;
 use super::running::unexpected;
 use super::settling::Outcome;
 use super::{Lock, LockKind};
-use crate::connection::config::lease_millis;
+use crate::config::lease_millis;
 use crate::connection::detach::{FinishOnDrop, Kept};
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::{Resend, outcome_unknown};
+use crate::engine::hold::state::HoldSignal;
+use crate::engine::telemetry;
+use crate::engine::wait::pubsub::Subscription;
 use crate::error::{Error, Result};
-use crate::hold::state::HoldSignal;
 use crate::names::owner::LockOwner;
-use crate::telemetry;
-use crate::wait::pubsub::Subscription;
 
 /// How long an acquisition may wait.
 #[derive(Clone, Copy, Debug)]
@@ -377,7 +377,7 @@ impl<K: LockKind> Lock<K> {
 
     /// The kind's acquire script. Written at most once (see [`Resend::Never`]): when its
     /// reply is lost, the owner's count in Redis says whether it ran (see
-    /// [`HoldLedger`](crate::hold::ledger::HoldLedger)); a script that surely did not run
+    /// [`HoldLedger`](crate::engine::hold::ledger::HoldLedger)); a script that surely did not run
     /// is sent again, one that ran is reported (or, for a fenced lock whose token was
     /// lost with the reply, undone and sent again).
     pub(super) async fn acquire_script(

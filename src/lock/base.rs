@@ -59,7 +59,7 @@ pub(crate) fn release_call(target: &Target<'_>, lease_ms: u64, latch: &str) -> S
 }
 
 /// `lua/lock_handoff.lua`: the release of `target`'s owner that hands the lock to the
-/// next local owner (see [`crate::wait::local_queue`]).
+/// next local owner (see [`crate::engine::wait::local_queue`]).
 pub(crate) fn handoff_call(
     target: &Target<'_>,
     lease_ms: u64,

@@ -22,11 +22,11 @@
 ///
 /// | field | kinds | where the engine reads it | what changes |
 /// |---|---|---|---|
-/// | `queues_in_redis` | fair, non-reentrant fair | `queue_exit.rs`: `QueueExit::new`; `queue_handoff.rs`: `QueuedPlace::join`; `releasing.rs`: `release_settled` | a waiter that gives up (or is dropped) runs the kind's `acquire_failed`; waiters are listed in [`crate::wait::queued_waiters`], and a release may hand the lock to the head of the queue when it is one of them (`Kind::queue_handoff` builds the call) |
+/// | `queues_in_redis` | fair, non-reentrant fair | `queue_exit.rs`: `QueueExit::new`; `queue_handoff.rs`: `QueuedPlace::join`; `releasing.rs`: `release_settled` | a waiter that gives up (or is dropped) runs the kind's `acquire_failed`; waiters are listed in [`crate::engine::wait::queued_waiters`], and a release may hand the lock to the head of the queue when it is one of them (`Kind::queue_handoff` builds the call) |
 /// | `hands_out_tokens` | fenced | `acquiring.rs`: `acquire_script` | an acquire whose reply was lost and that ran is released and sent again: its token went with the reply |
 /// | `write_lock` | write | `acquiring.rs`: `acquire_redisson_wait`; the hold ledger and renewal calls of every file | its waiters announce themselves to this client's readers; its holds are kept apart from the read holds of the same name |
 /// | `yields_to_writers` | read | `acquiring.rs`: `acquire_with_wait`; `waiting.rs`: `yield_to_writers`; `settling.rs`: `learn_outcome` | a single try takes the wait path too; a reader that holds nothing lets announced writers go first; a lost acquire is never assumed expired (other readers keep the hash alive) |
-/// | `hands_off_locally` | reentrant, non-reentrant, spin | `acquiring.rs`: `acquire_with_wait`, `attempt`; `releasing.rs`: `release_settled`; `kind.rs`: `Kind::handoff` | waiters queue in this client's local line ([`crate::wait::local_queue`]); a release may hand the lock to the next local waiter |
+/// | `hands_off_locally` | reentrant, non-reentrant, spin | `acquiring.rs`: `acquire_with_wait`, `attempt`; `releasing.rs`: `release_settled`; `kind.rs`: `Kind::handoff` | waiters queue in this client's local line ([`crate::engine::wait::local_queue`]); a release may hand the lock to the next local waiter |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Capabilities {
     /// Waiters queue in Redis (the fair lock): a waiter that gives up must leave the
@@ -45,7 +45,7 @@ pub(crate) struct Capabilities {
     pub(crate) yields_to_writers: bool,
     /// This client's waiters of the kind queue locally, one of them waiting in Redis, and
     /// a release may hand the lock to the next local waiter (`Kind::handoff` then builds
-    /// the call; see [`crate::wait::local_queue`]).
+    /// the call; see [`crate::engine::wait::local_queue`]).
     pub(crate) hands_off_locally: bool,
 }
 

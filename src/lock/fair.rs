@@ -21,10 +21,10 @@ use fred::prelude::Value;
 
 use super::kind::{AcquireMode, Capabilities, Kind, ScriptCall, Target, Waiting, now_ms};
 use crate::connection::scripts::Script;
+use crate::engine::wait::queued_waiters::Slot;
 use crate::error::Error;
 use crate::names::mapper::FairQueueNames;
 use crate::names::{fair_queue, fair_timeouts, fair_waiter_channel, lock_channel};
-use crate::wait::queued_waiters::Slot;
 
 /// `lua/fair_acquire.lua`: take, re-enter or queue (the blocking variant).
 pub(crate) const FAIR_ACQUIRE: &str = include_str!("../../lua/fair_acquire.lua");

@@ -243,7 +243,7 @@ impl Kind for FasterMulti {
         )
     }
 
-    fn held(&self, target: &Target<'_>) -> Arc<dyn crate::hold::held::Held> {
+    fn held(&self, target: &Target<'_>) -> Arc<dyn crate::engine::hold::held::Held> {
         Arc::new(super::holds::Values::new(
             target.owner_str(),
             self.fields.clone(),

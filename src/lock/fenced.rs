@@ -2,7 +2,7 @@
 //! renewal, plus a fencing token: `redisson_lock_token:{N}` is `INCR`ed on every
 //! successful acquisition (first holds and re-entries, through any method), never reset,
 //! and never expires. Pass the token to the protected resource with every write, and let
-//! the resource refuse older tokens (see [`crate::fencing`]).
+//! the resource refuse older tokens (see [`crate::client::fencing`]).
 //!
 //! Unlike Redisson, a missing counter (a new lock, or a Redis restarted without
 //! persistence) is seeded from the server's `TIME` in µs before its first `INCR`, so

@@ -2,12 +2,12 @@
 //! at risk and when it was lost.
 
 use super::{Acquired, Lock, LockKind, Reentrant};
+use crate::engine::hold::watch::HoldWatch;
 use crate::error::Result;
-use crate::hold::watch::HoldWatch;
 use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
-use crate::hold::state::HoldState;
+use crate::engine::hold::state::HoldState;
 
 /// One hold of a [`Lock`] of any kind, from [`Lock::acquire`] and its siblings.
 ///
@@ -50,7 +50,7 @@ use crate::hold::state::HoldState;
 ///
 /// One hole remains, as in every lock service: a pause of *this* process (a long GC-like
 /// stall, a suspended VM) past the lease is seen by nobody in time. Fence the writes
-/// themselves for that ([`FencedWriter`](crate::fencing::FencedWriter)). The states, their
+/// themselves for that ([`FencedWriter`](crate::client::fencing::FencedWriter)). The states, their
 /// guarantees and the sequences of restart, failover, partition and pause are in
 /// `docs/reliability.md`.
 ///
@@ -82,7 +82,7 @@ impl<K: LockKind> LockGuard<K> {
 
     /// The fencing token of this acquisition: `Some` for a guard of a
     /// [`FencedLock`](crate::FencedLock), `None` for other kinds. Pass it to the
-    /// protected resource with every write (see [`crate::fencing`]).
+    /// protected resource with every write (see [`crate::client::fencing`]).
     ///
     /// # Examples
     /// ```no_run
@@ -117,7 +117,7 @@ impl<K: LockKind> LockGuard<K> {
         self.lock.unlock().await
     }
 
-    crate::hold::guard_methods::async_hold_methods!(
+    crate::engine::hold::guard_methods::async_hold_methods!(
         "guard",
         "# async fn demo(lock: redisson_lock::RLock) -> redisson_lock::Result<()> {\n\
          let guard = lock.acquire().await?;"

@@ -10,7 +10,7 @@ use fred::bytes_utils::Str;
 use fred::prelude::Value;
 
 use crate::connection::scripts::Script;
-use crate::hold::held::{BatchScript, Forced, Held, Purpose};
+use crate::engine::hold::held::{BatchScript, Forced, Held, Purpose};
 
 /// `lua/lock_renew.lua`: the watchdog's batched renewal of owner fields.
 pub(crate) const LOCK_RENEW: &str = include_str!("../../lua/lock_renew.lua");

@@ -10,10 +10,10 @@
 use fred::prelude::Value;
 
 use crate::engine::Engine;
+use crate::engine::hold::held::Held;
+use crate::engine::wait::queued_waiters::Slot;
 use crate::error::Error;
-use crate::hold::held::Held;
 use crate::names::owner::LockOwner;
-use crate::wait::queued_waiters::Slot;
 
 pub(crate) use super::call::{ScriptCall, Target};
 pub(crate) use super::capabilities::Capabilities;
@@ -107,7 +107,7 @@ mod sealed {
         /// The release of `target`'s owner that, when it gives back the last hold and
         /// the head of the lock's queue in Redis is one of `named`, does that waiter's
         /// acquire in the same step (replies as the release, plus `2 + i`: handed to
-        /// `named[i]`): the fair lock's hand-off (see [`crate::wait::queued_waiters`]); none
+        /// `named[i]`): the fair lock's hand-off (see [`crate::engine::wait::queued_waiters`]); none
         /// for the kinds without a queue.
         fn queue_handoff(
             &self,

@@ -1,5 +1,5 @@
-//! The head of a local line (see [`crate::wait::local_queue`]): the one waiter of this
-//! client that waits for the lock in Redis, on [`crate::wait::waiter`] like every waiter
+//! The head of a local line (see [`crate::engine::wait::local_queue`]): the one waiter of this
+//! client that waits for the lock in Redis, on [`crate::engine::wait::waiter`] like every waiter
 //! (armed before each try, asleep until a message, a hint, the re-check or the deadline),
 //! with what a line adds:
 //! * it also wakes on a nudge of its line (a hand-off, a local holder's real release);
@@ -29,11 +29,11 @@ use super::backoff::Delays;
 use super::kind::{AcquireMode, Waiting};
 use super::local_line::{Head, HoldBack, InLine};
 use super::{Lock, LockKind};
+use crate::engine::hold::tracking::waited::WaitedKey;
+use crate::engine::wait::local_queue::{Line, Stage, Ticket};
+use crate::engine::wait::pubsub::Subscription;
+use crate::engine::wait::waiter::{self, Woke};
 use crate::error::{Error, Result};
-use crate::hold::tracking::waited::WaitedKey;
-use crate::wait::local_queue::{Line, Stage, Ticket};
-use crate::wait::pubsub::Subscription;
-use crate::wait::waiter::{self, Woke};
 
 /// One head's wait: what it listens on and what it has learned so far.
 struct HeadWait<'a, K: LockKind> {

@@ -1,5 +1,5 @@
 //! This client's local line of waiters for the kinds that hand off (reentrant and
-//! non-reentrant; see [`crate::wait::local_queue`]): joining it (`acquire_in_line`), the head's
+//! non-reentrant; see [`crate::engine::wait::local_queue`]): joining it (`acquire_in_line`), the head's
 //! wait in Redis (`wait_as_head`), and the release that hands the lock to the next local
 //! waiter (`release_or_hand_off`). [`InLine`] is a waiter's place in the line.
 //!
@@ -16,15 +16,15 @@ use super::base;
 use super::kind::AcquireMode;
 use super::releasing::{HandTo, UnlockReply};
 use super::{Lock, LockKind};
+use crate::engine::telemetry;
+use crate::engine::wait::local_queue::{Left, Line, Published, Stage, Ticket, patience};
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
-use crate::telemetry;
-use crate::wait::local_queue::{Left, Line, Published, Stage, Ticket, patience};
 
 impl<K: LockKind> Lock<K> {
     /// `lock()` and the waiting `try_lock*` of a kind that hands off: one attempt unless
     /// this client already has waiters or another holder for the lock, then a place in the
-    /// lock's local line (see [`crate::wait::local_queue`]).
+    /// lock's local line (see [`crate::engine::wait::local_queue`]).
     pub(super) async fn acquire_in_line(
         &self,
         owner: LockOwner,
@@ -130,7 +130,7 @@ impl<K: LockKind> Lock<K> {
         }
     }
 
-    /// The release of a kind that hands off (see [`crate::wait::local_queue`]): when this
+    /// The release of a kind that hands off (see [`crate::engine::wait::local_queue`]): when this
     /// owner gives back its last hold and a local waiter is the head of the lock's line,
     /// the release script hands the lock to it; otherwise it is the kind's release.
     pub(super) async fn release_or_hand_off(
@@ -228,7 +228,7 @@ pub(super) struct Yielded {
 
 impl HoldBack {
     /// The hold-back after `published`: a round trip, or for a yield, until other
-    /// clients had their turn or stopped taking the lock (see `crate::wait::local_queue`),
+    /// clients had their turn or stopped taking the lock (see `crate::engine::wait::local_queue`),
     /// with the others' `pace` as the line learned it.
     pub(super) fn after(published: Published, pace: Option<Duration>) -> HoldBack {
         let now = Instant::now();

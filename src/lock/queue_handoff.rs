@@ -1,4 +1,4 @@
-//! The fair lock's hand-off within its queue in Redis (see [`crate::wait::queued_waiters`]):
+//! The fair lock's hand-off within its queue in Redis (see [`crate::engine::wait::queued_waiters`]):
 //! the release that names this client's waiters (`release_or_offer`), and a waiter's
 //! [`QueuedPlace`], through which it is named, told the answer, and handed the lock.
 //!
@@ -16,9 +16,9 @@ use super::acquiring::Acquired;
 use super::kind::AcquireMode;
 use super::releasing::{HandTo, UnlockReply};
 use super::{Lock, LockKind};
+use crate::engine::wait::queued_waiters::{Leaving, QueuedTo, Slot};
 use crate::error::Result;
 use crate::names::owner::LockOwner;
-use crate::wait::queued_waiters::{Leaving, QueuedTo, Slot};
 
 impl<K: LockKind> Lock<K> {
     /// The release of a kind that queues in Redis: when this owner gives back its last

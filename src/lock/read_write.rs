@@ -26,7 +26,7 @@ use super::key_cache::shared;
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};
 use crate::connection::scripts::Script;
 use crate::engine::Engine;
-use crate::hold::held::Held;
+use crate::engine::hold::held::Held;
 use crate::names::mapper::MappedName;
 use crate::names::owner::LockOwner;
 use crate::names::{hash_tag, owner_field, read_timeout_prefix, rwlock_channel};

@@ -23,11 +23,11 @@ use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::{Resend, outcome_unknown};
 use crate::engine::BackgroundRelease;
+use crate::engine::hold::ledger::BackgroundCall;
+use crate::engine::telemetry;
 use crate::error::Result;
-use crate::hold::ledger::BackgroundCall;
 use crate::names::owner::LockOwner;
 use crate::names::unlock_latch;
-use crate::telemetry;
 
 /// What the unlock script answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,13 +37,13 @@ pub(crate) enum UnlockReply {
     Released,
     /// Released for real by a local hand-off's release that found waiters of `others`
     /// other clients listening (not local lines) after this client's line had its turn
-    /// (see [`crate::wait::local_queue`]).
+    /// (see [`crate::engine::wait::local_queue`]).
     Yielded {
         others: u32,
     },
     /// Released by handing the lock to a waiter of this client: the next of the local
-    /// line (see [`crate::wait::local_queue`]), or the `to`-th named waiter of a fair lock's
-    /// queue (see [`crate::wait::queued_waiters`]).
+    /// line (see [`crate::engine::wait::local_queue`]), or the `to`-th named waiter of a fair lock's
+    /// queue (see [`crate::engine::wait::queued_waiters`]).
     Handed {
         to: usize,
     },
@@ -66,7 +66,7 @@ pub(super) enum HandTo<'a> {
     /// The head of the local line.
     Line(&'a base::HandoffTo),
     /// The head of the fair lock's queue, if it is one of these waiters.
-    Queue(&'a [std::sync::Arc<crate::wait::queued_waiters::Slot>]),
+    Queue(&'a [std::sync::Arc<crate::engine::wait::queued_waiters::Slot>]),
 }
 
 impl<K: LockKind> Lock<K> {

@@ -2,7 +2,7 @@
 //! no pub/sub; a waiter polls with back-off, and unlock never publishes.
 //!
 //! Like the reentrant lock, this client's waiters of one spin lock form a local line
-//! ([`crate::wait::local_queue`]): only its head polls Redis (with the back-off), and a release
+//! ([`crate::engine::wait::local_queue`]): only its head polls Redis (with the back-off), and a release
 //! hands the lock to the head in the same script (`lua/spin_handoff.lua`, never
 //! publishing), within the same bounds, after which it releases for real so that other
 //! clients' pollers get their turn.

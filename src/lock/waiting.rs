@@ -1,4 +1,4 @@
-//! Waiting between the attempts of Redisson's wait loop, on [`crate::wait::waiter`]: on
+//! Waiting between the attempts of Redisson's wait loop, on [`crate::engine::wait::waiter`]: on
 //! the lock's channel (`wait_on_channel`), by polling with a back-off (`wait_polling`,
 //! the spin lock), a reader letting this client's write waiters go first
 //! (`yield_to_writers`), and subscribing within the caller's deadline (`subscribe`).
@@ -18,13 +18,13 @@ use super::kind::AcquireMode;
 use super::queue_exit::QueueExit;
 use super::queue_handoff::QueuedPlace;
 use super::{Backoff, Lock, LockKind};
+use crate::engine::hold::tracking::waited::WaitedKey;
+use crate::engine::wait::messages::lock_messages;
+use crate::engine::wait::pubsub::Subscription;
+use crate::engine::wait::queued_waiters::Turn;
+use crate::engine::wait::waiter::{self, Budget, Listen, Woke};
 use crate::error::{Error, Result};
-use crate::hold::tracking::waited::WaitedKey;
 use crate::names::owner::LockOwner;
-use crate::wait::messages::lock_messages;
-use crate::wait::pubsub::Subscription;
-use crate::wait::queued_waiters::Turn;
-use crate::wait::waiter::{self, Budget, Listen, Woke};
 
 impl<K: LockKind> Lock<K> {
     /// A reader that holds nothing on this lock lets this client's announced write
@@ -49,7 +49,7 @@ impl<K: LockKind> Lock<K> {
         gate.cleared_by(deadline).await
     }
 
-    /// The pub/sub wait, [`crate::wait::waiter`]'s: subscribe (unless the caller did:
+    /// The pub/sub wait, [`crate::engine::wait::waiter`]'s: subscribe (unless the caller did:
     /// `channel`'s subscription), then arm, retry and sleep until a message, the holder's
     /// TTL, the re-check or the deadline. A fair waiter also wakes when a release of this
     /// client names it (see `queue_handoff.rs`), and does not try while named in one in
@@ -152,14 +152,14 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// Completes when the lock's key changes (`None`: never): after
-    /// [`READ_AFTER`](crate::hold::tracking::waited::READ_AFTER) without a message, one
+    /// [`READ_AFTER`](crate::engine::hold::tracking::waited::READ_AFTER) without a message, one
     /// `EXISTS` makes Redis track the key; its next invalidation (or the read finding it
     /// gone) completes this. A read that fails waits for the other wake-ups.
     pub(super) async fn key_changed(&self, waited: Option<&WaitedKey>) {
         let Some(waited) = waited else {
             return std::future::pending().await;
         };
-        tokio::time::sleep(crate::hold::tracking::waited::READ_AFTER).await;
+        tokio::time::sleep(crate::engine::hold::tracking::waited::READ_AFTER).await;
         let changed = waited.changed();
         tokio::pin!(changed);
         changed.as_mut().enable();
@@ -225,7 +225,7 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// Subscribes to `channel` for a waiter, within `deadline` (`Ok(None)`: it passed) or
-    /// the subscription timeout (see [`crate::wait::waiter::subscribe`]).
+    /// the subscription timeout (see [`crate::engine::wait::waiter::subscribe`]).
     pub(super) async fn subscribe(
         &self,
         owner: LockOwner,
@@ -236,7 +236,7 @@ impl<K: LockKind> Lock<K> {
     }
 
     /// [`Lock::subscribe`], with `marker` subscribed in the same command when the channel
-    /// is not subscribed yet (the head of a local line: see `crate::wait::local_queue`).
+    /// is not subscribed yet (the head of a local line: see `crate::engine::wait::local_queue`).
     pub(super) async fn subscribe_marked(
         &self,
         owner: LockOwner,

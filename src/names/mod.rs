@@ -40,6 +40,6 @@ pub(crate) mod owner;
 
 pub(crate) use formats::*;
 
-pub use crate::entries::{EntryKey, KeyBytes};
+pub use crate::client::entries::{EntryKey, KeyBytes};
 pub use keys::LockKeys;
 pub use map_entry::{EntryObject, EntryObjectName};

@@ -10,7 +10,7 @@
 //! * it reads the count (`GET`) before subscribing, after subscribing and after every
 //!   wake-up, and returns as soon as it reads 0 or less (joining a channel this client is
 //!   subscribed to already costs nothing, so such a waiter joins first and reads once);
-//! * it waits through [`crate::wait::waiter`], as every primitive does: the channel's
+//! * it waits through [`crate::engine::wait::waiter`], as every primitive does: the channel's
 //!   subscription is this client's one share per channel (with [`latch_messages`]): 64
 //!   waiters of one client are one `SUBSCRIBE`; the wake-up is armed before each read, so
 //!   a `0` published between the read and the sleep is not lost; every sleep is bounded
@@ -19,7 +19,7 @@
 //! * a message that does not open the latch (a stray `0`, Java's `1`) costs each waiter
 //!   one `GET`, and the waiter keeps its deadline;
 //! * dropping a wait at any await point gives its share of the subscription back (the
-//!   channel is unsubscribed [`LINGER`](crate::wait::pubsub::LINGER) later if nobody
+//!   channel is unsubscribed [`LINGER`](crate::engine::wait::pubsub::LINGER) later if nobody
 //!   else uses it).
 
 use std::sync::{Arc, LazyLock};
@@ -31,10 +31,10 @@ use tracing::Instrument;
 
 use crate::connection::scripts::{Resend, Script, outcome_unknown, redis_error};
 use crate::engine::Engine;
+use crate::engine::telemetry::{self, LatchWaitOutcome};
+use crate::engine::wait::messages::latch_messages;
+use crate::engine::wait::waiter::{self, Budget, Listen, Tried};
 use crate::error::{Error, Result};
-use crate::telemetry::{self, LatchWaitOutcome};
-use crate::wait::messages::latch_messages;
-use crate::wait::waiter::{self, Budget, Listen, Tried};
 
 /// `lua/latch_try_set_count.lua`.
 pub(crate) const LATCH_TRY_SET_COUNT: &str = include_str!("../../lua/latch_try_set_count.lua");
@@ -508,7 +508,7 @@ impl CountDownLatch {
     }
 
     /// Reads, subscribes, reads, then sleeps and reads after each wake-up (see the module
-    /// docs), through [`crate::wait::waiter`]. `skip_first_read`: the caller knows the
+    /// docs), through [`crate::engine::wait::waiter`]. `skip_first_read`: the caller knows the
     /// count is positive.
     async fn wait_until(&self, deadline: Option<Instant>, skip_first_read: bool) -> Result<bool> {
         // A channel this client is subscribed to already (other waiters, or one that left

@@ -26,8 +26,8 @@
 //   script for an object of several keys.
 //
 // What they use: the client's connection and scripts (`connection/`), its pub/sub
-// registry with each channel's decoder (`wait/`: [`crate::wait::messages`]), the hold
-// machinery for a watchdog-kept permit (`hold/`, through [`crate::hold::held::Held`]),
+// registry with each channel's decoder (`engine/wait/`: [`crate::engine::wait::messages`]), the hold
+// machinery for a watchdog-kept permit (`engine/hold/`, through [`crate::engine::hold::held::Held`]),
 // and the key names (`names/`). Nothing here touches a lock's keys.
 
 pub(crate) mod expiry;

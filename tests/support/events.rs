@@ -21,7 +21,10 @@ pub struct Capture;
 pub fn captured() -> tracing_subscriber::filter::Targets {
     tracing_subscriber::filter::Targets::new()
         .with_target("redisson_lock", tracing::Level::INFO)
-        .with_target("redisson_lock::hold::failover_watch", tracing::Level::DEBUG)
+        .with_target(
+            "redisson_lock::engine::hold::failover_watch",
+            tracing::Level::DEBUG,
+        )
 }
 
 struct Line(String);

@@ -6,16 +6,16 @@ use std::fmt;
 use super::group::LockGroup;
 use super::rules::{AllMembers, GroupRule, Majority};
 use super::taking::Taken;
+use crate::engine::hold::watch::HoldWatch;
 use crate::error::Result;
-use crate::hold::watch::HoldWatch;
 use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
 use super::group::{MultiLock, RedLock};
 #[cfg(doc)]
-use crate::error::Error;
+use crate::engine::hold::state::HoldState;
 #[cfg(doc)]
-use crate::hold::state::HoldState;
+use crate::error::Error;
 
 /// The guard of a [`MultiLock`].
 ///
@@ -129,7 +129,7 @@ impl<R: GroupRule> GroupGuard<R> {
             .await
     }
 
-    crate::hold::guard_methods::async_hold_methods!(
+    crate::engine::hold::guard_methods::async_hold_methods!(
         "guard",
         "# async fn demo(group: redisson_lock::MultiLock) -> redisson_lock::Result<()> {\n\
          let guard = group.acquire().await?;"

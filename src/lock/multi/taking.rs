@@ -10,7 +10,7 @@ use tracing::Instrument;
 
 use super::group::LockGroup;
 use super::rules::GroupRule;
-use crate::connection::config::{MAX_LEASE, lease_millis};
+use crate::config::{MAX_LEASE, lease_millis};
 use crate::error::{Error, Result};
 use crate::lock::{Acquired, Wait};
 use crate::names::owner::LockOwner;

@@ -9,7 +9,7 @@
 //!   have run, it is finished in the background and the permits it took are given back.
 //!   Between attempts nothing is held; after the last one the result is returned without
 //!   another await. The subscription share is dropped with the future.
-//! * It waits through [`crate::wait::waiter`], as every primitive does: every sleep is
+//! * It waits through [`crate::engine::wait::waiter`], as every primitive does: every sleep is
 //!   bounded by the hint, by the deadline, and by the wait's re-check when nothing else
 //!   bounds it (a permit given a lease by `update_lease_time` after the waiter slept ends
 //!   silently, docs/protocol.md §20.8).
@@ -29,9 +29,9 @@ use super::ops::{NO_LEASE, Reply, Shared};
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::outcome_unknown;
+use crate::engine::wait::messages::semaphore_messages;
+use crate::engine::wait::waiter::{self, Budget, Listen, Tried};
 use crate::error::{Error, Result};
-use crate::wait::messages::semaphore_messages;
-use crate::wait::waiter::{self, Budget, Listen, Tried};
 
 /// How long a background give-back keeps trying.
 const GIVE_BACK_PATIENCE: Duration = Duration::from_secs(600);
@@ -51,7 +51,7 @@ impl Lease {
     pub(crate) fn from_option(lease: Option<Duration>) -> Result<Lease> {
         match lease {
             None => Ok(Lease::Unlimited),
-            Some(lease) => Ok(Lease::For(crate::connection::config::lease_millis(lease)?)),
+            Some(lease) => Ok(Lease::For(crate::config::lease_millis(lease)?)),
         }
     }
 
@@ -98,14 +98,19 @@ pub(crate) async fn acquire(
     }
     let started = Instant::now();
     let deadline = wait.map(|w| started + w);
-    let _waiting = crate::telemetry::Waiting::start(KIND);
+    let _waiting = crate::engine::telemetry::Waiting::start(KIND);
     let result = acquire_loop(shared, permits, lease, deadline).await;
     let outcome = match &result {
-        Ok(Some(_)) => crate::telemetry::AcquireOutcome::Acquired,
-        Ok(None) => crate::telemetry::AcquireOutcome::TimedOut,
-        Err(_) => crate::telemetry::AcquireOutcome::Error,
+        Ok(Some(_)) => crate::engine::telemetry::AcquireOutcome::Acquired,
+        Ok(None) => crate::engine::telemetry::AcquireOutcome::TimedOut,
+        Err(_) => crate::engine::telemetry::AcquireOutcome::Error,
     };
-    crate::telemetry::acquire_finished(KIND, outcome, started.elapsed(), shared.metric_name());
+    crate::engine::telemetry::acquire_finished(
+        KIND,
+        outcome,
+        started.elapsed(),
+        shared.metric_name(),
+    );
     result
 }
 

@@ -12,7 +12,7 @@ use fred::prelude::Value;
 
 use super::now_ms;
 use crate::connection::scripts::Script;
-use crate::hold::held::{BatchScript, Held, Purpose};
+use crate::engine::hold::held::{BatchScript, Held, Purpose};
 
 /// `lua/pes_renew.lua`: the watchdog's batched renewal of permits.
 pub(crate) const PES_RENEW: &str = include_str!("../../../lua/pes_renew.lua");
@@ -80,7 +80,7 @@ mod tests {
     use tokio::time::Instant;
 
     use super::*;
-    use crate::hold::registry::HoldRegistry;
+    use crate::engine::hold::registry::HoldRegistry;
     use crate::lock::holds::OwnerField;
     use crate::names::owner::LockOwner;
 

@@ -9,7 +9,7 @@
 //! * [`ops`]: the scripts (`lua/pes_*.lua`) and how each call is sent and read;
 //! * [`acquiring`]: one acquire attempt (cancel safe, lost replies settled by the ids it
 //!   chose) and the wait loop (channel, earliest-expiry hint, deadline);
-//! * [`hold`]: a watchdog-kept permit for the hold machinery ([`crate::hold::held::Held`]);
+//! * [`hold`]: a watchdog-kept permit for the hold machinery ([`crate::engine::hold::held::Held`]);
 //! * [`permit`]: [`Permit`], the guard of a watchdog-kept permit;
 //! * [`expiry`]: the expiry of both keys together, and existence (`RExpirable`).
 
@@ -43,13 +43,13 @@ pub(crate) fn now_ms() -> i64 {
 
 /// A release call ended: the unlock metrics, kind `permit_expirable_semaphore`.
 pub(crate) fn released_metric(shared: &Shared, released: &Result<bool>) {
-    use crate::telemetry::UnlockOutcome;
+    use crate::engine::telemetry::UnlockOutcome;
     let outcome = match released {
         Ok(true) => UnlockOutcome::Released,
         Ok(false) => UnlockOutcome::NotOwner,
         Err(_) => UnlockOutcome::Error,
     };
-    crate::telemetry::unlock_finished(acquiring::KIND, outcome, None, shared.metric_name());
+    crate::engine::telemetry::unlock_finished(acquiring::KIND, outcome, None, shared.metric_name());
 }
 
 /// Redisson's `IllegalArgumentException` for a permit that is not held.

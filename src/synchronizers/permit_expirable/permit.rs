@@ -9,9 +9,9 @@ use super::hold::PermitHold;
 use super::id::PermitId;
 use super::ops::Shared;
 use crate::connection::detach::FinishOnDrop;
+use crate::engine::hold::registry::HoldKey;
+use crate::engine::hold::watch::HoldWatch;
 use crate::error::{Error, Result};
-use crate::hold::registry::HoldKey;
-use crate::hold::watch::HoldWatch;
 use crate::names::owner::LockOwner;
 
 /// One permit of a [`PermitExpirableSemaphore`](crate::PermitExpirableSemaphore) taken
@@ -106,7 +106,7 @@ impl Permit {
         self.id
     }
 
-    crate::hold::guard_methods::async_hold_methods!(
+    crate::engine::hold::guard_methods::async_hold_methods!(
         "permit",
         "# async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {\n\
          let permit = client.get_permit_expirable_semaphore(\"jobs\").acquire_kept().await?;"

@@ -18,8 +18,8 @@ use fred::prelude::KeysInterface;
 use tokio::time::Instant;
 
 use crate::engine::Engine;
+use crate::engine::telemetry::{self, AcquireOutcome, UnlockOutcome};
 use crate::error::{Error, Result};
-use crate::telemetry::{self, AcquireOutcome, UnlockOutcome};
 
 pub use permits::SemaphorePermits;
 

@@ -5,12 +5,12 @@
 //! Invariants:
 //! * A waiter subscribes before the attempt it sleeps after, and enables its wake-up
 //!   before that attempt, so a release published in between is never lost (see
-//!   [`crate::wait::pubsub`]).
+//!   [`crate::engine::wait::pubsub`]).
 //! * A message `n` wakes up to `n` of this client's waiters (the channel's decoder,
-//!   [`crate::wait::messages::semaphore_messages`]); `0`, negatives and anything else wake
+//!   [`crate::engine::wait::messages::semaphore_messages`]); `0`, negatives and anything else wake
 //!   nobody.
 //! * Every sleep is bounded: by the caller's deadline, and by the wait's re-check
-//!   ([`crate::wait::waiter::RECHECK`]), so that a lost message (or a change nobody
+//!   ([`crate::engine::wait::waiter::RECHECK`]), so that a lost message (or a change nobody
 //!   published, such as a `SET` by another program) costs at most that long.
 //! * Each attempt is finished even when the caller's future is dropped during it: permits
 //!   it took are given back ([`FinishOnDrop`]). The subscription share is a value the
@@ -21,9 +21,9 @@ use tokio::time::Instant;
 use super::Semaphore;
 use super::calls::Attempt;
 use crate::connection::detach::FinishOnDrop;
+use crate::engine::wait::messages::semaphore_messages;
+use crate::engine::wait::waiter::{self, Budget, Listen, Tried};
 use crate::error::Result;
-use crate::wait::messages::semaphore_messages;
-use crate::wait::waiter::{self, Budget, Listen, Tried};
 
 impl Semaphore {
     /// One attempt that is finished in the background if the caller's future is dropped
@@ -44,7 +44,7 @@ impl Semaphore {
     }
 
     /// Takes `permits`, waiting until `deadline` (`None`: without a bound); `false` when
-    /// the deadline passed first. The wait is [`crate::wait::waiter`]'s.
+    /// the deadline passed first. The wait is [`crate::engine::wait::waiter`]'s.
     pub(super) async fn acquire_until(
         &self,
         permits: u32,
@@ -61,7 +61,7 @@ impl Semaphore {
                 return Ok(false);
             }
         }
-        let _waiting = crate::telemetry::Waiting::start(super::KIND);
+        let _waiting = crate::engine::telemetry::Waiting::start(super::KIND);
         let listen = Listen {
             channel: &self.channel,
             messages: semaphore_messages,

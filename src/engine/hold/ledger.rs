@@ -1,0 +1,284 @@
+//! [`HoldLedger`]: how many holds each (lock, owner field) of this client has, as far as
+//! this client knows, so that an acquire whose reply was lost can be settled.
+//!
+//! An acquire script is never re-sent blind (a second `HINCRBY` would count twice). When
+//! its reply is lost (a timeout, a dropped connection), the engine reads the owner's count
+//! in Redis and compares it with the count the ledger had before the call: one more means
+//! the script ran, the same means it did not. Where Redis cannot be reached in time, the
+//! entry is marked *in doubt* with the count before the call, and the next call of this
+//! client on that lock and owner settles it first (undoing a hold that ran but was never
+//! reported).
+//!
+//! The counts are kept in the registry's slot of each (lock, owner) (a [`Book`]), beside
+//! what the watchdog renews: one key and one map entry per pair, as a client may hold
+//! many locks.
+//!
+//! Invariants: every acquisition the caller was told about adds one hold; every unlock
+//! reply takes one (`Released` / `NotOwner` clear the entry); `force_unlock` clears the
+//! lock's entries. A count whose lease has run out, or whose watchdog hold was found lost,
+//! counts as zero: Redis no longer has it either.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::engine::hold::book::Book;
+use crate::engine::hold::registry::{HoldKey, HoldRegistry};
+use crate::engine::hold::state::HoldSignal;
+use crate::names::owner::LockOwner;
+
+/// See the module docs. The counts live in the registry's slots ([`HoldRegistry::book`]).
+#[derive(Debug)]
+pub(crate) struct HoldLedger {
+    registry: Arc<HoldRegistry>,
+    /// Calls of an owner finished in the background (acquires whose caller went away,
+    /// dropped guards' releases), by (lock, owner); and how many there are in all (0 on
+    /// the happy path: nothing to look up).
+    abandoned: Mutex<HashMap<HoldKey, Arc<Abandoned>>>,
+    abandoned_now: Arc<AtomicUsize>,
+}
+
+/// The background calls of one (lock, owner) still running.
+#[derive(Debug, Default)]
+struct Abandoned {
+    running: AtomicU32,
+    done: Notify,
+}
+
+/// One call of an owner finished in the background: an acquire its caller abandoned (its
+/// script, then giving back the hold it took), or a dropped guard's release. Until this
+/// is dropped, the owner's next call on the lock waits (see
+/// [`HoldLedger::background_over`]), so that the owner's calls keep the order it made
+/// them in: neither an `unlock()` nor a new acquisition runs between an abandoned hold and
+/// its undoing (redisson#7272's race), and no acquisition runs before the release of a
+/// guard dropped earlier (which would otherwise take one count of the new hold, or the
+/// whole of it when the old one had expired).
+#[derive(Debug)]
+pub(crate) struct BackgroundCall {
+    of: Arc<Abandoned>,
+    now: Arc<AtomicUsize>,
+}
+
+impl Drop for BackgroundCall {
+    fn drop(&mut self) {
+        self.of.running.fetch_sub(1, Ordering::AcqRel);
+        self.now.fetch_sub(1, Ordering::AcqRel);
+        self.of.done.notify_waiters();
+    }
+}
+
+impl HoldLedger {
+    /// The ledger of the holds `registry` registers.
+    pub(crate) fn new(registry: Arc<HoldRegistry>) -> HoldLedger {
+        HoldLedger {
+            registry,
+            abandoned: Mutex::default(),
+            abandoned_now: Arc::default(),
+        }
+    }
+
+    /// Runs `f` on the book of (name, owner, write), if there is one.
+    fn read<R>(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        f: impl FnOnce(&Book) -> R,
+    ) -> Option<R> {
+        let key: HoldKey = (name.clone(), owner, write);
+        self.registry.book(&key, false, |book| book.as_ref().map(f))
+    }
+
+    /// Runs `f` on the book of (name, owner, write) (`None` in it: there is none; `f` may
+    /// make or end one).
+    fn write<R>(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        f: impl FnOnce(&mut Option<Book>) -> R,
+    ) -> R {
+        let key: HoldKey = (name.clone(), owner, write);
+        self.registry.book(&key, true, f)
+    }
+
+    /// The holds `owner` has on `name` (its write holds when `write`) as far as this
+    /// client knows (0 once their lease ran out or the watchdog found them lost).
+    pub(crate) fn known(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> u32 {
+        self.read(name, owner, write, Book::live_count).unwrap_or(0)
+    }
+
+    /// One acquisition reported to the caller.
+    pub(crate) fn acquired(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        lease_end: Option<Instant>,
+        lost: Arc<HoldSignal>,
+    ) {
+        self.write(name, owner, write, |book| {
+            Book::acquired(book, lease_end, lost)
+        });
+    }
+
+    /// One hold given back (`released`: the last one, or the lock was not held at all).
+    /// Returns how long the owner held the lock when this gave back its last hold.
+    pub(crate) fn released(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        released: bool,
+    ) -> Option<std::time::Duration> {
+        self.write(name, owner, write, |book| Book::released(book, released))
+    }
+
+    /// Every hold on `name` is gone (force unlock).
+    pub(crate) fn forget_lock(&self, name: &str) {
+        self.registry.forget_books(name);
+    }
+
+    /// An acquire whose outcome is unknown: `before` is the count before it.
+    pub(crate) fn mark_in_doubt(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+        before: u32,
+    ) {
+        self.write(name, owner, write, |book| Book::mark_in_doubt(book, before));
+    }
+
+    /// The count before an acquire in doubt, if one is.
+    pub(crate) fn in_doubt(&self, name: &Arc<str>, owner: LockOwner, write: bool) -> Option<u32> {
+        self.read(name, owner, write, Book::in_doubt).flatten()
+    }
+
+    /// The lock that serialises settling the doubt on this entry, if it is in doubt.
+    pub(crate) fn settling(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+    ) -> Option<Arc<tokio::sync::Mutex<()>>> {
+        self.read(name, owner, write, Book::settling).flatten()
+    }
+
+    /// A call of `owner` on `name` (an acquire its caller abandoned, a dropped guard's
+    /// release) is being finished in the background: the owner's next call waits for the
+    /// returned value's drop.
+    pub(crate) fn background_call(
+        &self,
+        name: &Arc<str>,
+        owner: LockOwner,
+        write: bool,
+    ) -> BackgroundCall {
+        let mut abandoned = self.abandoned.lock().unwrap_or_else(|p| p.into_inner());
+        abandoned.retain(|_, a| a.running.load(Ordering::Acquire) > 0);
+        let of = abandoned
+            .entry((name.clone(), owner, write))
+            .or_default()
+            .clone();
+        of.running.fetch_add(1, Ordering::AcqRel);
+        self.abandoned_now.fetch_add(1, Ordering::AcqRel);
+        BackgroundCall {
+            of,
+            now: self.abandoned_now.clone(),
+        }
+    }
+
+    /// Whether a call of this client finished in the background (an abandoned acquire, a
+    /// dropped guard's release) is still running (one atomic load).
+    pub(crate) fn any_in_background(&self) -> bool {
+        self.abandoned_now.load(Ordering::Acquire) != 0
+    }
+
+    /// Completes once no background call of `owner` on `name` is running (at once on the
+    /// happy path: one atomic load).
+    pub(crate) async fn background_over(&self, name: &Arc<str>, owner: LockOwner, write: bool) {
+        if self.abandoned_now.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let of = {
+            let abandoned = self.abandoned.lock().unwrap_or_else(|p| p.into_inner());
+            abandoned.get(&(name.clone(), owner, write)).cloned()
+        };
+        let Some(of) = of else {
+            return;
+        };
+        loop {
+            let done = of.done.notified();
+            tokio::pin!(done);
+            done.as_mut().enable();
+            if of.running.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            done.await;
+        }
+    }
+
+    /// The doubt is settled; the owner has `count` holds known to the caller.
+    pub(crate) fn settled(&self, name: &Arc<str>, owner: LockOwner, write: bool, count: u32) {
+        self.write(name, owner, write, |book| Book::settled(book, count));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn ledger() -> HoldLedger {
+        HoldLedger::new(Arc::new(HoldRegistry::new(30_000, None)))
+    }
+
+    const OF: LockOwner = LockOwner::from_raw(1);
+    const OA: LockOwner = LockOwner::from_raw(2);
+    const OB: LockOwner = LockOwner::from_raw(3);
+
+    #[tokio::test]
+    async fn counts_follow_acquisitions_and_releases() {
+        let ledger = ledger();
+        let name: Arc<str> = Arc::from("n");
+        assert_eq!(ledger.known(&name, OF, false), 0);
+        let signal = Arc::new(HoldSignal::new(Instant::now(), 60_000, 10));
+        ledger.acquired(&name, OF, false, None, signal.clone());
+        ledger.acquired(&name, OF, false, None, signal);
+        assert_eq!(ledger.known(&name, OF, false), 2);
+        ledger.released(&name, OF, false, false);
+        assert_eq!(ledger.known(&name, OF, false), 1);
+        ledger.released(&name, OF, false, true);
+        assert_eq!(ledger.known(&name, OF, false), 0);
+    }
+
+    #[tokio::test]
+    async fn expired_leases_and_lost_holds_count_zero() {
+        let ledger = ledger();
+        let name: Arc<str> = Arc::from("n");
+        let signal = || Arc::new(HoldSignal::new(Instant::now(), 60_000, 10));
+        ledger.acquired(&name, OA, false, Some(Instant::now()), signal());
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        assert_eq!(ledger.known(&name, OA, false), 0);
+        let lost = signal();
+        ledger.acquired(&name, OB, false, None, lost.clone());
+        assert_eq!(ledger.known(&name, OB, false), 1);
+        lost.lose(crate::engine::hold::state::Cause::FieldGone);
+        assert_eq!(ledger.known(&name, OB, false), 0);
+    }
+
+    #[tokio::test]
+    async fn doubt_is_recorded_and_settled() {
+        let ledger = ledger();
+        let name: Arc<str> = Arc::from("n");
+        ledger.mark_in_doubt(&name, OF, false, 0);
+        assert_eq!(ledger.in_doubt(&name, OF, false), Some(0));
+        ledger.settled(&name, OF, false, 0);
+        assert_eq!(ledger.in_doubt(&name, OF, false), None);
+        ledger.forget_lock("n");
+        assert_eq!(ledger.known(&name, OF, false), 0);
+    }
+}
