@@ -16,11 +16,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use super::handle::Lock;
+use super::kind::LockKind;
 use super::kind::{Acquire, AcquireMode, Waiting};
 use super::queue_exit::QueueExit;
 use super::running::unexpected;
 use super::settling::Outcome;
-use super::{Lock, LockKind};
 use crate::config::lease_millis;
 use crate::connection::detach::{FinishOnDrop, Kept};
 use crate::connection::replicas::Synced;

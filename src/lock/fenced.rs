@@ -18,9 +18,10 @@ use std::time::Duration;
 
 use fred::prelude::{KeysInterface, Value};
 
+use super::acquiring::Wait;
+use super::handle::Lock;
 use super::kind::{Acquire, AcquireMode, Capabilities, Kind, ScriptCall, Target};
 use super::running::unexpected;
-use super::{Lock, Wait};
 use crate::connection::scripts::{Resend, Script, is_wrong_type};
 use crate::error::{Error, Result};
 use crate::names::fencing_token;

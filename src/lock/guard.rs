@@ -1,7 +1,10 @@
 //! [`LockGuard`]: one hold of a lock, released when dropped, that knows when the lock is
 //! at risk and when it was lost.
 
-use super::{Acquired, Lock, LockKind, Reentrant};
+use super::acquiring::Acquired;
+use super::handle::Lock;
+use super::kind::LockKind;
+use super::reentrant::Reentrant;
 use crate::engine::hold::watch::HoldWatch;
 use crate::error::Result;
 use crate::names::owner::LockOwner;

@@ -26,9 +26,10 @@ use tokio::time::Instant;
 
 use super::acquiring::{Attempt, Wait};
 use super::backoff::Delays;
+use super::handle::Lock;
+use super::kind::LockKind;
 use super::kind::{AcquireMode, Waiting};
 use super::local_line::{Head, HoldBack, InLine};
-use super::{Lock, LockKind};
 use crate::engine::hold::tracking::waited::WaitedKey;
 use crate::engine::wait::local_queue::{Line, Stage, Ticket};
 use crate::engine::wait::pubsub::Subscription;

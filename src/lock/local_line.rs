@@ -13,9 +13,10 @@ use tokio::time::Instant;
 
 use super::acquiring::{Acquired, Attempt, Wait};
 use super::base;
+use super::handle::Lock;
 use super::kind::AcquireMode;
+use super::kind::LockKind;
 use super::releasing::{HandTo, UnlockReply};
-use super::{Lock, LockKind};
 use crate::engine::telemetry;
 use crate::engine::wait::local_queue::{Left, Line, Published, Stage, Ticket, patience};
 use crate::error::{Error, Result};

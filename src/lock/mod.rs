@@ -72,6 +72,7 @@ mod queue_handoff;
 pub(crate) mod read_write;
 pub(crate) mod reentrant;
 mod releasing;
+mod rlock_methods;
 mod running;
 mod settling;
 pub(crate) mod spin;
@@ -92,11 +93,6 @@ pub use non_reentrant::NonReentrant;
 pub use read_write::{Read, ReadWriteLock, Write};
 pub use reentrant::Reentrant;
 pub use spin::Spin;
-
-// The engine's own types, named here for the guards, the groups and the kinds' files.
-pub(crate) use acquiring::Acquired;
-use acquiring::Wait;
-pub(crate) use releasing::UnlockReply;
 
 /// Redisson's reentrant lock (`RLock`): `Lock` of the [`Reentrant`] kind.
 ///

@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
+use super::handle::Lock;
 use super::kind::AcquireMode;
-use super::{Lock, LockKind};
+use super::kind::LockKind;
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::scripts::Resend;
 use crate::names::owner::LockOwner;

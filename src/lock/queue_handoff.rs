@@ -13,9 +13,10 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::acquiring::Acquired;
+use super::handle::Lock;
 use super::kind::AcquireMode;
+use super::kind::LockKind;
 use super::releasing::{HandTo, UnlockReply};
-use super::{Lock, LockKind};
 use crate::engine::wait::queued_waiters::{Leaving, QueuedTo, Slot};
 use crate::error::Result;
 use crate::names::owner::LockOwner;

@@ -20,7 +20,7 @@ use std::sync::{Arc, LazyLock};
 
 use fred::prelude::Value;
 
-use super::Lock;
+use super::handle::Lock;
 use super::holds::{OwnerField, ReadHolds};
 use super::key_cache::shared;
 use super::kind::{AcquireMode, Capabilities, Kind, LockedProbe, ScriptCall, Target, Waiting};

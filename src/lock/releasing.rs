@@ -17,8 +17,9 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::base;
+use super::handle::Lock;
+use super::kind::LockKind;
 use super::running::unexpected;
-use super::{Lock, LockKind};
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::{Resend, outcome_unknown};

@@ -9,8 +9,9 @@
 
 use fred::prelude::Value;
 
+use super::handle::Lock;
+use super::kind::LockKind;
 use super::kind::{ScriptCall, Target};
-use super::{Lock, LockKind};
 use crate::connection::replicas::Synced;
 use crate::connection::scripts::{Resend, redis_error};
 use crate::error::{Error, Result};

@@ -13,7 +13,8 @@ use std::time::Duration;
 use fred::prelude::HashesInterface;
 use tokio::time::Instant;
 
-use super::{Lock, LockKind};
+use super::handle::Lock;
+use super::kind::LockKind;
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
 

@@ -14,10 +14,12 @@ use fred::interfaces::KeysInterface;
 use tokio::time::Instant;
 
 use super::acquiring::{Acquired, Attempt, Wait};
+use super::backoff::Backoff;
+use super::handle::Lock;
 use super::kind::AcquireMode;
+use super::kind::LockKind;
 use super::queue_exit::QueueExit;
 use super::queue_handoff::QueuedPlace;
-use super::{Backoff, Lock, LockKind};
 use crate::engine::hold::tracking::waited::WaitedKey;
 use crate::engine::wait::messages::lock_messages;
 use crate::engine::wait::pubsub::Subscription;

@@ -10,11 +10,11 @@ use fred::prelude::KeysInterface;
 
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::lock::{Acquired, Lock, LockKind, UnlockReply, Wait};
+use crate::lock::acquiring::{Acquired, Wait};
+use crate::lock::handle::Lock;
+use crate::lock::kind::LockKind;
+use crate::lock::releasing::UnlockReply;
 use crate::names::owner::LockOwner;
-
-#[cfg(doc)]
-use super::{MultiLock, RedLock};
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -98,7 +98,7 @@ impl<K: LockKind> Member for Lock<K> {
     }
 }
 
-/// A lock of any kind, as a member of a [`MultiLock`] or [`RedLock`].
+/// A lock of any kind, as a member of a [`MultiLock`](crate::MultiLock) or [`RedLock`](crate::RedLock).
 ///
 /// Made from any [`Lock`] with `From`/`Into`, so one group can mix kinds:
 ///

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
-use crate::lock::Lock;
+use crate::lock::handle::Lock;
 
 /// Redisson's `RedissonMultiLock`: several locks held as one, all or none.
 ///

@@ -13,7 +13,7 @@ use crate::names::owner::LockOwner;
 #[cfg(doc)]
 use super::group::{MultiLock, RedLock};
 #[cfg(doc)]
-use crate::lock::Lock;
+use crate::lock::handle::Lock;
 
 impl<R: GroupRule> LockGroup<R> {
     /// Takes the group, waiting as long as it takes; watchdog mode (each member is renewed

@@ -4,7 +4,7 @@
 use super::group::LockGroup;
 use super::rules::GroupRule;
 use crate::error::{Error, Result};
-use crate::lock::UnlockReply;
+use crate::lock::releasing::UnlockReply;
 use crate::names::owner::LockOwner;
 
 impl<R: GroupRule> LockGroup<R> {

@@ -1,15 +1,12 @@
-//! The two rules of a group: what differs between [`MultiLock`](super::MultiLock) and
-//! [`RedLock`](super::RedLock). The algorithm (`taking.rs`) is written once and asks its
+//! The two rules of a group: what differs between [`MultiLock`](crate::MultiLock) and
+//! [`RedLock`](crate::RedLock). The algorithm (`taking.rs`) is written once and asks its
 //! rule how many members must be held, how long one member may be waited for, how much
 //! clock drift to take off a lease, and whether unlock ignores members that fail.
 
 use std::time::Duration;
 
-#[cfg(doc)]
-use super::{LockGroup, MultiLock, RedLock};
-
-/// How many members a [`LockGroup`] needs: [`AllMembers`] ([`MultiLock`]) or [`Majority`]
-/// ([`RedLock`]). Sealed.
+/// How many members a [`LockGroup`](crate::kinds::LockGroup) needs: [`AllMembers`] ([`MultiLock`](crate::MultiLock)) or [`Majority`]
+/// ([`RedLock`](crate::RedLock)). Sealed.
 ///
 /// # Examples
 /// ```

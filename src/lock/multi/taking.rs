@@ -12,7 +12,7 @@ use super::group::LockGroup;
 use super::rules::GroupRule;
 use crate::config::{MAX_LEASE, lease_millis};
 use crate::error::{Error, Result};
-use crate::lock::{Acquired, Wait};
+use crate::lock::acquiring::{Acquired, Wait};
 use crate::names::owner::LockOwner;
 
 /// One member taken by an acquisition.
