@@ -11,7 +11,7 @@
 //! character beyond the BMP as its two surrogates escaped (`😀` is `\uD83D\uDE00`).
 
 use super::string::push_uuid_text;
-use super::{CodecError, JavaCodec, JavaValue, JsonUuids, double_as_text};
+use super::values::{CodecError, JavaCodec, JavaValue, JsonUuids, double_as_text};
 
 /// Appends `JsonJacksonCodec`'s bytes of `value` to `out`.
 pub(super) fn encode(

@@ -17,7 +17,7 @@
 //! * `double`: Java's `doubleToLongBits` (one NaN), 8 bytes little-endian;
 //! * `UUID`: the most, then the least significant 64 bits, each 8 bytes little-endian.
 
-use super::{CodecError, JavaValue};
+use super::values::{CodecError, JavaValue};
 
 /// Kryo's class ids + 2 (`writeClass`) of the registered types used here.
 const INT: u8 = 0x02;

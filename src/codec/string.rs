@@ -4,7 +4,7 @@
 //! in decimal (`-7`), a `UUID` as 36 lower-case hex digits and hyphens, a `Boolean` as
 //! `true` / `false`. A `Double` is refused (see the module docs of `codec`).
 
-use super::{CodecError, JavaCodec, JavaValue, Uuid, double_as_text};
+use super::values::{CodecError, JavaCodec, JavaValue, Uuid, double_as_text};
 
 /// Appends `StringCodec`'s bytes of `value` to `out`.
 pub(super) fn encode(value: JavaValue<'_>, out: &mut Vec<u8>) -> Result<(), CodecError> {
