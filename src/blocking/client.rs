@@ -3,17 +3,19 @@
 use std::sync::{Arc, Mutex};
 
 use super::forward::forward_handles;
-use super::runtime::{Shared, build_runtime, run_on, stop_runtime};
-use super::{
+use super::lock::{
     FairLock, FasterMultiLock, FencedLock, Lock, NonReentrantFairLock, NonReentrantLock, RLock,
     ReadWriteLock, SpinLock,
 };
+use super::runtime::{Shared, build_runtime, run_on, stop_runtime};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::lock::{Backoff, LockKind};
 
 #[cfg(doc)]
-use super::{LockGuard, SHUTDOWN_TIMEOUT};
+use super::guards::LockGuard;
+#[cfg(doc)]
+use super::runtime::SHUTDOWN_TIMEOUT;
 
 /// A connection to Redis that hands out blocking locks, like a `RedissonClient`.
 ///

@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use super::latch::CountDownLatch;
+use super::lock::{FairLock, Lock, RLock, ReadWriteLock};
+use super::permit_expirable::PermitExpirableSemaphore;
 use super::runtime::Shared;
-use super::{
-    CountDownLatch, FairLock, Lock, PermitExpirableSemaphore, RLock, ReadWriteLock, Semaphore,
-};
+use super::semaphore::Semaphore;
 use crate::client::entries::EntryKey;
 use crate::codec::{CodecError, JavaCodec};
 use crate::lock::LockKind;

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::Lock;
+use super::lock::Lock;
 use crate::lock::LockKind;
 use crate::names::owner::LockOwner;
 

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Lock;
+use super::lock::Lock;
 use super::runtime::Shared;
 use crate::engine::hold::watch::HoldWatch;
 use crate::error::{Error, Result};

@@ -2,15 +2,15 @@
 
 use std::fmt;
 
-use super::Lock;
 use super::forward::IntoBlocking;
+use super::lock::Lock;
 use crate::engine::hold::watch::HoldWatch;
 use crate::error::Result;
 use crate::lock::{LockKind, Reentrant};
 use crate::names::owner::LockOwner;
 
 #[cfg(doc)]
-use super::FencedLock;
+use super::lock::FencedLock;
 #[cfg(doc)]
 use crate::engine::hold::state::HoldState;
 #[cfg(doc)]

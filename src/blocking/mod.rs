@@ -113,23 +113,22 @@ mod group;
 mod guards;
 mod latch;
 mod lock;
+mod lock_methods;
 mod permit_expirable;
 mod runtime;
 mod semaphore;
-
-use std::time::Duration;
-
-use crate::lock::{
-    Fair, FasterMulti, Fenced, NonReentrant, NonReentrantFair, Read, Reentrant, Spin, Write,
-};
 
 pub use client::Client;
 pub use entries::EntryObjects;
 pub use group::{AnyLock, GroupGuard, LockGroup, MultiLock, MultiLockGuard, RedLock, RedLockGuard};
 pub use guards::LockGuard;
 pub use latch::CountDownLatch;
-pub use lock::{Lock, ReadWriteLock};
+pub use lock::{
+    FairLock, FasterMultiLock, FencedLock, Lock, NonReentrantFairLock, NonReentrantLock, RLock,
+    ReadLock, ReadWriteLock, SpinLock, WriteLock,
+};
 pub use permit_expirable::{Permit, PermitExpirableSemaphore};
+pub use runtime::{SHUTDOWN_TIMEOUT, THREAD_NAME, WORKER_THREADS};
 pub use semaphore::{Semaphore, SemaphorePermits};
 
 #[cfg(doc)]
@@ -137,145 +136,10 @@ use crate::error::Error;
 #[cfg(doc)]
 use crate::names::owner::LockOwner;
 
-/// How many worker threads a blocking [`Client`]'s runtime has.
-///
-/// # Examples
-/// ```
-/// assert_eq!(redisson_lock::blocking::WORKER_THREADS, 2);
-/// ```
-pub const WORKER_THREADS: usize = 2;
-
-/// The name of a blocking [`Client`]'s runtime threads (Linux shows its first 15 bytes,
-/// `redisson-lock-b`, in `/proc/<pid>/task/*/comm`).
-///
-/// # Examples
-/// ```
-/// // What a profiler or `top -H` shows for the blocking client's threads on Linux.
-/// let comm = &redisson_lock::blocking::THREAD_NAME[..15];
-/// assert_eq!(comm, "redisson-lock-b");
-/// ```
-pub const THREAD_NAME: &str = "redisson-lock-blocking";
-
-/// How long each of the two steps of stopping a blocking [`Client`] may take: closing
-/// (dropped guards' unlocks in flight, then the connections), then stopping the threads.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::SHUTDOWN_TIMEOUT;
-/// let started = std::time::Instant::now();
-/// client.shutdown()?;
-/// assert!(started.elapsed() <= 2 * SHUTDOWN_TIMEOUT + std::time::Duration::from_millis(500));
-/// # Ok(()) }
-/// ```
-pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// Redisson's reentrant lock (`RLock`), blocking: `Lock` of the [`Reentrant`] kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::RLock;
-/// let lock: RLock = client.get_lock("orders");
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type RLock = Lock<Reentrant>;
-/// Redisson's fair lock (`RFairLock`), blocking: `Lock` of the [`Fair`] kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::FairLock;
-/// let lock: FairLock = client.get_fair_lock("orders");
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type FairLock = Lock<Fair>;
-/// The read half of Redisson's `RReadWriteLock`, blocking: `Lock` of the [`Read`] kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::ReadLock;
-/// let lock: ReadLock = client.get_read_write_lock("orders").read_lock();
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type ReadLock = Lock<Read>;
-/// The write half of Redisson's `RReadWriteLock`, blocking: `Lock` of the [`Write`] kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::WriteLock;
-/// let lock: WriteLock = client.get_read_write_lock("orders").write_lock();
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type WriteLock = Lock<Write>;
-/// Redisson's fenced lock (`RFencedLock`), blocking: `Lock` of the [`Fenced`] kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::FencedLock;
-/// let lock: FencedLock = client.get_fenced_lock("orders");
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type FencedLock = Lock<Fenced>;
-/// Redisson 3.38's `RedissonFasterMultiLock`, blocking: `Lock` of the [`FasterMulti`]
-/// kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::FasterMultiLock;
-/// let lock: FasterMultiLock = client.get_multi_lock("orders", ["a", "b"])?;
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type FasterMultiLock = Lock<FasterMulti>;
-/// Redisson's spin lock (`RSpinLock`), blocking: `Lock` of the [`Spin`] kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::SpinLock;
-/// let lock: SpinLock = client.get_spin_lock("orders");
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type SpinLock = Lock<Spin>;
-/// Redisson 4.4's `RedissonNonReentrantLock`, blocking: `Lock` of the [`NonReentrant`]
-/// kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::NonReentrantLock;
-/// let lock: NonReentrantLock = client.get_non_reentrant_lock("orders");
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type NonReentrantLock = Lock<NonReentrant>;
-/// Redisson 4.4's `RedissonNonReentrantFairLock`, blocking: `Lock` of the
-/// [`NonReentrantFair`] kind.
-///
-/// # Examples
-/// ```no_run
-/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
-/// use redisson_lock::blocking::NonReentrantFairLock;
-/// let lock: NonReentrantFairLock = client.get_non_reentrant_fair_lock("orders");
-/// let guard = lock.lock()?;
-/// # Ok(()) }
-/// ```
-pub type NonReentrantFairLock = Lock<NonReentrantFair>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::Fenced;
 
     fn send_sync<T: Send + Sync>() {}
 

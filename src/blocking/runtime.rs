@@ -5,13 +5,46 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use futures::FutureExt;
 use tokio::runtime::{Handle, Runtime};
 use tokio::task::JoinHandle;
 
-use super::{SHUTDOWN_TIMEOUT, THREAD_NAME, WORKER_THREADS};
 use crate::error::{Error, Result};
+
+/// How many worker threads a blocking [`Client`](super::Client)'s runtime has.
+///
+/// # Examples
+/// ```
+/// assert_eq!(redisson_lock::blocking::WORKER_THREADS, 2);
+/// ```
+pub const WORKER_THREADS: usize = 2;
+
+/// The name of a blocking [`Client`](super::Client)'s runtime threads (Linux shows its first 15 bytes,
+/// `redisson-lock-b`, in `/proc/<pid>/task/*/comm`).
+///
+/// # Examples
+/// ```
+/// // What a profiler or `top -H` shows for the blocking client's threads on Linux.
+/// let comm = &redisson_lock::blocking::THREAD_NAME[..15];
+/// assert_eq!(comm, "redisson-lock-b");
+/// ```
+pub const THREAD_NAME: &str = "redisson-lock-blocking";
+
+/// How long each of the two steps of stopping a blocking [`Client`](super::Client) may take: closing
+/// (dropped guards' unlocks in flight, then the connections), then stopping the threads.
+///
+/// # Examples
+/// ```no_run
+/// # fn demo(client: redisson_lock::blocking::Client) -> redisson_lock::Result<()> {
+/// use redisson_lock::blocking::SHUTDOWN_TIMEOUT;
+/// let started = std::time::Instant::now();
+/// client.shutdown()?;
+/// assert!(started.elapsed() <= 2 * SHUTDOWN_TIMEOUT + std::time::Duration::from_millis(500));
+/// # Ok(()) }
+/// ```
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// At most this many helper threads resolve host names.
 const MAX_HELPER_THREADS: usize = 2;
