@@ -6,7 +6,7 @@ use crate::config::secrets::redacted_url;
 use crate::config::tls::TlsOptions;
 use crate::error::{Error, Result};
 
-use super::URL_SCHEMES;
+use super::defaults::URL_SCHEMES;
 
 /// The scheme of `url` when it asks for TLS (`rediss*`, `valkeys*`).
 pub(super) fn tls_scheme(url: &str) -> Option<&str> {
@@ -103,7 +103,7 @@ fn shorten(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use crate::config::built::Config;
     use std::time::Duration;
 
     #[test]

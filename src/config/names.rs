@@ -2,7 +2,7 @@
 //! configuration's name mapper. (Here, beside `Config`: `names` knows nothing of the
 //! configuration.)
 
-use super::Config;
+use super::built::Config;
 use crate::names::keys::LockKeys;
 use crate::names::map_entry::{EntryObject, EntryObjectName};
 

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::reader::Resolved;
 use super::scalar::Redisson;
-use super::{Secrets, file_error};
+use super::secret_values::Secrets;
+use super::source::file_error;
 use crate::error::{Error, RedissonFileError};
 
 /// One setting both versions must resolve alike.

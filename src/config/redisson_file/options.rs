@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use super::{RedissonFile, env_var, read_file, read_text};
+use super::file::RedissonFile;
+use super::reading::read_text;
+use super::source::{env_var, read_file};
 use crate::codec::JavaCodec;
 use crate::error::Result;
 
@@ -138,5 +140,24 @@ impl RedissonFileOptions {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<RedissonFile> {
         read_text(text, true, &env, self.codec)
+    }
+}
+
+impl RedissonFile {
+    /// Options for reading a file: [`RedissonFileOptions`] (the codec of `client.map(..)`
+    /// and `client.set(..)` given in code instead of the file's).
+    ///
+    /// # Examples
+    /// ```
+    /// use redisson_lock::codec::JavaCodec;
+    /// use redisson_lock::config::RedissonFile;
+    /// let yaml = "codec: !<org.redisson.codec.LZ4CodecV2> {}\nsingleServerConfig:\n  address: redis://h:6379\n";
+    /// assert!(RedissonFile::from_yaml(yaml).is_err()); // bytes this crate does not write
+    /// let file = RedissonFile::options().codec(JavaCodec::String).from_yaml(yaml)?;
+    /// assert_eq!(file.build()?.codec(), JavaCodec::String);
+    /// # Ok::<(), redisson_lock::Error>(())
+    /// ```
+    pub fn options() -> RedissonFileOptions {
+        RedissonFileOptions::default()
     }
 }

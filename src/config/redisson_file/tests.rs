@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::config::PublishMode;
+use crate::config::defaults::PublishMode;
+use crate::error::{Error, RedissonFileError, Result};
 
 fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
     move |name| {

@@ -7,7 +7,7 @@
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, SpannedEventReceiver, Tag};
 
-use super::file_error;
+use super::source::file_error;
 use crate::error::{Error, RedissonFileError, Result};
 
 /// One node of the file.

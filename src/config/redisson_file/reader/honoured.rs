@@ -7,12 +7,12 @@
 //! TLS or NAT setting left alone) are data: one row each, what another value is and why
 //! the crate cannot follow it.
 
-use super::super::file_error;
 use super::super::scalar::{Lens, Redisson, Why};
 use super::super::schema::{self, Setting, Ty};
+use super::super::source::file_error;
 use super::super::tree::Node;
 use super::{Refusal, Section, Shared, Step, Walk};
-use crate::config::PublishMode;
+use crate::config::defaults::PublishMode;
 use crate::error::RedissonFileError;
 
 /// A setting the crate honours only at Redisson's default.

@@ -17,11 +17,13 @@ mod resolve;
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::file::RedissonTopology;
 use super::scalar::{Lens, Redisson, View, Why};
 use super::schema::{self, Scope, Ty, Use};
+use super::secret_values::Secrets;
+use super::source::file_error;
 use super::tree::{Kind, Node};
-use super::{RedissonTopology, Secrets, file_error};
-use crate::config::PublishMode;
+use crate::config::defaults::PublishMode;
 use crate::error::{Error, RedissonFileError};
 
 /// A version refuses the file.

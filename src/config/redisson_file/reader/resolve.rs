@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::super::address::{self, Address, AddressError};
+use super::super::file::RedissonTopology;
 use super::super::scalar::Redisson;
 use super::super::schema::Scope;
-use super::super::{RedissonTopology, file_error};
+use super::super::source::file_error;
 use super::{Resolved, Section, Walk};
-use crate::config::{MAX_LEASE, PublishMode};
+use crate::config::defaults::{MAX_LEASE, PublishMode};
 use crate::error::{Error, RedissonFileError};
 
 /// A duration setting in milliseconds: its key (where [`Resolved::paths`] keeps where it
