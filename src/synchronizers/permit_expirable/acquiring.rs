@@ -24,10 +24,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::id::PermitId;
-use super::now_ms;
 use super::ops::{NO_LEASE, Reply, Shared};
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
+use crate::connection::scripts::now_ms;
 use crate::connection::scripts::outcome_unknown;
 use crate::engine::wait::messages::semaphore_messages;
 use crate::engine::wait::waiter::{self, Budget, Listen, Tried};

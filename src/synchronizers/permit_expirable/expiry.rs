@@ -5,7 +5,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::PermitExpirableSemaphore;
+use super::handle::PermitExpirableSemaphore;
 use crate::error::Result;
 use crate::synchronizers::expiry::{self, Expiration, ExpireTime, Expiry, If};
 

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use fred::prelude::Value;
 
-use super::now_ms;
 use crate::connection::scripts::Script;
+use crate::connection::scripts::now_ms;
 use crate::engine::hold::held::{BatchScript, Held, Purpose};
 
 /// `lua/pes_renew.lua`: the watchdog's batched renewal of permits.

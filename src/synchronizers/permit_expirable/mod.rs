@@ -15,6 +15,7 @@
 
 pub(crate) mod acquiring;
 pub(crate) mod expiry;
+mod handle;
 pub(crate) mod hold;
 pub(crate) mod id;
 pub(crate) mod ops;
@@ -25,21 +26,14 @@ use std::time::Duration;
 
 use tracing::Instrument;
 
+use crate::connection::scripts::now_ms;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use acquiring::Lease;
+pub use handle::PermitExpirableSemaphore;
 pub use id::{PermitId, PermitIdError};
 use ops::{NO_LEASE, Shared};
 pub use permit::Permit;
-
-/// Milliseconds since the Unix epoch on this machine: the clock permit expiries are
-/// written and read in (Redisson's `System.currentTimeMillis()`).
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
 
 /// A release call ended: the unlock metrics, kind `permit_expirable_semaphore`.
 pub(crate) fn released_metric(shared: &Shared, released: &Result<bool>) {
@@ -57,45 +51,6 @@ pub(crate) fn not_held(id: &PermitId) -> Error {
     Error::InvalidArgument(format!(
         "Permit with id {id} has already been released or doesn't exist"
     ))
-}
-
-/// A semaphore whose permits have ids and may expire: Redisson's
-/// `RPermitExpirableSemaphore`, shared with Java apps on the same Redis.
-///
-/// Each permit taken gets a [`PermitId`] and, optionally, a lease: if the holder does not
-/// give it back in time, the next operation of *any* client on the semaphore returns it
-/// to the pool. A permit's expiry is the acquiring client's clock + the lease (as in
-/// Java), so clock skew between clients moves it: see `docs/permits.md`.
-///
-/// Beyond Redisson, [`acquire_kept`](Self::acquire_kept) gives a [`Permit`] kept alive by
-/// the client's watchdog (it comes back within the watchdog timeout if this process
-/// dies) that tells its holder when it is at risk, as a lock guard does.
-///
-/// A handle is cheap to clone and does no I/O when made.
-///
-/// # Examples
-/// ```no_run
-/// # async fn demo(client: redisson_lock::Client) -> redisson_lock::Result<()> {
-/// use std::time::Duration;
-/// let sem = client.get_permit_expirable_semaphore("exports");
-/// sem.try_set_permits(2).await?;
-/// let id = sem.acquire(Some(Duration::from_secs(60))).await?;
-/// // ... at most two exports at a time, each for at most a minute ...
-/// sem.release(id).await?;
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct PermitExpirableSemaphore {
-    shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for PermitExpirableSemaphore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PermitExpirableSemaphore")
-            .field("name", &self.shared.given)
-            .field("raw_name", &&*self.shared.name)
-            .finish()
-    }
 }
 
 impl PermitExpirableSemaphore {

@@ -15,8 +15,8 @@ use fred::types::{ClusterHash, CustomCommand};
 use tokio::time::Instant;
 
 use super::id::PermitId;
-use super::now_ms;
 use crate::connection::replicas::Synced;
+use crate::connection::scripts::now_ms;
 use crate::connection::scripts::{Resend, Script, outcome_unknown, redis_error};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
