@@ -6,7 +6,8 @@ use redisson_lock::names::LockKeys;
 use serde_json::json;
 
 use crate::inspect::{self, Kind, Outcome, Report, escape};
-use crate::{EXIT_NOT_FOUND, EXIT_OK, Failure, Out, Session, render};
+use crate::render;
+use crate::session::{EXIT_NOT_FOUND, EXIT_OK, Failure, Out, Session};
 
 pub(crate) async fn run(session: &Session, out: &Out, name: &str) -> Result<u8, Failure> {
     let client = &session.client;

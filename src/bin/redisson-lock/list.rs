@@ -13,8 +13,9 @@ use redisson_lock::fred::types::scan::ScanType;
 use redisson_lock::fred::types::{ClusterHash, CustomCommand};
 
 use crate::inspect::{self, Outcome, Report};
+use crate::render;
+use crate::session::{EXIT_NOT_FOUND, EXIT_OK, Failure, Out, Session};
 use crate::synchronizers::{self, KindArg, SyncKind, SyncReport};
-use crate::{EXIT_NOT_FOUND, EXIT_OK, Failure, Out, Session, render};
 
 pub(crate) async fn run(
     session: &Session,

@@ -27,7 +27,7 @@ use serde_json::json;
 
 use crate::glob;
 use crate::inspect::escape;
-use crate::{EXIT_OK, Failure, Out, Session};
+use crate::session::{EXIT_OK, Failure, Out, Session};
 
 /// What `--clean` and `--clean-tokens` were asked to remove.
 #[derive(Clone, Copy, Debug)]

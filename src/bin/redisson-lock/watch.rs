@@ -16,7 +16,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::glob;
 use crate::inspect::{self, Outcome, escape, now_ms};
 use crate::render::{duration_ms, timestamp};
-use crate::{EXIT_OK, Failure, Out, Session};
+use crate::session::{EXIT_OK, Failure, Out, Session};
 
 /// What `watch` compares from one read to the next.
 #[derive(Clone, Debug, Default, PartialEq)]
