@@ -9,12 +9,12 @@ use super::ops::Shared;
 /// A semaphore whose permits have ids and may expire: Redisson's
 /// `RPermitExpirableSemaphore`, shared with Java apps on the same Redis.
 ///
-/// Each permit taken gets a [`PermitId`] and, optionally, a lease: if the holder does not
+/// Each permit taken gets a [`PermitId`](crate::synchronizers::PermitId) and, optionally, a lease: if the holder does not
 /// give it back in time, the next operation of *any* client on the semaphore returns it
 /// to the pool. A permit's expiry is the acquiring client's clock + the lease (as in
 /// Java), so clock skew between clients moves it: see `docs/permits.md`.
 ///
-/// Beyond Redisson, [`acquire_kept`](Self::acquire_kept) gives a [`Permit`] kept alive by
+/// Beyond Redisson, [`acquire_kept`](Self::acquire_kept) gives a [`Permit`](crate::synchronizers::Permit) kept alive by
 /// the client's watchdog (it comes back within the watchdog timeout if this process
 /// dies) that tells its holder when it is at risk, as a lock guard does.
 ///
