@@ -92,6 +92,21 @@ fn the_kill_sequences_that_failed_pass() {
     use model::read_write::{Half, Op as RwOp};
     use model::reentrant::Op::*;
     let a = |c: u8, o: u8| Actor { c, o: o - 1 };
+    // CI run 26 (2026-12-07): a read try of client 0, after its connection was killed
+    // and with two write waiters of its own, answered false where the model said true;
+    // replayed 6 times here, it passed every time.
+    model::replay::<model::read_write::Rw>(vec![
+        RwOp::Kill(0),
+        RwOp::TryLockLease(Half::W, a(1, 3), Lease::S60),
+        RwOp::Wait(Half::W, a(0, 3)),
+        RwOp::ForceUnlock(Half::W, a(0, 2)),
+        RwOp::Wait(Half::W, a(0, 2)),
+        RwOp::Ttl(Half::W, a(1, 3)),
+        RwOp::Unlock(Half::R, a(1, 2)),
+        RwOp::TryLock(Half::R, a(1, 2)),
+        RwOp::ForceUnlock(Half::R, a(1, 1)),
+        RwOp::TryLock(Half::R, a(0, 3)),
+    ]);
     model::replay::<model::read_write::Rw>(vec![
         RwOp::Acquire(Half::R, a(0, 3), Some(Lease::S10)),
         RwOp::TryLock(Half::R, a(0, 3)),
