@@ -35,6 +35,7 @@ mod builder;
 mod built;
 mod connection;
 mod defaults;
+mod making;
 mod names;
 #[cfg(feature = "redisson-yaml")]
 mod redisson_file;
