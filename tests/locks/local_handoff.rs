@@ -164,6 +164,17 @@ async fn only_the_head_waits_in_redis_and_hand_offs_follow_arrival_order() {
     let scripts = script_calls(&raw).await;
     assert!(scripts <= 3, "{scripts} scripts for 10 waiters");
     assert_eq!(client.subscribed_channels(), 1);
+    // The head, 100 ms into its wait without a message, reads the key once so that Redis
+    // tracks it (one EXISTS beside the one of each acquire that failed); it is awaited
+    // here, or it could fall among the hand-offs' counts below.
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            command_calls(&raw, "exists").await == scripts + 1
+        })
+        .await,
+        "the head's tracking read: {} EXISTS after {scripts} scripts",
+        command_calls(&raw, "exists").await
+    );
 
     reset_stats(&raw).await;
     holder.unlock().await.unwrap();
