@@ -92,9 +92,13 @@ fn the_kill_sequences_that_failed_pass() {
     use model::read_write::{Half, Op as RwOp};
     use model::reentrant::Op::*;
     let a = |c: u8, o: u8| Actor { c, o: o - 1 };
-    // CI run 26 (2026-12-07): a read try of client 0, after its connection was killed
-    // and with two write waiters of its own, answered false where the model said true;
-    // replayed 6 times here, it passed every time.
+    // CI run 26 (2026-12-07): a read try of client 0's write holder, with a write waiter
+    // of its own client, answered false where the model said true. The holder was a
+    // waiter woken by step 4's force unlock, and had taken the lock before that call's
+    // reply was read, which then made the client forget every hold of the lock, its new
+    // one too; the read try, holding nothing as far as the client knew, yielded to the
+    // writer. Fixed (the force unlock forgets only what was taken before it ran), and
+    // made to happen every time in `read_write_lock::a_waiter_woken_by_a_force_unlock_..`.
     model::replay::<model::read_write::Rw>(vec![
         RwOp::Kill(0),
         RwOp::TryLockLease(Half::W, a(1, 3), Lease::S60),

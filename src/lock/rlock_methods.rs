@@ -436,6 +436,7 @@ impl<K: LockKind> Lock<K> {
         context
             .registry
             .remove_lock(&self.name, &*self.kind.held(&target));
+        let window = context.holds.force_window(&self.name);
         let call = self.kind.force_release(&target);
         let (reply, synced) = self
             .run_synced(&call, Resend::Allowed)
@@ -449,8 +450,9 @@ impl<K: LockKind> Lock<K> {
         match reply {
             Value::Integer(n) => {
                 if n == 1 {
-                    // The hash is gone: no owner of this client holds it any more.
-                    context.holds.forget_lock(&self.name);
+                    // The hash is gone: no owner of this client holds it any more but
+                    // those that took it since (a waiter its message woke).
+                    window.forget();
                     if let Some(line) = context.lines.get(&self.name) {
                         line.released_by(None, Some(Duration::ZERO));
                     }

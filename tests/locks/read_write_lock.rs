@@ -794,6 +794,84 @@ async fn force_unlock_of_each_half() {
     client.shutdown().await.unwrap();
 }
 
+/// A write waiter of this client, woken by a force unlock's own message, takes the lock
+/// before the force unlock's reply is read (here: the force unlock's future is polled
+/// once, which sends its script, and finished only after a waiter took the lock). The
+/// client must still count that hold: its owner's read try is a downgrade, which never
+/// waits for this client's other write waiter (that one waits for the owner). CI run 26's
+/// model sequence met it: the client had forgotten the hold and the read try yielded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_woken_by_a_force_unlock_keeps_its_hold_counted() {
+    let Bed(_server, client, raw, name) = Bed::new("rw-force-woken").await;
+    let (_, holder) = halves(&client, &name, 1);
+    let (_, forcer) = halves(&client, &name, 2);
+    holder.lock().await.unwrap();
+    // The force unlock's script loaded, so that its first send runs it (a first EVALSHA
+    // would come back NOSCRIPT, and the EVAL after it needs another poll).
+    let warm = client.get_read_write_lock(format!("{name}-warm"));
+    assert!(!warm.write_lock().force_unlock().await.unwrap());
+    reset_stats(&raw).await;
+    // Two write waiters of this client: whichever takes the lock, the other waits on.
+    let mut waiters: Vec<_> = (3..=4u64)
+        .map(|owner| {
+            let (read, write) = halves(&client, &name, owner);
+            let task = tokio::spawn({
+                let write = write.clone();
+                async move { write.try_lock_for(Duration::from_secs(10)).await }
+            });
+            (read, write, Some(task))
+        })
+        .collect();
+    let both_tried =
+        || async { script_calls(&raw).await >= 2 && client.subscribed_channels() == 1 };
+    assert!(eventually(Duration::from_secs(5), both_tried).await);
+    // Each announces itself to the client's readers right after its first try.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let force = forcer.force_unlock();
+    tokio::pin!(force);
+    assert!(
+        futures::poll!(&mut force).is_pending(),
+        "the force unlock finished at its first poll: the order could not be arranged"
+    );
+    let first = {
+        let [one, two] = &mut waiters[..] else {
+            unreachable!()
+        };
+        let (a, b) = (one.2.as_mut().unwrap(), two.2.as_mut().unwrap());
+        let first = tokio::time::timeout(Duration::from_secs(5), async {
+            tokio::select! {
+                took = a => (0, took),
+                took = b => (1, took),
+            }
+        })
+        .await;
+        let Ok((winner, Ok(Ok(true)))) = first else {
+            panic!("no waiter took the lock the force unlock freed: {first:?}");
+        };
+        winner
+    };
+    waiters[first].2 = None;
+    assert!(force.await.unwrap());
+    let (read, write, _) = &waiters[first];
+    assert_eq!(
+        hgetall(&raw, &name).await,
+        fields(&[("mode", "write"), (&writer(&client, write), "1")])
+    );
+    assert!(
+        read.try_lock().await.unwrap(),
+        "the write holder's read try yielded to the writer waiting for it"
+    );
+    read.unlock().await.unwrap();
+    write.unlock().await.unwrap();
+    let (_, other, task) = &mut waiters[1 - first];
+    let took = tokio::time::timeout(Duration::from_secs(5), task.take().unwrap()).await;
+    assert!(matches!(took, Ok(Ok(Ok(true)))), "{took:?}");
+    other.unlock().await.unwrap();
+    assert_clean(&raw, &[&client], &name, Duration::from_secs(2)).await;
+    client.shutdown().await.unwrap();
+}
+
 // ---- 3. self-deadlock ---------------------------------------------------------------------
 
 #[tokio::test]

@@ -129,6 +129,15 @@ impl Book {
         book.doubt.get_or_insert_with(Default::default).before = Some(before);
     }
 
+    /// A force unlock wiped the hash; `count` acquisitions of this owner were reported
+    /// while it ran (after its script, as far as this client can tell): they are what
+    /// Redis holds now.
+    pub(crate) fn recount(book: &mut Option<Book>, count: u32) {
+        if let Some(book) = book.as_mut() {
+            book.count = count;
+        }
+    }
+
     /// The doubt is settled with `count` holds known to the caller (0 ends the book).
     pub(crate) fn settled(book: &mut Option<Book>, count: u32) {
         if count == 0 {

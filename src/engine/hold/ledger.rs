@@ -15,7 +15,9 @@
 //!
 //! Invariants: every acquisition the caller was told about adds one hold; every unlock
 //! reply takes one (`Released` / `NotOwner` clear the entry); `force_unlock` clears the
-//! lock's entries. A count whose lease has run out, or whose watchdog hold was found lost,
+//! lock's entries but for the acquisitions reported while it ran (a [`ForceWindow`]: a
+//! waiter of this client woken by the force unlock's own message takes the lock before
+//! the force unlock's reply is read, and keeps its count). A count whose lease has run out, or whose watchdog hold was found lost,
 //! counts as zero: Redis no longer has it either.
 
 use std::collections::HashMap;
@@ -39,6 +41,58 @@ pub(crate) struct HoldLedger {
     /// the happy path: nothing to look up).
     abandoned: Mutex<HashMap<HoldKey, Arc<Abandoned>>>,
     abandoned_now: Arc<AtomicUsize>,
+    /// The force unlocks running, by lock name, with the acquisitions reported meanwhile;
+    /// and how many run in all (0 on the happy path: nothing to record).
+    forcing: Arc<Mutex<HashMap<Arc<str>, Forcing>>>,
+    forcing_now: Arc<AtomicUsize>,
+}
+
+/// The force unlocks of one lock name running, and the acquisitions of this client on
+/// it reported since the first of them began, by (owner, write).
+#[derive(Debug, Default)]
+struct Forcing {
+    running: u32,
+    taken: HashMap<(LockOwner, bool), u32>,
+}
+
+/// A force unlock of one lock name running: opened before its script is sent, so that
+/// [`ForceWindow::forget`] keeps what this client's owners took while it ran.
+#[derive(Debug)]
+pub(crate) struct ForceWindow {
+    name: Arc<str>,
+    forcing: Arc<Mutex<HashMap<Arc<str>, Forcing>>>,
+    now: Arc<AtomicUsize>,
+    registry: Arc<HoldRegistry>,
+}
+
+impl ForceWindow {
+    /// The force unlock wiped the lock's hash: every count of the lock ends, but those
+    /// of the acquisitions reported while it ran, which are set to how many there were.
+    pub(crate) fn forget(self) {
+        let taken = {
+            let forcing = self.forcing.lock().unwrap_or_else(|p| p.into_inner());
+            forcing
+                .get(&self.name)
+                .map(|f| f.taken.clone())
+                .unwrap_or_default()
+        };
+        self.registry.forget_books(&self.name, |owner, write| {
+            taken.get(&(owner, write)).copied()
+        });
+    }
+}
+
+impl Drop for ForceWindow {
+    fn drop(&mut self) {
+        let mut forcing = self.forcing.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = forcing.get_mut(&self.name) {
+            f.running = f.running.saturating_sub(1);
+            if f.running == 0 {
+                forcing.remove(&self.name);
+            }
+        }
+        self.now.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// The background calls of one (lock, owner) still running.
@@ -77,6 +131,8 @@ impl HoldLedger {
             registry,
             abandoned: Mutex::default(),
             abandoned_now: Arc::default(),
+            forcing: Arc::default(),
+            forcing_now: Arc::default(),
         }
     }
 
@@ -123,6 +179,12 @@ impl HoldLedger {
         self.write(name, owner, write, |book| {
             Book::acquired(book, lease_end, lost)
         });
+        if self.forcing_now.load(Ordering::Acquire) != 0 {
+            let mut forcing = self.forcing.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(f) = forcing.get_mut(name) {
+                *f.taken.entry((owner, write)).or_default() += 1;
+            }
+        }
     }
 
     /// One hold given back (`released`: the last one, or the lock was not held at all).
@@ -137,9 +199,17 @@ impl HoldLedger {
         self.write(name, owner, write, |book| Book::released(book, released))
     }
 
-    /// Every hold on `name` is gone (force unlock).
-    pub(crate) fn forget_lock(&self, name: &str) {
-        self.registry.forget_books(name);
+    /// A force unlock of `name` begins (before its script is sent): see [`ForceWindow`].
+    pub(crate) fn force_window(&self, name: &Arc<str>) -> ForceWindow {
+        let mut forcing = self.forcing.lock().unwrap_or_else(|p| p.into_inner());
+        forcing.entry(name.clone()).or_default().running += 1;
+        self.forcing_now.fetch_add(1, Ordering::AcqRel);
+        ForceWindow {
+            name: name.clone(),
+            forcing: self.forcing.clone(),
+            now: self.forcing_now.clone(),
+            registry: self.registry.clone(),
+        }
     }
 
     /// An acquire whose outcome is unknown: `before` is the count before it.
@@ -278,7 +348,44 @@ mod tests {
         assert_eq!(ledger.in_doubt(&name, OF, false), Some(0));
         ledger.settled(&name, OF, false, 0);
         assert_eq!(ledger.in_doubt(&name, OF, false), None);
-        ledger.forget_lock("n");
+        ledger.force_window(&name).forget();
         assert_eq!(ledger.known(&name, OF, false), 0);
+    }
+
+    #[tokio::test]
+    async fn a_force_unlock_keeps_what_was_taken_while_it_ran() {
+        let ledger = ledger();
+        let name: Arc<str> = Arc::from("n");
+        let other: Arc<str> = Arc::from("m");
+        let signal = || Arc::new(HoldSignal::new(Instant::now(), 60_000, 10));
+        // Before the force unlock: OF twice (write), OA once; OF on another lock.
+        ledger.acquired(&name, OF, true, None, signal());
+        ledger.acquired(&name, OF, true, None, signal());
+        ledger.acquired(&name, OA, false, None, signal());
+        ledger.acquired(&other, OF, false, None, signal());
+        let window = ledger.force_window(&name);
+        // While it runs: a waiter OB takes the write lock its message freed; OF re-enters.
+        ledger.acquired(&name, OB, true, None, signal());
+        ledger.acquired(&name, OF, true, None, signal());
+        ledger.acquired(&other, OA, false, None, signal());
+        window.forget();
+        assert_eq!(ledger.known(&name, OB, true), 1, "the woken waiter's hold");
+        assert_eq!(
+            ledger.known(&name, OF, true),
+            1,
+            "only the re-entry after the wipe"
+        );
+        assert_eq!(ledger.known(&name, OA, false), 0);
+        assert_eq!(
+            ledger.known(&other, OF, false),
+            1,
+            "another lock keeps its counts"
+        );
+        assert_eq!(ledger.known(&other, OA, false), 1);
+        // Closed, the window records nothing more, and a later force forgets them all.
+        assert_eq!(ledger.forcing_now.load(Ordering::Acquire), 0);
+        assert!(ledger.forcing.lock().unwrap().is_empty());
+        ledger.force_window(&name).forget();
+        assert_eq!(ledger.known(&name, OB, true), 0);
     }
 }

@@ -713,11 +713,15 @@ impl HoldRegistry {
         }
     }
 
-    /// Ends every book of `name` (a force unlock; see [`crate::engine::hold::ledger`]).
-    pub(crate) fn forget_books(&self, name: &str) {
-        self.held().map.retain(|(n, _, _), slot| {
+    /// Ends every book of `name` but those `kept` gives a count for, which it sets to
+    /// that count (a force unlock; see [`crate::engine::hold::ledger`]).
+    pub(crate) fn forget_books(&self, name: &str, kept: impl Fn(LockOwner, bool) -> Option<u32>) {
+        self.held().map.retain(|(n, owner, write), slot| {
             if &**n == name {
-                slot.book = None;
+                match kept(*owner, *write) {
+                    Some(count) => Book::recount(&mut slot.book, count),
+                    None => slot.book = None,
+                }
             }
             !slot.is_empty()
         });
