@@ -8,7 +8,8 @@
 //! * [`redis`]: [`redis::Redis`], the one path from every primitive to Redis (the
 //!   failover gate, the response timeout, the re-send policy, the replica `WAIT`);
 //! * [`detach`]: [`detach::FinishOnDrop`], a call that once sent is finished even if its
-//!   caller goes away (what makes acquires, unlocks and permit takes cancel safe).
+//!   caller goes away (what makes acquires, unlocks and permit takes cancel safe);
+//! * [`retry`]: the named pause schedules of every call tried again.
 //!
 //! What it is told comes from a built [`Config`](crate::Config) (`src/config/`: where
 //! Redis is, TLS, credentials, the lock settings); nothing here reads configuration.
@@ -22,4 +23,5 @@ pub(crate) mod detach;
 pub(crate) mod primary_switch;
 pub(crate) mod redis;
 pub(crate) mod replicas;
+pub(crate) mod retry;
 pub(crate) mod scripts;

@@ -16,6 +16,7 @@ use fred::prelude::{ClientLike, Options, Value};
 use fred::types::{ClusterHash, CustomCommand};
 
 use crate::connection::replicas::{ReplicaSync, Synced};
+use crate::connection::retry;
 
 /// How many cluster redirections (`MOVED`, `ASK`) fred follows for a command it may write
 /// up to three times (its default `max_command_attempts`): one fewer than its writes.
@@ -264,6 +265,7 @@ impl Script {
         let waits = wait.as_ref().map(|_| client.with_options(&wait_options));
         let started = tokio::time::Instant::now();
         let mut unsent = 0u32;
+        let mut not_sent_pauses = retry::NOT_SENT.pauses();
         // EVALSHA first; EVAL once after a NOSCRIPT. One await point for both, so that the
         // future holds one fred call (about 5 KB), not one per command.
         let mut noscript = false;
@@ -301,8 +303,7 @@ impl Script {
                 {
                     unsent += 1;
                     tracing::debug!(%error, unsent, "script not sent; sending it again");
-                    let pause = Duration::from_millis(20 * u64::from(unsent.min(5)));
-                    tokio::time::sleep(pause).await;
+                    tokio::time::sleep(not_sent_pauses.next()).await;
                 }
                 Err(error) => return Err(error),
                 Ok(reply) => {

@@ -5,12 +5,11 @@
 //! once: inline, in the background on drop, or through the abandon path of an attempt in
 //! flight.
 
-use std::time::Duration;
-
 use super::handle::Lock;
 use super::kind::AcquireMode;
 use super::kind::LockKind;
 use crate::connection::detach::FinishOnDrop;
+use crate::connection::retry;
 use crate::connection::scripts::Resend;
 use crate::names::owner::LockOwner;
 
@@ -21,12 +20,13 @@ impl<K: LockKind> Lock<K> {
         let Some(call) = self.kind.acquire_failed(&self.target(owner), wait_ms) else {
             return;
         };
+        let mut pauses = retry::QUEUE_LEFT.pauses();
         for retry in 0..3u64 {
             match self.run(&call, Resend::Allowed).await {
                 Ok(_) => return,
                 Err(error) if retry < 2 && !self.context.is_closed() => {
                     tracing::debug!(lock = %self.name, %owner, %error, "leaving the queue failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(50 * (retry + 1))).await;
+                    tokio::time::sleep(pauses.next()).await;
                 }
                 Err(error) => {
                     tracing::warn!(lock = %self.name, %owner, %error, "could not leave the queue; the stale-waiter purge will");

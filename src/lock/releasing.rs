@@ -10,7 +10,6 @@
 //! `release_or_hand_off` (`local_line.rs`).
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use fred::prelude::Value;
 use tokio::time::Instant;
@@ -22,6 +21,7 @@ use super::kind::LockKind;
 use super::running::unexpected;
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
+use crate::connection::retry;
 use crate::connection::scripts::{Resend, outcome_unknown};
 use crate::engine::BackgroundRelease;
 use crate::engine::hold::ledger::BackgroundCall;
@@ -265,6 +265,7 @@ impl<K: LockKind> Lock<K> {
         let call = call.unwrap_or_else(|| self.kind.release(&target, lease_ms, &latch));
         let started = Instant::now();
         let mut retries = 0u32;
+        let mut pauses = retry::UNLOCK_ASKED_AGAIN.pauses();
         loop {
             let reply = if sync {
                 self.run_synced(&call, Resend::Never).await
@@ -302,7 +303,7 @@ impl<K: LockKind> Lock<K> {
                 {
                     retries += 1;
                     tracing::warn!(lock = %self.name, %error, retries, "unlock outcome unknown; asking again");
-                    tokio::time::sleep(Duration::from_millis(20 * u64::from(retries))).await;
+                    tokio::time::sleep(pauses.next()).await;
                 }
                 Err(error) => return Err(self.redis_error_as(owner, error)),
             }

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 
 use super::handle::Lock;
 use super::kind::LockKind;
+use crate::connection::retry;
 use crate::error::{Error, Result};
 use crate::names::owner::LockOwner;
 
@@ -53,7 +54,7 @@ impl<K: LockKind> Lock<K> {
         (settle_by, expires_by): (Instant, Instant),
         lost_reply: &fred::error::Error,
     ) -> Result<Outcome> {
-        let mut pause = Duration::from_millis(20);
+        let mut pauses = retry::OUTCOME_ASKED.pauses();
         loop {
             match self.hold_count_in_redis(field).await {
                 Ok(count) if count == u64::from(before) + 1 => return Ok(Outcome::Ran),
@@ -84,7 +85,7 @@ impl<K: LockKind> Lock<K> {
                     });
                 }
                 Err(error @ (Error::WrongType { .. } | Error::Shutdown)) => return Err(error),
-                Err(error) if Instant::now() + pause >= settle_by => {
+                Err(error) if Instant::now() + pauses.peek() >= settle_by => {
                     // With no earlier hold of this owner (whose renewal would keep the
                     // hash alive) and not a read lock (whose hash other readers keep
                     // alive), a hold the lost send took has expired by `expires_by`.
@@ -108,10 +109,7 @@ impl<K: LockKind> Lock<K> {
                         ),
                     });
                 }
-                Err(_) => {
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_millis(500));
-                }
+                Err(_) => tokio::time::sleep(pauses.next()).await,
             }
         }
     }
@@ -191,14 +189,13 @@ impl<K: LockKind> Lock<K> {
         };
         runtime.spawn(async move {
             let give_up = Instant::now() + Duration::from_secs(600);
-            let mut pause = Duration::from_millis(100);
+            let mut pauses = retry::DOUBT_SETTLED_LATER.pauses();
             while !lock.context.is_closed() && Instant::now() < give_up {
                 match lock.settle_doubt(owner).await {
                     Ok(()) => return,
                     Err(error) => {
                         tracing::debug!(lock = %lock.name, %owner, %error, "settling an acquire in doubt; retrying");
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(2));
+                        tokio::time::sleep(pauses.next()).await;
                     }
                 }
             }

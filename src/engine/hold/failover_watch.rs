@@ -23,7 +23,6 @@
 //! client.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
 use fred::prelude::{Builder, ServerConfig};
@@ -32,6 +31,7 @@ use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::connection::primary_switch::PrimarySwitch;
+use crate::connection::retry;
 use crate::engine::hold::registry::HoldRegistry;
 use crate::engine::hold::state::Cause;
 
@@ -220,7 +220,7 @@ async fn follow(
     epoch: u64,
     shutdown: watch::Receiver<bool>,
 ) -> bool {
-    let mut pause = Duration::from_millis(20);
+    let mut pauses = retry::NEW_PRIMARY_SOUGHT.pauses();
     loop {
         if switch.epoch() != epoch || *shutdown.borrow() {
             return false;
@@ -247,8 +247,7 @@ async fn follow(
         }
         // A sentinel that has not heard of the switch yet named the old primary.
         tracing::debug!(connection, primary = %to, landed = landed.as_deref().unwrap_or("nowhere"), "not on the new primary yet; asking the sentinels again");
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(250));
+        tokio::time::sleep(pauses.next()).await;
     }
 }
 

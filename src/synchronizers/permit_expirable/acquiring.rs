@@ -27,6 +27,7 @@ use super::id::PermitId;
 use super::ops::{NO_LEASE, Reply, Shared};
 use crate::connection::detach::FinishOnDrop;
 use crate::connection::replicas::Synced;
+use crate::connection::retry;
 use crate::connection::scripts::now_ms;
 use crate::connection::scripts::outcome_unknown;
 use crate::engine::wait::messages::semaphore_messages;
@@ -254,7 +255,7 @@ async fn attempt_work(
     };
     tracing::warn!(semaphore = %shared.name, %error, "acquire outcome unknown; looking for the permit ids it chose");
     let settle_by = Instant::now() + shared.context.config.settings.response_timeout * 2;
-    let mut pause = Duration::from_millis(20);
+    let mut pauses = retry::OUTCOME_ASKED.pauses();
     loop {
         let first = ids
             .first()
@@ -273,10 +274,9 @@ async fn attempt_work(
                 return Ok((Attempt::Again, true));
             }
             Ok(None) => return Ok((Attempt::Again, true)),
-            Err(lookup) if Instant::now() + pause < settle_by => {
+            Err(lookup) if Instant::now() + pauses.peek() < settle_by => {
                 tracing::debug!(semaphore = %shared.name, %lookup, "could not look for the permit yet");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(500));
+                tokio::time::sleep(pauses.next()).await;
             }
             Err(lookup) => {
                 let name = shared.given.clone();

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use super::id::PermitId;
 use crate::connection::replicas::Synced;
+use crate::connection::retry;
 use crate::connection::scripts::now_ms;
 use crate::connection::scripts::{Resend, Script, outcome_unknown, redis_error};
 use crate::engine::Engine;
@@ -333,15 +334,14 @@ impl Shared {
     pub(crate) async fn release_quietly(&self, ids: Vec<PermitId>, patience: Duration) {
         let until = Instant::now() + patience;
         for id in ids {
-            let mut pause = Duration::from_millis(20);
+            let mut pauses = retry::PERMITS_GIVEN_BACK.pauses();
             loop {
                 match self.release_one_with(&id, false).await {
                     Ok(_) => break,
                     Err(Error::Shutdown) => return,
-                    Err(error) if Instant::now() + pause < until => {
+                    Err(error) if Instant::now() + pauses.peek() < until => {
                         tracing::debug!(semaphore = %self.name, permit = %id, %error, "could not give a permit back yet; retrying");
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(1));
+                        tokio::time::sleep(pauses.next()).await;
                     }
                     Err(error) => {
                         tracing::warn!(semaphore = %self.name, permit = %id, %error, "could not give a permit back; its lease ends it");

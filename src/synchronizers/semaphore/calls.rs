@@ -11,12 +11,12 @@
 //! once.
 
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use fred::prelude::Value;
 
 use super::Semaphore;
 use crate::connection::replicas::Synced;
+use crate::connection::retry;
 use crate::connection::scripts::{Resend, Script, is_wrong_type, outcome_unknown, redis_error};
 use crate::error::{Error, Result};
 
@@ -172,9 +172,10 @@ impl Semaphore {
             Value::from(ttl),
         ];
         let mut last = None;
+        let mut pauses = retry::UNSYNCED_UNDONE.pauses();
         for send in 0..UNDO_SENDS {
             if send > 0 {
-                tokio::time::sleep(Duration::from_millis(50) * send).await;
+                tokio::time::sleep(pauses.next()).await;
             }
             let sent = self
                 .context

@@ -18,7 +18,6 @@
 //! metric: holders then hear of others' changes at the next renewal, as before.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use fred::bytes::Bytes;
 use fred::error::{Error as FredError, ErrorKind};
@@ -29,13 +28,11 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 
 use crate::connection::redis::Redis;
+use crate::connection::retry;
 use crate::engine::hold::registry::HoldRegistry;
 
 /// The channel Redis publishes a RESP2 client's invalidations on.
 pub(crate) const INVALIDATIONS: &str = "__redis__:invalidate";
-
-/// How long a set-up that failed on a connection error waits before it is tried again.
-const RETRY_EVERY: Duration = Duration::from_millis(500);
 
 /// Why a set-up did not finish.
 #[derive(Debug)]
@@ -81,6 +78,7 @@ pub(crate) async fn run(
     // After its first connection (whose event would only repeat the first set-up).
     let mut listener_back = listener.reconnect_rx();
     let mut due = true;
+    let mut pauses = retry::TRACKING_SET_UP_AGAIN.pauses();
     loop {
         if due {
             due = false;
@@ -114,7 +112,7 @@ pub(crate) async fn run(
         }
         let retry = async {
             if due {
-                tokio::time::sleep(RETRY_EVERY).await;
+                tokio::time::sleep(pauses.next()).await;
             } else {
                 std::future::pending::<()>().await;
             }
