@@ -92,6 +92,11 @@ pub(crate) const PERMITS_GIVEN_BACK: Schedule = Schedule::doubling(ms(20), ms(1_
 /// the new primary: 20, 40, … 250 ms.
 pub(crate) const NEW_PRIMARY_SOUGHT: Schedule = Schedule::doubling(ms(20), ms(250));
 
+/// A multi-lock or Redlock round whose members all failed with errors (none was busy):
+/// at most 50 ms each, the pause drawn between half of that and that (members of other
+/// clients do the same: they do not all come back at once).
+pub(crate) const MEMBERS_FAILED: Schedule = Schedule::every(ms(50));
+
 /// Key tracking's set-up on a connection, after a connection error: every 500 ms (a
 /// reconnect of the listener or of the command connection tries at once).
 pub(crate) const TRACKING_SET_UP_AGAIN: Schedule = Schedule::every(ms(500));
@@ -153,6 +158,7 @@ mod tests {
         );
         assert_eq!(first(NEW_PRIMARY_SOUGHT, 6), [20, 40, 80, 160, 250, 250]);
         assert_eq!(first(TRACKING_SET_UP_AGAIN, 3), [500, 500, 500]);
+        assert_eq!(first(MEMBERS_FAILED, 3), [50, 50, 50]);
     }
 
     #[test]

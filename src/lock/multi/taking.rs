@@ -11,6 +11,7 @@ use tracing::Instrument;
 use super::group::LockGroup;
 use super::rules::GroupRule;
 use crate::config::{MAX_LEASE, lease_millis};
+use crate::connection::retry;
 use crate::error::{Error, Result};
 use crate::lock::acquiring::{Acquired, Wait};
 use crate::names::owner::LockOwner;
@@ -107,6 +108,7 @@ impl<R: GroupRule> LockGroup<R> {
             // errors for the rule to be met), reported if the acquisition fails.
             let mut hopeless: Option<Error> = None;
             let mut first_round = true;
+            let mut pauses = retry::MEMBERS_FAILED.pauses();
             loop {
                 if !first_round && budget.deadline.is_none_or(|d| Instant::now() >= d) {
                     return Ok(Outcome::Failed(hopeless));
@@ -136,7 +138,8 @@ impl<R: GroupRule> LockGroup<R> {
                 if busy == 0 {
                     // Only errors (a server down?): waiting on a member would not help.
                     // Back off a little, then try again while the wait lasts.
-                    let pause = random_between(BACK_OFF / 2, BACK_OFF);
+                    let most = pauses.next();
+                    let pause = random_between(most / 2, most);
                     tokio::time::sleep_until((Instant::now() + pause).min(deadline)).await;
                     continue;
                 }
@@ -407,9 +410,6 @@ impl Budget {
         })
     }
 }
-
-/// How long a group backs off before trying again when every failure was an error.
-const BACK_OFF: Duration = Duration::from_millis(50);
 
 /// Errors no waiting can cure: they end an acquisition at once.
 fn is_fatal(error: &Error) -> bool {
