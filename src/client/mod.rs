@@ -21,6 +21,7 @@ use crate::connection::connect_error::connect_error;
 use crate::connection::primary_switch::PrimarySwitch;
 use crate::connection::redis::Redis;
 use crate::connection::replicas::ReplicaSync;
+use crate::connection::routing_keeper::keep_routing;
 use crate::engine::hold::registry::HoldRegistry;
 use crate::engine::hold::renewal::RenewalSettings;
 use crate::engine::wait::pubsub::PubSub;
@@ -99,9 +100,17 @@ impl Client {
             .unwrap_or_else(Uuid::new_v4)
             .hyphenated()
             .to_string();
-        let (redis, subscriber) = open_connections(&config).await?;
+        let ((redis, redis_task), (subscriber, subscriber_task)) =
+            open_connections(&config).await?;
         let sharded = publishes_sharded(&config, &redis).await;
         let (shutdown, shutdown_rx) = watch::channel(false);
+        keep_routing("commands", redis.clone(), redis_task, shutdown_rx.clone());
+        keep_routing(
+            "subscriptions",
+            subscriber.clone(),
+            subscriber_task,
+            shutdown_rx.clone(),
+        );
         let pubsub = PubSub::start(
             subscriber.clone(),
             redis.clone(),
@@ -552,21 +561,25 @@ fn fred_client(config: &Config, broadcast_capacity: usize) -> Result<fred::prelu
     Ok(builder.build()?)
 }
 
-/// The client's two connections, connected: one for scripts and queries, one for
-/// subscriptions. The first is closed again when the second cannot connect.
-async fn open_connections(
-    config: &Config,
-) -> Result<(fred::prelude::Client, fred::prelude::Client)> {
+/// The client's two connections, connected, each with its routing task: one for scripts
+/// and queries, one for subscriptions. The first is closed again when the second cannot
+/// connect.
+async fn open_connections(config: &Config) -> Result<(Connected, Connected)> {
     let redis = fred_client(config, 32)?;
-    redis.init().await.map_err(|e| connect_error(config, e))?;
+    let redis_task = redis.init().await.map_err(|e| connect_error(config, e))?;
     // A large broadcast buffer: a slow receive loop lags less often.
     let subscriber = fred_client(config, 4096)?;
-    if let Err(error) = subscriber.init().await {
-        let _ = redis.quit().await;
-        return Err(connect_error(config, error));
+    match subscriber.init().await {
+        Ok(subscriber_task) => Ok(((redis, redis_task), (subscriber, subscriber_task))),
+        Err(error) => {
+            let _ = redis.quit().await;
+            Err(connect_error(config, error))
+        }
     }
-    Ok((redis, subscriber))
 }
+
+/// A fred client and its routing task (see [`keep_routing`]).
+type Connected = (fred::prelude::Client, fred::types::ConnectHandle);
 
 /// Whether unlock messages go with `SPUBLISH` (sharded pub/sub), as
 /// [`PublishMode`] says; `Auto` asks a cluster whether it has sharded pub/sub.

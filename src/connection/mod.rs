@@ -9,7 +9,9 @@
 //!   failover gate, the response timeout, the re-send policy, the replica `WAIT`);
 //! * [`detach`]: [`detach::FinishOnDrop`], a call that once sent is finished even if its
 //!   caller goes away (what makes acquires, unlocks and permit takes cancel safe);
-//! * [`retry`]: the named pause schedules of every call tried again.
+//! * [`retry`]: the named pause schedules of every call tried again;
+//! * [`routing_keeper`]: a fred client's routing task started again when fred ended it on
+//!   an error.
 //!
 //! What it is told comes from a built [`Config`](crate::Config) (`src/config/`: where
 //! Redis is, TLS, credentials, the lock settings); nothing here reads configuration.
@@ -24,4 +26,5 @@ pub(crate) mod primary_switch;
 pub(crate) mod redis;
 pub(crate) mod replicas;
 pub(crate) mod retry;
+pub(crate) mod routing_keeper;
 pub(crate) mod scripts;

@@ -97,6 +97,10 @@ pub(crate) const NEW_PRIMARY_SOUGHT: Schedule = Schedule::doubling(ms(20), ms(25
 /// clients do the same: they do not all come back at once).
 pub(crate) const MEMBERS_FAILED: Schedule = Schedule::every(ms(50));
 
+/// A fred client's routing task started again after fred ended it on an error (see
+/// `routing_keeper.rs`), while starting it fails: 100, 200, … 2,000 ms.
+pub(crate) const ROUTING_RESTARTED: Schedule = Schedule::doubling(ms(100), ms(2_000));
+
 /// Key tracking's set-up on a connection, after a connection error: every 500 ms (a
 /// reconnect of the listener or of the command connection tries at once).
 pub(crate) const TRACKING_SET_UP_AGAIN: Schedule = Schedule::every(ms(500));
@@ -159,6 +163,10 @@ mod tests {
         assert_eq!(first(NEW_PRIMARY_SOUGHT, 6), [20, 40, 80, 160, 250, 250]);
         assert_eq!(first(TRACKING_SET_UP_AGAIN, 3), [500, 500, 500]);
         assert_eq!(first(MEMBERS_FAILED, 3), [50, 50, 50]);
+        assert_eq!(
+            first(ROUTING_RESTARTED, 6),
+            [100, 200, 400, 800, 1_600, 2_000]
+        );
     }
 
     #[test]

@@ -409,3 +409,74 @@ async fn a_classic_waiter_follows_its_node_through_a_failover() {
     holder.shutdown().await.unwrap();
     waiter.shutdown().await.unwrap();
 }
+
+/// fred 10.1 ends a client's routing task when a command it may write only once (an
+/// acquire script, sent with `Resend::Never`) meets an `ASK` (its slot migrating, its key
+/// on neither side yet): every later command of the client would wait for its response
+/// timeout. The crate starts the task again (`connection/routing_keeper.rs`): the try
+/// fails (it did not run) and the client answers a lock elsewhere at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_outlives_an_ask_for_a_call_written_once() {
+    init_tracing();
+    let cluster = Cluster::start();
+    let client = Client::connect(Config::from_url(&cluster.url()).unwrap())
+        .await
+        .unwrap();
+    let name = key("ask-once");
+    let elsewhere = key("ask-once-elsewhere");
+    let slot = redisson_lock::fred::util::redis_keyslot(name.as_bytes());
+    assert_ne!(
+        redisson_lock::fred::util::redis_keyslot(elsewhere.as_bytes()),
+        slot
+    );
+    let from = cluster.owner_of(slot);
+    let to = cluster
+        .nodes
+        .iter()
+        .map(|node| node.port)
+        .find(|&port| port != from)
+        .expect("another primary");
+    let (from_id, to_id) = (cluster.id_of(from), cluster.id_of(to));
+    let slot_text = slot.to_string();
+    let setslot = |port: u16, args: &[&str]| {
+        let mut all = vec!["cluster", "setslot", &slot_text];
+        all.extend_from_slice(args);
+        let reply = cluster.cli(port, &all);
+        assert_eq!(reply.trim(), "OK", "{all:?} on {port}: {reply}");
+    };
+    setslot(to, &["importing", &from_id]);
+    setslot(from, &["migrating", &to_id]);
+
+    let asked_at = epoch_secs();
+    let started = Instant::now();
+    let answer = tokio::time::timeout(Duration::from_secs(15), client.get_lock(&name).try_lock())
+        .await
+        .expect("a try in a migrating slot ends");
+    println!(
+        "try in the migrating slot: {answer:?} after {:?}",
+        started.elapsed()
+    );
+    let started = Instant::now();
+    let other = client.get_lock(&elsewhere);
+    match other.try_lock().await {
+        Ok(true) => {}
+        answer => panic!(
+            "after the ASK the client no longer answers: {answer:?} after {:?}",
+            started.elapsed()
+        ),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a lock elsewhere took {:?}",
+        started.elapsed()
+    );
+    other.unlock().await.unwrap();
+    // The trap was met (else this test shows nothing): the keeper started the task again.
+    assert!(
+        events::all(&["routing task", "starting it again"])
+            .iter()
+            .any(|&at| at >= asked_at),
+        "fred's routing task did not end: the ASK trap was not met"
+    );
+    client.shutdown().await.unwrap();
+}
