@@ -442,8 +442,11 @@ impl Client {
     /// Stops renewal, wakes every waiter with [`Error::Shutdown`](crate::Error::Shutdown), and closes the
     /// connections. Answered unlock latches still waiting for their batched delete are
     /// deleted first, so none outlives the client. Locks this client holds are **not**
-    /// released (as in Redisson): they expire after their lease. Every [`LockGuard`](crate::LockGuard) of this client
-    /// reports its lock lost. Calling it again does nothing.
+    /// released (as in Redisson): they expire after their lease. Guards and permits
+    /// dropped before the call are: their releases, begun by the drop, are waited for
+    /// first (up to the response timeout), while the connections are open. Every
+    /// [`LockGuard`](crate::LockGuard) of this client reports its lock lost. Calling it
+    /// again does nothing.
     ///
     /// # Errors
     /// [`Error::Redis`](crate::Error::Redis) if closing a connection failed; the client is shut down anyway.
@@ -462,6 +465,20 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn shutdown(&self) -> Result<()> {
+        if self.inner.is_closed() {
+            return Ok(());
+        }
+        // What dropped guards and permits began (their releases, queued by their `Drop`)
+        // and abandoned acquisitions' undoing run to their end first, while the
+        // connections are still open.
+        let limit = self.inner.config.settings.response_timeout;
+        let left = self.inner.background.finished_within(limit).await;
+        if left > 0 {
+            tracing::debug!(
+                left,
+                "background releases still running at shutdown; their leases end them"
+            );
+        }
         if self.inner.close() {
             return Ok(());
         }

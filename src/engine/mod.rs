@@ -22,6 +22,7 @@ use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::connection::redis::Redis;
+use crate::engine::background::BackgroundWork;
 use crate::engine::hold::ledger::HoldLedger;
 use crate::engine::hold::registry::HoldRegistry;
 use crate::engine::wait::local_queue::{HandoffLimits, LocalQueues};
@@ -29,6 +30,7 @@ use crate::engine::wait::pubsub::PubSub;
 use crate::engine::wait::queued_waiters::QueuedWaiters;
 use crate::engine::wait::writer_gates::WriterGates;
 
+pub(crate) mod background;
 mod chores;
 pub(crate) mod hold;
 pub(crate) mod telemetry;
@@ -62,6 +64,8 @@ pub(crate) struct Engine {
     pub(crate) config: Config,
     /// Dropped guards' releases, run by the chore task.
     releases: mpsc::UnboundedSender<BackgroundRelease>,
+    /// The background work running for calls that returned: a stop waits for it.
+    pub(crate) background: Arc<BackgroundWork>,
     /// Unlock request ids: a random prefix of this client and a counter (32 hex digits,
     /// as Redisson's `generateId()`), made without a random draw per unlock.
     request_prefix: u64,
@@ -111,12 +115,13 @@ impl Engine {
     pub(crate) fn start(parts: EngineParts) -> Arc<Engine> {
         let (releases, releases_rx) = mpsc::unbounded_channel();
         let latches = Arc::new(LatchQueue::default());
+        let background = Arc::new(BackgroundWork::default());
         let context = Arc::new(Engine {
             id: parts.id,
             redis: parts.redis,
             subscriber: parts.subscriber,
             pubsub: parts.pubsub,
-            holds: HoldLedger::new(parts.registry.clone()),
+            holds: HoldLedger::new(parts.registry.clone(), background.clone()),
             registry: parts.registry,
             writers: Arc::default(),
             lines: LocalQueues::default(),
@@ -137,6 +142,7 @@ impl Engine {
             watchdog_ms: parts.watchdog_ms,
             config: parts.config,
             releases,
+            background,
             request_prefix: uuid::Uuid::new_v4().as_u64_pair().0,
             requests: std::sync::atomic::AtomicU64::new(0),
             latches: latches.clone(),
@@ -189,7 +195,13 @@ impl Engine {
     }
 
     /// Queues the release of a dropped guard's hold (a synchronous hand-off).
+    /// Counted from now until it ends (or is dropped unrun): `shutdown()` waits for it.
     pub(crate) fn release_later(&self, release: BackgroundRelease) {
+        let counted = self.background.start();
+        let release: BackgroundRelease = Box::pin(async move {
+            release.await;
+            drop(counted);
+        });
         // Fails only when the chore task is gone, i.e. the client is going away; the
         // lease then ends the lock.
         let _ = self.releases.send(release);

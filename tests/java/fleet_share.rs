@@ -89,6 +89,7 @@ fn runs() -> usize {
 
 /// `SHARE_RUNS` full races on `url`, each a Java-only fleet then the mixed one.
 async fn measure(topology: &str, url: &str, raw: RawClient) {
+    crate::support::real_java::measuring();
     for run in 0..runs() {
         let tag = format!("{topology}-{run}");
         let java_only = race(url, None, raw.clone(), &format!("j{tag}"), ROUNDS).await;

@@ -360,3 +360,59 @@ async fn a_lock_taken_again_after_a_guard_drop_keeps_its_new_hold() {
     }
     client.shutdown().await.unwrap();
 }
+
+/// Guards of every lock kind dropped, then `shutdown()` at once: their background
+/// releases run before the client's connections close, and no key is left for the lease
+/// to end (a stop waits for what a drop began).
+#[tokio::test]
+async fn guards_dropped_just_before_shutdown_are_released_by_it() {
+    let server = RedisServer::start();
+    let raw = server.raw().await;
+    for round in 0..10 {
+        let client = server.client().await;
+        let names: Vec<String> = (0..6).map(|i| format!("guard-stop-{round}-{i}")).collect();
+        let rw = client.get_read_write_lock(&names[4]);
+        let guards = (
+            client.get_lock(&names[0]).acquire().await.unwrap(),
+            client.get_fair_lock(&names[1]).acquire().await.unwrap(),
+            client.get_spin_lock(&names[2]).acquire().await.unwrap(),
+            client.get_fenced_lock(&names[3]).acquire().await.unwrap(),
+            rw.write_lock().acquire().await.unwrap(),
+            client.get_lock(&names[5]).acquire().await.unwrap(),
+        );
+        // A semaphore's permits and a kept permit go back on drop as well.
+        let semaphore = client.get_semaphore(format!("guard-stop-sem-{round}"));
+        assert!(semaphore.try_set_permits(2).await.unwrap());
+        let permits = semaphore.acquire(2).await.unwrap();
+        let expirable = client.get_permit_expirable_semaphore(format!("guard-stop-pes-{round}"));
+        assert!(expirable.try_set_permits(1).await.unwrap());
+        let kept = expirable.acquire_kept().await.unwrap();
+        drop((guards, permits, kept));
+        client.shutdown().await.unwrap();
+        let mut left = Vec::new();
+        for name in &names {
+            if exists(&raw, name).await {
+                left.push(name.clone());
+            }
+        }
+        assert!(
+            left.is_empty(),
+            "round {round}: keys left after shutdown: {left:?}"
+        );
+        let check = server.client().await;
+        let given_back = (
+            check
+                .get_semaphore(format!("guard-stop-sem-{round}"))
+                .available_permits()
+                .await
+                .unwrap(),
+            check
+                .get_permit_expirable_semaphore(format!("guard-stop-pes-{round}"))
+                .available_permits()
+                .await
+                .unwrap(),
+        );
+        assert_eq!(given_back, (2, 1), "round {round}: permits given back");
+        check.shutdown().await.unwrap();
+    }
+}

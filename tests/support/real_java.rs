@@ -92,6 +92,23 @@ pub fn java_dir() -> PathBuf {
     dir
 }
 
+/// The JVM options of the drivers and probes: C1 only, the serial collector, no perf
+/// data file. Short-lived test JVMs spend most of their CPU in C2's compiler threads
+/// otherwise: the `java` binary took 537 s of CPU with the JVM's defaults and 272 s with
+/// these (2 cores, 2 test threads: 313 s then 233 s). Redisson's behaviour is the same;
+/// only the measurements ([`measuring`]) run the JVM's defaults, as Java users do. A
+/// `JAVA_OPTS` of the caller's replaces them.
+const TEST_JVM: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData";
+
+static MEASURING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Drivers started from now on in this process run with the JVM's default options (C2,
+/// its default collector), as in production: for the `measure_*` tests, which compare
+/// the crate with Java's speed.
+pub fn measuring() {
+    MEASURING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// How long one answer may take before the test fails (a blocking verb should be sent
 /// with [`JavaClient::spawn`]).
 pub const ANSWER_LIMIT: Duration = Duration::from_secs(60);
@@ -159,7 +176,7 @@ impl JavaClient {
         let script = format!(
             ". '{}/classpath.sh' {version} && mkdir -p '{classes}' && \
              javac -nowarn -d '{classes}' -cp \"$JAVA_CP\" '{source}' && \
-             exec java $JAVA_OPTS_BASE -cp '{classes}':\"$JAVA_CP\" {class} '{url}'",
+             exec java $JAVA_OPTS_BASE ${{JAVA_OPTS:-}} -cp '{classes}':\"$JAVA_CP\" {class} '{url}'",
             dir.display(),
             classes = classes.display(),
             source = source.display(),
@@ -172,6 +189,11 @@ impl JavaClient {
     /// Starts `command` (a driver, or a probe speaking its protocol) and waits for its
     /// `READY <id>`.
     async fn spawn_process(version: Version, url: &str, mut command: Command) -> JavaClient {
+        if std::env::var_os("JAVA_OPTS").is_none()
+            && !MEASURING.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            command.env("JAVA_OPTS", TEST_JVM);
+        }
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::engine::background::{BackgroundWork, WorkToken};
 use crate::engine::hold::book::Book;
 use crate::engine::hold::registry::{HoldKey, HoldRegistry};
 use crate::engine::hold::state::HoldSignal;
@@ -45,6 +46,8 @@ pub(crate) struct HoldLedger {
     /// and how many run in all (0 on the happy path: nothing to record).
     forcing: Arc<Mutex<HashMap<Arc<str>, Forcing>>>,
     forcing_now: Arc<AtomicUsize>,
+    /// The client's background work, which every background call is counted in.
+    work: Arc<BackgroundWork>,
 }
 
 /// The force unlocks of one lock name running, and the acquisitions of this client on
@@ -113,6 +116,8 @@ struct Abandoned {
 pub(crate) struct BackgroundCall {
     of: Arc<Abandoned>,
     now: Arc<AtomicUsize>,
+    /// Counted in the client's background work: a stop waits for it.
+    _work: WorkToken,
 }
 
 impl Drop for BackgroundCall {
@@ -124,14 +129,16 @@ impl Drop for BackgroundCall {
 }
 
 impl HoldLedger {
-    /// The ledger of the holds `registry` registers.
-    pub(crate) fn new(registry: Arc<HoldRegistry>) -> HoldLedger {
+    /// The ledger of the holds `registry` registers; its background calls are counted in
+    /// `work`.
+    pub(crate) fn new(registry: Arc<HoldRegistry>, work: Arc<BackgroundWork>) -> HoldLedger {
         HoldLedger {
             registry,
             abandoned: Mutex::default(),
             abandoned_now: Arc::default(),
             forcing: Arc::default(),
             forcing_now: Arc::default(),
+            work,
         }
     }
 
@@ -264,6 +271,7 @@ impl HoldLedger {
         BackgroundCall {
             of,
             now: self.abandoned_now.clone(),
+            _work: self.work.start(),
         }
     }
 
@@ -309,7 +317,7 @@ mod tests {
     use std::time::Duration;
 
     fn ledger() -> HoldLedger {
-        HoldLedger::new(Arc::new(HoldRegistry::new(30_000, None)))
+        HoldLedger::new(Arc::new(HoldRegistry::new(30_000, None)), Arc::default())
     }
 
     const OF: LockOwner = LockOwner::from_raw(1);
