@@ -400,7 +400,7 @@ pub fn config_check(
     path: &std::path::Path,
     env: &[(&str, Option<&str>)],
 ) -> String {
-    let mut options = CONFIG_CHECK_JVM.to_owned();
+    let mut options = config_check_jvm();
     if let Some(archive) = config_check_archive(version) {
         options.push_str(&format!(" -XX:SharedArchiveFile={}", archive.display()));
     }
@@ -414,9 +414,10 @@ pub fn config_check(
     line
 }
 
-/// C1 only, the serial collector, no JVM log lines on stdout (a stale archive's warning).
-const CONFIG_CHECK_JVM: &str =
-    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData -Xlog:disable";
+/// [`TEST_JVM`], and no JVM log lines on stdout (a stale archive's warning).
+fn config_check_jvm() -> String {
+    format!("{TEST_JVM} -Xlog:disable")
+}
 
 fn run_config_check(
     version: Version,
@@ -462,7 +463,8 @@ pub fn config_check_archive(version: Version) -> Option<PathBuf> {
             let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join(format!("tests/redisson-yaml/toyaml/single-{version}.yaml"));
             let dump = format!(
-                "{CONFIG_CHECK_JVM} -XX:ArchiveClassesAtExit={}",
+                "{} -XX:ArchiveClassesAtExit={}",
+                config_check_jvm(),
                 archive.display()
             );
             run_config_check(version, &sample, &[], &dump);

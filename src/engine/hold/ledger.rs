@@ -38,15 +38,16 @@ use crate::names::owner::LockOwner;
 pub(crate) struct HoldLedger {
     registry: Arc<HoldRegistry>,
     /// Calls of an owner finished in the background (acquires whose caller went away,
-    /// dropped guards' releases), by (lock, owner); and how many there are in all (0 on
-    /// the happy path: nothing to look up).
+    /// dropped guards' releases), by (lock, owner). How many run in all is the client's
+    /// background work (`work`), which counts each of them (0 on the happy path: nothing
+    /// to look up).
     abandoned: Mutex<HashMap<HoldKey, Arc<Abandoned>>>,
-    abandoned_now: Arc<AtomicUsize>,
     /// The force unlocks running, by lock name, with the acquisitions reported meanwhile;
     /// and how many run in all (0 on the happy path: nothing to record).
     forcing: Arc<Mutex<HashMap<Arc<str>, Forcing>>>,
     forcing_now: Arc<AtomicUsize>,
-    /// The client's background work, which every background call is counted in.
+    /// The client's background work, which every background call is counted in (and
+    /// a stop waits for).
     work: Arc<BackgroundWork>,
 }
 
@@ -115,15 +116,13 @@ struct Abandoned {
 #[derive(Debug)]
 pub(crate) struct BackgroundCall {
     of: Arc<Abandoned>,
-    now: Arc<AtomicUsize>,
-    /// Counted in the client's background work: a stop waits for it.
+    /// Counted in the client's background work until dropped (after `of` is told).
     _work: WorkToken,
 }
 
 impl Drop for BackgroundCall {
     fn drop(&mut self) {
         self.of.running.fetch_sub(1, Ordering::AcqRel);
-        self.now.fetch_sub(1, Ordering::AcqRel);
         self.of.done.notify_waiters();
     }
 }
@@ -135,7 +134,6 @@ impl HoldLedger {
         HoldLedger {
             registry,
             abandoned: Mutex::default(),
-            abandoned_now: Arc::default(),
             forcing: Arc::default(),
             forcing_now: Arc::default(),
             work,
@@ -267,24 +265,22 @@ impl HoldLedger {
             .or_default()
             .clone();
         of.running.fetch_add(1, Ordering::AcqRel);
-        self.abandoned_now.fetch_add(1, Ordering::AcqRel);
         BackgroundCall {
             of,
-            now: self.abandoned_now.clone(),
             _work: self.work.start(),
         }
     }
 
-    /// Whether a call of this client finished in the background (an abandoned acquire, a
-    /// dropped guard's release) is still running (one atomic load).
+    /// Whether any background work of this client is running (an abandoned acquire, a
+    /// dropped guard's release, a dropped permit's give-back): one atomic load.
     pub(crate) fn any_in_background(&self) -> bool {
-        self.abandoned_now.load(Ordering::Acquire) != 0
+        self.work.running() != 0
     }
 
     /// Completes once no background call of `owner` on `name` is running (at once on the
     /// happy path: one atomic load).
     pub(crate) async fn background_over(&self, name: &Arc<str>, owner: LockOwner, write: bool) {
-        if self.abandoned_now.load(Ordering::Acquire) == 0 {
+        if !self.any_in_background() {
             return;
         }
         let of = {
