@@ -148,12 +148,18 @@ fn red_lock_holds_a_majority_of_servers() {
     assert!(!clients[0].get_lock(&name).is_locked().unwrap());
     other.unlock().unwrap();
     red.lock_with_lease(Duration::from_secs(5)).unwrap();
-    let ttl = clients[1]
-        .get_lock(&name)
-        .remain_time_to_live()
-        .unwrap()
-        .unwrap();
-    assert!(ttl <= Duration::from_secs(5), "{ttl:?}");
+    // Every member the group kept has the 5 s lease (a member whose `PEXPIRE` missed the
+    // response timeout on a loaded machine is dropped from the group and released in the
+    // background, with its temporary lease until then): at least a majority.
+    let ttls: Vec<Option<Duration>> = clients
+        .iter()
+        .map(|c| c.get_lock(&name).remain_time_to_live().unwrap())
+        .collect();
+    let leased = ttls
+        .iter()
+        .filter(|t| t.is_some_and(|t| t <= Duration::from_secs(5)))
+        .count();
+    assert!(leased >= red.required(), "{ttls:?}");
     red.unlock().unwrap();
     for client in &clients {
         client.shutdown().unwrap();
